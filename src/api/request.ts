@@ -1,0 +1,65 @@
+import type { QueryValue } from './endpoints.js';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * Scheduling class of a request. The queue serves them in this order:
+ * `write` — the writes a new git revision or a user's run asks for;
+ * `verify` — the reads that plan and verify that work;
+ * `drift` — periodic drift re-checks in the background.
+ */
+export type Priority = 'write' | 'verify' | 'drift';
+export const PRIORITIES: readonly Priority[] = ['write', 'verify', 'drift'];
+
+/** Per-call options, accepted by every endpoint method. */
+export interface CallOptions<Q extends Record<string, QueryValue> = Record<string, QueryValue>> {
+  /** Scheduling class; default `verify` for reads and `write` for writes. */
+  priority?: Priority;
+  /** The project this call is for (a manifest name or a ref), for fairness across projects. */
+  project?: string;
+  signal?: AbortSignal;
+  query?: Q;
+  /** Extra request headers (for example `Accept: multipart/form-data`). */
+  headers?: Record<string, string>;
+  /** Overrides whether the call may be retried inline on a transient error. */
+  idempotent?: boolean;
+}
+
+/** A request as the endpoint functions describe it: nothing about transport or budget. */
+export interface ApiRequest extends CallOptions {
+  operationId: string;
+  method: HttpMethod;
+  /** Path template as in the spec, for example `/v1/projects/{ref}/secrets`. Used as the `route` metric label. */
+  route: string;
+  params: Record<string, string>;
+  bodyKind: 'none' | 'json' | 'form' | 'multipart';
+  body?: unknown;
+  idempotent: boolean;
+}
+
+/** A response body that is not JSON (function bodies). */
+export interface BinaryBody {
+  contentType: string;
+  bytes: Uint8Array;
+}
+
+export interface ApiResponse<T> {
+  status: number;
+  headers: Record<string, string>;
+  /** Parsed JSON, `undefined` for an empty body, or a BinaryBody for other media types. */
+  body: T;
+}
+
+/** What the endpoint functions call: implemented by the client (transport + auth + budget + retries). */
+export interface RequestCaller {
+  call<T>(request: ApiRequest): Promise<ApiResponse<T>>;
+}
+
+/** Fills a route template with URL-encoded parameters. */
+export function fillRoute(route: string, params: Record<string, string>): string {
+  return route.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined || value === '') throw new TypeError(`Missing path parameter \`${name}\` for ${route}`);
+    return encodeURIComponent(value);
+  });
+}

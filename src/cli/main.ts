@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util';
+import { readFileSync } from 'node:fs';
+import { OPTIONS, type ParsedValues } from './options.js';
+import { UsageError, type CommandContext, type CommandHandler } from './context.js';
+
+const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
+  reconcile: async () => (await import('./commands/reconcile.js')).run,
+  validate: async () => (await import('./commands/validate.js')).run,
+  status: async () => (await import('./commands/status.js')).run,
+  export: async () => (await import('./commands/export.js')).run,
+  branch: async () => (await import('./commands/branch.js')).run,
+  emulator: async () => (await import('./commands/emulator.js')).run,
+};
+
+export const USAGE = `Usage:
+  reconcile [DIR] [options]            apply once and exit
+  reconcile [DIR] --dry-run [options]  plan only: GET requests only, nothing written
+  reconcile [DIR] --watch [options]    long-running daemon (add --dry-run: detect drift only)
+  reconcile validate [DIR]             offline schema and reference checks, no token needed
+  reconcile status [DIR]               per resource: in sync, drifted, pending, failed, last observed
+  reconcile export (--project REF | --all) [--out DIR]
+                                       write manifests for live projects (adoption)
+  reconcile branch push|reset NAME --project P
+                                       branch actions (not state)
+  reconcile emulator [options]         run the Management API emulator
+
+The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a flag.
+Exit codes: 0 success (with --detailed-exitcode: and no changes), 1 error, 2 the plan has changes.
+`;
+
+function helpText(): string {
+  const lines = Object.entries(OPTIONS).map(([name, spec]) => {
+    const flag = `--${name}${spec.type === 'string' ? ` ${spec.placeholder ?? 'VALUE'}` : ''}`;
+    const extra = [spec.env ? `env ${spec.env}` : '', spec.default ? `default ${spec.default}` : ''].filter(Boolean).join('; ');
+    return `  ${flag.padEnd(34)} ${spec.description}${extra ? ` (${extra})` : ''}`;
+  });
+  return `${USAGE}\nOptions:\n${lines.join('\n')}\n`;
+}
+
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return pkg.version;
+}
+
+/** Parses argv: flags win over environment variables, which win over defaults. */
+export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): { command: string; positionals: string[]; values: ParsedValues } {
+  const parsed = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: Object.fromEntries(
+      Object.entries(OPTIONS).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }]),
+    ),
+  });
+  const values: ParsedValues = {};
+  for (const [name, spec] of Object.entries(OPTIONS)) {
+    const given = (parsed.values as ParsedValues)[name];
+    if (given !== undefined) values[name] = given;
+    else if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') values[name] = env[spec.env];
+    else if (spec.default !== undefined) values[name] = spec.type === 'boolean' ? spec.default === 'true' : spec.default;
+  }
+  let positionals = parsed.positionals;
+  let command = 'reconcile';
+  if (positionals[0] && positionals[0] in COMMANDS && positionals[0] !== 'reconcile') {
+    command = positionals[0];
+    positionals = positionals.slice(1);
+  }
+  return { command, positionals, values };
+}
+
+export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'env' | 'cwd'>> = {}): Promise<number> {
+  const stdout = io.stdout ?? process.stdout;
+  const stderr = io.stderr ?? process.stderr;
+  const env = io.env ?? process.env;
+  let parsed: ReturnType<typeof parseCommandLine>;
+  try {
+    parsed = parseCommandLine(argv, env);
+  } catch (error) {
+    stderr.write(`reconcile: ${(error as Error).message}\n\n${USAGE}`);
+    return 1;
+  }
+  if (parsed.values.help) {
+    stdout.write(helpText());
+    return 0;
+  }
+  if (parsed.values.version) {
+    stdout.write(`${packageVersion()}\n`);
+    return 0;
+  }
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  try {
+    const handler = await COMMANDS[parsed.command]!();
+    return await handler({
+      positionals: parsed.positionals,
+      values: parsed.values,
+      env,
+      cwd: io.cwd ?? process.cwd(),
+      stdout,
+      stderr,
+      signal: controller.signal,
+    });
+  } catch (error) {
+    if (error instanceof UsageError) {
+      stderr.write(`reconcile: ${error.message}\n\n${USAGE}`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  }
+}

@@ -1,0 +1,42 @@
+// Every command-line option, in one table: parsing, `--help` and the README derive from it.
+export interface OptionSpec {
+  type: 'string' | 'boolean';
+  /** Environment variable that supplies the default. */
+  env?: string;
+  description: string;
+  /** Value placeholder shown in help. */
+  placeholder?: string;
+  default?: string;
+  multiple?: boolean;
+  short?: string;
+}
+
+export const OPTIONS: Record<string, OptionSpec> = {
+  manifests: { type: 'string', placeholder: 'DIR', description: 'manifests directory (default: the current directory)' },
+  'dry-run': { type: 'boolean', description: 'plan only: GET requests only, nothing written' },
+  watch: { type: 'boolean', description: 'run as a long-running daemon (with --dry-run: detect drift only)' },
+  'api-url': { type: 'string', env: 'MANAGEMENT_API_URL', placeholder: 'URL', description: 'base URL of the Management API' },
+  'token-file': { type: 'string', env: 'MANAGEMENT_API_TOKEN_FILE', placeholder: 'PATH', description: 'read the access token from a file, re-read when it changes' },
+  sandbox: { type: 'boolean', description: 'start the emulator in-process and run against it (no account needed)' },
+  seed: { type: 'string', placeholder: 'FILE', description: "the emulator's starting state (YAML or JSON)" },
+  output: { type: 'string', placeholder: 'text|json|markdown', default: 'text', description: 'plan and result format' },
+  'detailed-exitcode': { type: 'boolean', description: 'exit 2 when the plan has changes' },
+  'rate-limit': { type: 'string', env: 'RECONCILE_RATE_LIMIT', placeholder: 'N/DURATION', default: '50/60s', description: 'request budget' },
+  'state-dir': { type: 'string', env: 'RECONCILE_STATE_DIR', placeholder: 'DIR', default: '.reconcile', description: 'inventory, creation intents, function digests and the request window' },
+  resync: { type: 'string', env: 'RECONCILE_RESYNC', placeholder: 'CRON', default: '*/10 * * * *', description: 'drift re-check schedule in --watch' },
+  'metrics-addr': { type: 'string', env: 'RECONCILE_METRICS_ADDR', placeholder: 'HOST:PORT', default: '0.0.0.0:9464', description: '/metrics, /healthz and /readyz in --watch' },
+  'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },
+  'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
+  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch: the project' },
+  all: { type: 'boolean', description: 'export: every live project' },
+  out: { type: 'string', placeholder: 'DIR', description: 'export: where to write manifests (default: standard output)' },
+  // emulator
+  host: { type: 'string', placeholder: 'HOST', default: '127.0.0.1', description: 'emulator: address to bind' },
+  port: { type: 'string', placeholder: 'PORT', default: '8787', description: 'emulator: port (0 picks a free one)' },
+  token: { type: 'string', placeholder: 'TOKEN', description: "emulator: the default user's personal access token" },
+  speed: { type: 'string', placeholder: 'FACTOR', default: '1', description: 'emulator: run the lifecycle clock this many times faster' },
+  help: { type: 'boolean', short: 'h', description: 'show help' },
+  version: { type: 'boolean', description: 'show the version' },
+};
+
+export type ParsedValues = Record<string, string | boolean | undefined>;

@@ -1,0 +1,182 @@
+// The reconciler's contract. The plan is a value: observe + diff produce PlanEntries,
+// `--dry-run` renders them, apply executes them. Every managed kind implements KindModule
+// and is registered in one table (src/reconcile/registry.ts).
+import type { ManagementApi } from '../api/endpoints.js';
+import type { Clock } from '../util/clock.js';
+import type { AnyDocument, ManifestError, ManifestKind } from '../manifests/types.js';
+
+export type PlanAction = 'create' | 'update' | 'delete' | 'noop' | 'blocked';
+
+/** Kinds of managed resources: manifest kinds, plus one per Project configuration section. */
+export type ResourceKind =
+  | ManifestKind
+  | 'Secret'
+  | 'ProjectAuth'
+  | 'ProjectPostgres'
+  | 'ProjectPooler'
+  | 'ProjectRestapi'
+  | 'ProjectStorage'
+  | 'ProjectNetworkRestrictions'
+  | 'ProjectSslEnforcement'
+  | 'ProjectCustomHostname'
+  | 'ProjectVanitySubdomain'
+  | 'ProjectCryptoext'
+  | 'ProjectReadReplicas'
+  | 'ProjectPostgresVersion'
+  | 'ProjectLifecycle';
+
+export interface FieldChange {
+  /** Dotted field path inside the resource, for example `auth.site_url`. */
+  path: string;
+  /** Absent for sensitive fields and for additions. */
+  before?: unknown;
+  /** Absent for sensitive fields and for removals. */
+  after?: unknown;
+  /** The value is secret: renderers print `(sensitive value changed)` and never a value. */
+  sensitive?: boolean;
+}
+
+export interface PlanEntry {
+  /** Stable id: `<kind>/<project>/<name>` (project omitted for organizations and projects). */
+  id: string;
+  kind: ResourceKind;
+  /** Manifest name of the project this resource belongs to. */
+  project?: string;
+  name: string;
+  action: PlanAction;
+  changes: FieldChange[];
+  /** Why: for blocked, noop-with-note, delete (policy), and dependency waits. */
+  reason?: string;
+  /** The resource is under the observe policy: drift is reported, never written. */
+  observeOnly?: boolean;
+  /** Ids of entries that must succeed before this one is applied. */
+  dependsOn?: string[];
+  /** Where the desired state came from. */
+  source?: { file: string; line: number };
+}
+
+export interface Plan {
+  entries: PlanEntry[];
+  /** Counts by action (entries under observe count as drift, not as changes). */
+  summary: Record<PlanAction, number>;
+  /** True when an apply would write anything. */
+  hasChanges: boolean;
+}
+
+export type OutcomeResult = 'success' | 'failed' | 'skipped';
+
+export interface ApplyOutcome {
+  entryId: string;
+  kind: ResourceKind;
+  action: PlanAction;
+  result: OutcomeResult;
+  /** Error class name and a message free of secrets. */
+  error?: { type: string; message: string };
+  durationMs?: number;
+}
+
+export type ResourceState = 'in_sync' | 'drifted' | 'pending' | 'failed';
+
+/** What a pass knows of each managed resource: `reconcile status` and the metrics read it. */
+export interface ResourceStatus {
+  id: string;
+  kind: ResourceKind;
+  project?: string;
+  name: string;
+  state: ResourceState;
+  /** Drifted field paths. */
+  fields?: string[];
+  message?: string;
+  /** ms since epoch of the last observation. */
+  observedAt?: number;
+}
+
+export interface ProjectObservation {
+  /** Manifest name. */
+  name: string;
+  ref?: string;
+  status?: string;
+  /** Service health as last observed (service -> healthy). */
+  health?: Record<string, boolean>;
+  observedAt?: number;
+}
+
+export interface PassResult {
+  startedAt: number;
+  finishedAt: number;
+  dryRun: boolean;
+  revision?: string;
+  manifestErrors: ManifestError[];
+  plan: Plan;
+  outcomes: ApplyOutcome[];
+  resources: ResourceStatus[];
+  projects: ProjectObservation[];
+  /** `success`: all applied (or nothing to do); `failed`: any error; `invalid`: manifests did not load. */
+  result: 'success' | 'failed' | 'invalid';
+  /** Requests sent during the pass. */
+  requests: number;
+}
+
+/** What kinds get to work with. */
+export interface KindContext {
+  api: ManagementApi;
+  clock: Clock;
+  /** Persistent state directory helpers (inventory, intents, digests). */
+  state: StateStore;
+  /** All loaded documents (cross references). */
+  documents: AnyDocument[];
+  /** Resolves a secret reference of a document to its value (never logged). */
+  resolveSecret(ref: unknown, document: AnyDocument): Promise<string>;
+  /** Live project refs by project manifest name, filled as projects are observed or created. */
+  projectRefs: Map<string, string>;
+  dryRun: boolean;
+  signal?: AbortSignal;
+  log: Logger;
+}
+
+/** Minimal structured logger (pino-compatible). */
+export interface Logger {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+/** Persistent, atomically written state. Anything in it makes a pass cheaper or safer, never different in outcome. */
+export interface StateStore {
+  get<T>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown): Promise<void>;
+}
+
+/** The project a per-project kind works within. */
+export interface ProjectScope {
+  /** Manifest name. */
+  name: string;
+  document: import('../manifests/types.js').ProjectDocument;
+  /** Live ref; undefined when the project does not exist yet (a dry run of its creation). */
+  ref?: string;
+  /** Live status from the project list. */
+  status?: string;
+  /** Documents of this project, by kind (Secrets, Function, SsoProvider, Branch). */
+  documents: AnyDocument[];
+}
+
+/**
+ * A planned change: the entry is the value that is rendered and recorded; `apply` performs
+ * it (it holds any resolved secret values in its closure, never in the entry).
+ */
+export interface PlannedChange {
+  entry: PlanEntry;
+  apply?: (ctx: KindContext) => Promise<void>;
+}
+
+/**
+ * One module per managed kind. `plan` observes (reads only, as few as possible: list
+ * endpoints over per-item reads) and diffs; the engine orders, renders and applies.
+ */
+export interface KindModule {
+  readonly kind: ResourceKind;
+  /** True when the manifests manage anything of this kind for the project (else no reads at all). */
+  manages(project: ProjectScope, ctx: KindContext): boolean;
+  plan(project: ProjectScope, ctx: KindContext): Promise<PlannedChange[]>;
+}
