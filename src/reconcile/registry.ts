@@ -1,0 +1,17 @@
+// The one table of per-project kinds. The engine runs, for every existing or to-be-created
+// project, each module whose `manages()` is true, in the order of this list (which is also
+// the apply order within a project: configuration sections first, then sub-resources).
+//
+// To register a module: add ONE import line in the block below and ONE line in the array,
+// keeping your lines together (several engineers edit this file; never reorder others' lines).
+//   - configuration sections (engineer D2): src/reconcile/kinds/config/<section>.ts
+//   - secrets, functions, SSO providers, branches, observed (engineer E): src/reconcile/kinds/<name>.ts
+import type { KindModule } from './types.js';
+
+// --- imports: configuration sections (D2) ---
+// --- imports: sub-resources (E) ---
+
+export const KIND_MODULES: readonly KindModule[] = [
+  // --- configuration sections (D2), in apply order ---
+  // --- sub-resources (E), in apply order ---
+];
