@@ -49,6 +49,12 @@ export interface PlanEntry {
   reason?: string;
   /** The resource is under the observe policy: drift is reported, never written. */
   observeOnly?: boolean;
+  /**
+   * The resource converges on the service's side (DNS verification of a custom hostname,
+   * a Postgres upgrade in progress): its status is `pending` with `reason`, not drift and
+   * never a failure. The action says whether this pass writes anything to move it on.
+   */
+  pending?: boolean;
   /** Ids of entries that must succeed before this one is applied. */
   dependsOn?: string[];
   /** Where the desired state came from. */
@@ -157,6 +163,8 @@ export interface ProjectScope {
   ref?: string;
   /** Live status from the project list. */
   status?: string;
+  /** Live `database` object from the project list (version, engine, release channel); absent before creation. */
+  database?: { version?: string; postgres_engine?: string; release_channel?: string; host?: string };
   /** Documents of this project, by kind (Secrets, Function, SsoProvider, Branch). */
   documents: AnyDocument[];
 }
