@@ -10,8 +10,17 @@ import type { KindModule } from './types.js';
 
 // --- imports: configuration sections (D2) ---
 // --- imports: sub-resources (E) ---
+import { secretsKind } from './kinds/secrets.js';
+import { functionsKind } from './kinds/functions.js';
+import { ssoProvidersKind } from './kinds/sso-providers.js';
+import { branchesKind } from './kinds/branches.js';
 
 export const KIND_MODULES: readonly KindModule[] = [
   // --- configuration sections (D2), in apply order ---
   // --- sub-resources (E), in apply order ---
+  // Secrets before functions: a deployed function may read its secrets as soon as it starts.
+  secretsKind,
+  functionsKind,
+  ssoProvidersKind,
+  branchesKind,
 ];

@@ -1,0 +1,155 @@
+// `Branch`: preview branches, matched by name. One list per project; create with POST,
+// update with PATCH, delete only with `spec.prune.branches` on the project. Disabling
+// branching (which deletes every branch) happens only through the Project's
+// `branching_disabled: true`, as one destructive entry.
+import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
+import { NotFoundError } from '../../api/errors.js';
+import type { BranchDocument } from '../../manifests/types.js';
+import type { FieldChange, KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
+import { changedSubset, makeEntry } from '../diff.js';
+import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+
+/** The name of the entry that stands for the project's branching as a whole. */
+export const BRANCHING_ENTRY = '(branching)';
+
+function pruneEnabled(project: ProjectScope): boolean {
+  return project.document.spec.prune?.branches === true;
+}
+
+function branchingDisabled(project: ProjectScope): boolean {
+  return project.document.spec.branching_disabled === true;
+}
+
+export function branchName(doc: BranchDocument): string {
+  return doc.spec.branch_name ?? doc.metadata.name;
+}
+
+/** Fields the branch list shows and PATCH can change. Region and size are set at creation only. */
+export function diffBranch(doc: BranchDocument, live: BranchResponse): FieldChange[] {
+  const changes: FieldChange[] = [];
+  if (doc.spec.git_branch !== undefined && live.git_branch !== doc.spec.git_branch) {
+    changes.push({ path: 'git_branch', ...(live.git_branch !== undefined ? { before: live.git_branch } : {}), after: doc.spec.git_branch });
+  }
+  if (doc.spec.persistent !== undefined && live.persistent !== doc.spec.persistent) {
+    changes.push({ path: 'persistent', before: live.persistent, after: doc.spec.persistent });
+  }
+  return changes;
+}
+
+async function listBranches(project: ProjectScope, ctx: KindContext): Promise<BranchResponse[]> {
+  if (!project.ref) return [];
+  try {
+    return await ctx.api.listAllBranches(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  } catch (error) {
+    // A project without branching has no branch list.
+    if (error instanceof NotFoundError) return [];
+    throw error;
+  }
+}
+
+export const branchesKind: KindModule = {
+  kind: 'Branch',
+  manages(project) {
+    return activeDocuments(project, 'Branch').length > 0 || pruneEnabled(project) || branchingDisabled(project);
+  },
+  async plan(project, ctx) {
+    const live = await listBranches(project, ctx);
+    const planned: PlannedChange[] = [];
+    const docs = activeDocuments<BranchDocument>(project, 'Branch');
+
+    if (branchingDisabled(project)) {
+      for (const doc of docs) {
+        planned.push({
+          entry: makeEntry({ kind: 'Branch', name: branchName(doc), project: project.name, changes: [], action: 'blocked', reason: 'the project sets branching_disabled: true', source: sourceOf(doc) }),
+        });
+      }
+      const entry = makeEntry({
+        kind: 'Branch',
+        name: BRANCHING_ENTRY,
+        project: project.name,
+        action: live.length ? 'delete' : 'update',
+        changes: live.length ? [{ path: 'branches', before: live.map((b) => b.name).sort() }] : [],
+        reason: live.length
+          ? `DESTRUCTIVE: branching_disabled is true: disables preview branching and deletes all ${live.length} branches of the project`
+          : 'branching is disabled',
+        dependsOn: projectDependency(project),
+      });
+      if (entry.action === 'noop') return [...planned, { entry }];
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          const ref = refAtApply(project, applyCtx);
+          await applyCtx.api.disablePreviewBranching(ref, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          applyCtx.log.warn({ project: project.name, branches: live.length }, 'preview branching disabled');
+        },
+      });
+      return planned;
+    }
+
+    const byName = new Map(live.map((b) => [b.name, b]));
+    for (const doc of docs) {
+      const name = branchName(doc);
+      const observeOnly = isObserveOnly(doc);
+      const base = { kind: 'Branch' as const, name, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project), ...(observeOnly ? { observeOnly } : {}) };
+      const current = byName.get(name);
+      if (!current) {
+        const body: CreateBranchBody = { branch_name: name };
+        if (doc.spec.git_branch !== undefined) body.git_branch = doc.spec.git_branch;
+        if (doc.spec.persistent !== undefined) body.persistent = doc.spec.persistent;
+        if (doc.spec.region !== undefined) body.region = doc.spec.region;
+        if (doc.spec.desired_instance_size !== undefined) body.desired_instance_size = doc.spec.desired_instance_size;
+        const entry = makeEntry({ ...base, action: 'create', changes: Object.entries(body).filter(([k]) => k !== 'branch_name').map(([path, after]) => ({ path, after })) });
+        planned.push(observeOnly ? { entry } : {
+          entry,
+          apply: async (applyCtx) => {
+            const ref = refAtApply(project, applyCtx);
+            const created = await applyCtx.api.createABranch(ref, body, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+            applyCtx.log.info({ project: project.name, branch: name, id: created.id }, 'branch created');
+          },
+        });
+        continue;
+      }
+      const changes = diffBranch(doc, current);
+      const entry = makeEntry({ ...base, changes });
+      if (entry.action === 'noop' || observeOnly) {
+        planned.push({ entry });
+        continue;
+      }
+      const patch = changedSubset({ git_branch: doc.spec.git_branch, persistent: doc.spec.persistent }, changes) as UpdateBranchBody;
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          await applyCtx.api.updateABranchConfig(current.id, patch, { priority: 'write', project: refAtApply(project, applyCtx), ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          applyCtx.log.info({ project: project.name, branch: name }, 'branch updated');
+        },
+      });
+    }
+
+    // Declared names, suspended documents included: those branches are never pruned.
+    const declared = new Set(allDocuments<BranchDocument>(project, 'Branch').map(branchName));
+    for (const branch of live) {
+      if (declared.has(branch.name) || branch.is_default) continue;
+      if (!pruneEnabled(project)) {
+        ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
+        continue;
+      }
+      const entry = makeEntry({
+        kind: 'Branch',
+        name: branch.name,
+        project: project.name,
+        action: 'delete',
+        changes: [],
+        reason: 'not declared in the manifests and spec.prune.branches is true',
+        dependsOn: projectDependency(project),
+      });
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          await applyCtx.api.deleteABranch(branch.id, { priority: 'write', project: refAtApply(project, applyCtx), ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          applyCtx.log.info({ project: project.name, branch: branch.name }, 'branch deleted');
+        },
+      });
+    }
+    return planned;
+  },
+};

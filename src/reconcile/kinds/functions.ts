@@ -1,0 +1,248 @@
+// `Function`: sources from the checkout, deployed through the multipart deploy endpoint.
+// A no-change pass costs one functions list per project: the state store keeps, per
+// function, the digest of what was deployed with the `version` and `updated_at` the service
+// answered; while the list still shows that version, nothing else is read. Without a record
+// (or after an out-of-band deploy changed the version) the body is fetched once and compared.
+import type { FunctionResponse } from '../../api/types.js';
+import type { FunctionDocument } from '../../manifests/types.js';
+import type { FieldChange, KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
+import { makeEntry } from '../diff.js';
+import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
+import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
+import { sourcesDigest } from './function-sources.js';
+
+/** What the state store keeps per deployed function (key: `functionStateKey`). */
+export interface DeployedFunctionRecord {
+  /** Digest of the sources and the deploy metadata that were deployed. */
+  digest: string;
+  sourcesDigest: string;
+  version: number;
+  updated_at?: number;
+  verify_jwt?: boolean;
+  entrypoint_path?: string;
+  import_map_path?: string;
+  name?: string;
+}
+
+export function functionStateKey(ref: string, slug: string): string {
+  return `functions/${ref}/${slug}`;
+}
+
+interface DesiredFunction {
+  doc: FunctionDocument;
+  slug: string;
+  metadata: DeployMetadata;
+}
+
+export function desiredFunction(doc: FunctionDocument): DesiredFunction {
+  const slug = doc.spec.slug ?? doc.metadata.name;
+  const metadata: DeployMetadata = {
+    entrypoint_path: normalizeRelative(slug, 'entrypoint', doc.spec.entrypoint),
+    name: doc.spec.name ?? slug,
+  };
+  if (doc.spec.import_map !== undefined) metadata.import_map_path = normalizeRelative(slug, 'import_map', doc.spec.import_map);
+  if (doc.spec.static_patterns?.length) metadata.static_patterns = [...doc.spec.static_patterns];
+  if (doc.spec.verify_jwt !== undefined) metadata.verify_jwt = doc.spec.verify_jwt;
+  return { doc, slug, metadata };
+}
+
+/** Digest of what a deploy sends: the sources and every metadata field. */
+export function deployDigest(sources: FunctionSources, metadata: DeployMetadata): string {
+  const keys = Object.keys(metadata).sort() as Array<keyof DeployMetadata>;
+  return sha256Hex(`${sources.digest}\n${JSON.stringify(keys.map((k) => [k, metadata[k]]))}`);
+}
+
+/** The service may report paths as URLs or absolute paths: compare by path suffix. */
+export function samePath(observed: string | undefined, desired: string | undefined): boolean {
+  if (desired === undefined) return true;
+  if (observed === undefined) return false;
+  const o = normalizeBodyPath(observed);
+  return o === desired || o.endsWith(`/${desired}`);
+}
+
+function short(digest: string | undefined): string {
+  return digest ? `sha256:${digest.slice(0, 12)}` : 'unknown';
+}
+
+async function sourcesFor(desired: DesiredFunction): Promise<FunctionSources> {
+  const { doc, slug, metadata } = desired;
+  return collectFunctionSources({
+    functionName: slug,
+    baseDir: doc.source.dir,
+    source: doc.spec.source,
+    entrypoint: metadata.entrypoint_path,
+    ...(metadata.import_map_path !== undefined ? { importMap: metadata.import_map_path } : {}),
+    ...(metadata.static_patterns ? { staticPatterns: metadata.static_patterns } : {}),
+  });
+}
+
+/** Metadata fields the list shows, compared with the manifest (entrypoint and import map by the record when there is one). */
+function metadataChanges(live: FunctionResponse, desired: DeployMetadata, record: DeployedFunctionRecord | undefined): FieldChange[] {
+  const changes: FieldChange[] = [];
+  if (desired.name !== undefined && live.name !== desired.name) changes.push({ path: 'name', before: live.name, after: desired.name });
+  if (desired.verify_jwt !== undefined && live.verify_jwt !== desired.verify_jwt) {
+    changes.push({ path: 'verify_jwt', ...(live.verify_jwt !== undefined ? { before: live.verify_jwt } : {}), after: desired.verify_jwt });
+  }
+  const entrypointKnown = record !== undefined && record.entrypoint_path === live.entrypoint_path;
+  if (!entrypointKnown && !samePath(live.entrypoint_path, desired.entrypoint_path)) {
+    changes.push({ path: 'entrypoint_path', ...(live.entrypoint_path !== undefined ? { before: live.entrypoint_path } : {}), after: desired.entrypoint_path });
+  }
+  const importMapKnown = record !== undefined && record.import_map_path === live.import_map_path;
+  if (!importMapKnown && desired.import_map_path !== undefined && !samePath(live.import_map_path, desired.import_map_path)) {
+    changes.push({ path: 'import_map_path', ...(live.import_map_path !== undefined ? { before: live.import_map_path } : {}), after: desired.import_map_path });
+  }
+  return changes;
+}
+
+function recordMatchesLive(record: DeployedFunctionRecord | undefined, live: FunctionResponse): record is DeployedFunctionRecord {
+  return (
+    record !== undefined &&
+    record !== null &&
+    record.version === live.version &&
+    (record.updated_at === undefined || live.updated_at === undefined || record.updated_at === live.updated_at)
+  );
+}
+
+function recordFrom(live: Partial<FunctionResponse> & { version: number }, digest: string, sources: string): DeployedFunctionRecord {
+  const record: DeployedFunctionRecord = { digest, sourcesDigest: sources, version: live.version };
+  if (live.updated_at !== undefined) record.updated_at = live.updated_at;
+  if (live.verify_jwt !== undefined) record.verify_jwt = live.verify_jwt;
+  if (live.entrypoint_path !== undefined) record.entrypoint_path = live.entrypoint_path;
+  if (live.import_map_path !== undefined) record.import_map_path = live.import_map_path;
+  if (live.name !== undefined) record.name = live.name;
+  return record;
+}
+
+async function planOne(
+  desired: DesiredFunction,
+  live: FunctionResponse | undefined,
+  project: ProjectScope,
+  ctx: KindContext,
+): Promise<PlannedChange> {
+  const { doc, slug, metadata } = desired;
+  const base = { kind: 'Function' as const, name: slug, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project) };
+  const observeOnly = isObserveOnly(doc);
+  let sources: FunctionSources;
+  try {
+    sources = await sourcesFor(desired);
+  } catch (error) {
+    if (!(error instanceof FunctionSourceError)) throw error;
+    return { entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: error.message }) };
+  }
+  const digest = deployDigest(sources, metadata);
+
+  let changes: FieldChange[];
+  let action: 'create' | 'update' = 'update';
+  if (!live) {
+    action = 'create';
+    changes = [{ path: 'sources', after: short(sources.digest) }, ...Object.entries(metadata).map(([path, after]) => ({ path, after }))];
+  } else {
+    const key = functionStateKey(project.ref!, slug);
+    const record = await ctx.state.get<DeployedFunctionRecord>(key);
+    changes = metadataChanges(live, metadata, recordMatchesLive(record, live) ? record : undefined);
+    if (recordMatchesLive(record, live)) {
+      if (record.digest !== digest && record.sourcesDigest !== sources.digest) {
+        changes.push({ path: 'sources', before: short(record.sourcesDigest), after: short(sources.digest) });
+      } else if (record.digest !== digest && changes.length === 0) {
+        // Metadata the list does not show (static patterns, import map) changed in git.
+        changes.push({ path: 'metadata', before: short(record.digest), after: short(digest) });
+      }
+    } else {
+      // No record, or the function was deployed by someone else since: read what is live, once.
+      const body = await parseFunctionBody(
+        await ctx.api.getAFunctionBody(project.ref!, slug, { headers: { accept: 'multipart/form-data' }, project: project.ref!, ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+      );
+      const liveDigest = body ? sourcesDigest(body.files) : undefined;
+      if (liveDigest !== sources.digest) {
+        changes.push({ path: 'sources', before: body ? short(liveDigest) : 'unknown (the service returned no file list)', after: short(sources.digest) });
+      } else if (changes.length === 0) {
+        // Live equals git: remember it, so the next pass needs no body read.
+        await ctx.state.set(key, recordFrom(live, digest, sources.digest));
+      }
+    }
+  }
+
+  const entry = makeEntry({ ...base, changes, action: changes.length ? action : 'update', ...(observeOnly ? { observeOnly } : {}) });
+  if (entry.action === 'noop' || observeOnly) return { entry };
+  return {
+    entry,
+    apply: async (applyCtx) => {
+      const ref = refAtApply(project, applyCtx);
+      // Read again at apply time: what is uploaded must be what was planned.
+      const now = await sourcesFor(desired);
+      if (now.digest !== sources.digest) {
+        throw new FunctionSourceError(slug, 'sources changed on disk during the pass; the next pass deploys them');
+      }
+      const form = await buildDeployForm(now, metadata);
+      const deployed = await applyCtx.api.deployAFunction(ref, form, {
+        query: { slug },
+        priority: 'write',
+        project: ref,
+        ...(applyCtx.signal ? { signal: applyCtx.signal } : {}),
+      });
+      await applyCtx.state.set(functionStateKey(ref, slug), recordFrom(deployed, digest, now.digest));
+      applyCtx.log.info({ project: project.name, function: slug, version: deployed.version }, 'function deployed');
+    },
+  };
+}
+
+function pruneEnabled(project: ProjectScope): boolean {
+  return project.document.spec.prune?.functions === true;
+}
+
+export const functionsKind: KindModule = {
+  kind: 'Function',
+  manages(project) {
+    return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);
+  },
+  async plan(project, ctx) {
+    const docs = activeDocuments<FunctionDocument>(project, 'Function');
+    const desired: DesiredFunction[] = [];
+    const planned: PlannedChange[] = [];
+    for (const doc of docs) {
+      try {
+        desired.push(desiredFunction(doc));
+      } catch (error) {
+        if (!(error instanceof FunctionSourceError)) throw error;
+        planned.push({
+          entry: makeEntry({ kind: 'Function', name: doc.spec.slug ?? doc.metadata.name, project: project.name, changes: [], action: 'blocked', reason: error.message, source: sourceOf(doc) }),
+        });
+      }
+    }
+    const live = project.ref
+      ? await ctx.api.listAllFunctions(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+      : [];
+    const bySlug = new Map(live.map((fn) => [fn.slug, fn]));
+    planned.push(...(await Promise.all(desired.map((d) => planOne(d, bySlug.get(d.slug), project, ctx)))));
+
+    // Every declared slug, suspended ones included: a suspended function is never pruned.
+    const declared = new Set(allDocuments<FunctionDocument>(project, 'Function').map((doc) => doc.spec.slug ?? doc.metadata.name));
+    for (const fn of live) {
+      if (declared.has(fn.slug)) continue;
+      if (!pruneEnabled(project)) {
+        ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
+        continue;
+      }
+      const entry = makeEntry({
+        kind: 'Function',
+        name: fn.slug,
+        project: project.name,
+        changes: [],
+        action: 'delete',
+        reason: 'not declared in the manifests and spec.prune.functions is true',
+        dependsOn: projectDependency(project),
+      });
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          const ref = refAtApply(project, applyCtx);
+          await applyCtx.api.deleteAFunction(ref, fn.slug, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.state.set(functionStateKey(ref, fn.slug), null);
+          applyCtx.log.info({ project: project.name, function: fn.slug }, 'function deleted');
+        },
+      });
+    }
+    return planned;
+  },
+};

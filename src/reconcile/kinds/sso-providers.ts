@@ -1,0 +1,105 @@
+// `SsoProvider`: SAML providers, matched to live ones by domain (see sso-match.ts). One list
+// per project; create with POST, update with PUT, delete only with `spec.prune.ssoProviders`.
+import type { CreateProviderBody, UpdateProviderBody } from '../../api/types.js';
+import type { SsoProviderDocument } from '../../manifests/types.js';
+import type { KindModule, PlannedChange, ProjectScope } from '../types.js';
+import { makeEntry } from '../diff.js';
+import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { diffProvider, matchProviders, providerDomains } from './sso-match.js';
+
+function pruneEnabled(project: ProjectScope): boolean {
+  return project.document.spec.prune?.ssoProviders === true;
+}
+
+function providerBody(doc: SsoProviderDocument): UpdateProviderBody {
+  const body: UpdateProviderBody = { domains: [...doc.spec.domains] };
+  if (doc.spec.metadata_url !== undefined) body.metadata_url = doc.spec.metadata_url;
+  if (doc.spec.metadata_xml !== undefined) body.metadata_xml = doc.spec.metadata_xml;
+  if (doc.spec.attribute_mapping !== undefined) body.attribute_mapping = doc.spec.attribute_mapping;
+  return body;
+}
+
+export const ssoProvidersKind: KindModule = {
+  kind: 'SsoProvider',
+  manages(project) {
+    return activeDocuments(project, 'SsoProvider').length > 0 || pruneEnabled(project);
+  },
+  async plan(project, ctx) {
+    const docs = activeDocuments<SsoProviderDocument>(project, 'SsoProvider');
+    const live = project.ref
+      ? (await ctx.api.listAllSsoProvider(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) })).items
+      : [];
+    // Suspended documents still claim their live provider, so that it is never pruned.
+    const claims = allDocuments<SsoProviderDocument>(project, 'SsoProvider').map((doc) => ({ key: doc.metadata.name, domains: doc.spec.domains }));
+    const match = matchProviders(claims, live);
+    const planned: PlannedChange[] = [];
+
+    for (const doc of docs) {
+      const name = doc.metadata.name;
+      const observeOnly = isObserveOnly(doc);
+      const base = { kind: 'SsoProvider' as const, name, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project), ...(observeOnly ? { observeOnly } : {}) };
+      const why = match.ambiguous.get(name);
+      if (why) {
+        planned.push({ entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: why }) });
+        continue;
+      }
+      const current = match.matched.get(name);
+      const body = providerBody(doc);
+      if (!current) {
+        const entry = makeEntry({
+          ...base,
+          action: 'create',
+          changes: Object.entries(body).map(([path, after]) => ({ path, after: path === 'metadata_xml' ? '(metadata document from the manifest)' : after })),
+        });
+        planned.push(observeOnly ? { entry } : {
+          entry,
+          apply: async (applyCtx) => {
+            const ref = refAtApply(project, applyCtx);
+            const created = await applyCtx.api.createASsoProvider(ref, { type: doc.spec.type, ...body } as CreateProviderBody, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+            applyCtx.log.info({ project: project.name, provider: name, id: created.id }, 'SSO provider created');
+          },
+        });
+        continue;
+      }
+      const entry = makeEntry({ ...base, changes: diffProvider(doc.spec, current) });
+      if (entry.action === 'noop' || observeOnly) {
+        planned.push({ entry });
+        continue;
+      }
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          const ref = refAtApply(project, applyCtx);
+          await applyCtx.api.updateASsoProvider(ref, current.id, body, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          applyCtx.log.info({ project: project.name, provider: name, id: current.id }, 'SSO provider updated');
+        },
+      });
+    }
+
+    for (const provider of match.unmatched) {
+      if (!pruneEnabled(project)) {
+        ctx.log.debug({ project: project.name, provider: provider.id }, 'live SSO provider not in the manifests; kept (spec.prune.ssoProviders is not true)');
+        continue;
+      }
+      const domains = providerDomains(provider);
+      const entry = makeEntry({
+        kind: 'SsoProvider',
+        name: domains[0] ?? provider.id,
+        project: project.name,
+        action: 'delete',
+        changes: [{ path: 'domains', before: domains }],
+        reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
+        dependsOn: projectDependency(project),
+      });
+      planned.push({
+        entry,
+        apply: async (applyCtx) => {
+          const ref = refAtApply(project, applyCtx);
+          await applyCtx.api.deleteASsoProvider(ref, provider.id, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          applyCtx.log.info({ project: project.name, provider: provider.id }, 'SSO provider deleted');
+        },
+      });
+    }
+    return planned;
+  },
+};
