@@ -9,6 +9,18 @@
 import type { KindModule } from './types.js';
 
 // --- imports: configuration sections (D2) ---
+import { authConfig } from './kinds/config/auth.js';
+import { postgresConfig } from './kinds/config/postgres.js';
+import { poolerConfig } from './kinds/config/pooler.js';
+import { restapiConfig } from './kinds/config/restapi.js';
+import { storageConfig } from './kinds/config/storage.js';
+import { networkRestrictionsConfig } from './kinds/config/network-restrictions.js';
+import { sslEnforcementConfig } from './kinds/config/ssl-enforcement.js';
+import { cryptoextConfig } from './kinds/config/cryptoext.js';
+import { readReplicasConfig } from './kinds/config/read-replicas.js';
+import { vanitySubdomainConfig } from './kinds/config/vanity-subdomain.js';
+import { customHostnameConfig } from './kinds/config/custom-hostname.js';
+import { postgresVersionConfig } from './kinds/config/postgres-version.js';
 // --- imports: sub-resources (E) ---
 import { secretsKind } from './kinds/secrets.js';
 import { functionsKind } from './kinds/functions.js';
@@ -17,6 +29,18 @@ import { branchesKind } from './kinds/branches.js';
 
 export const KIND_MODULES: readonly KindModule[] = [
   // --- configuration sections (D2), in apply order ---
+  authConfig,
+  postgresConfig,
+  poolerConfig,
+  restapiConfig,
+  storageConfig,
+  networkRestrictionsConfig,
+  sslEnforcementConfig,
+  cryptoextConfig,
+  readReplicasConfig,
+  vanitySubdomainConfig,
+  customHostnameConfig,
+  postgresVersionConfig,
   // --- sub-resources (E), in apply order ---
   // Secrets before functions: a deployed function may read its secrets as soon as it starts.
   secretsKind,

@@ -1,0 +1,51 @@
+import type { CryptoextSpec } from '../../../manifests/types.js';
+import type { KindContext, KindModule } from '../../types.js';
+import { sameSecret } from './hmac-digest.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+
+const SECTION: Section = { kind: 'ProjectCryptoext', key: 'cryptoext' };
+const PATH = `${SECTION.key}.root_key`;
+
+/** The exact sentence `confirm_root_key_change` must hold for an existing root key to be replaced. */
+export const ROOT_KEY_CHANGE_CONFIRMATION = 'I understand encrypted data may become unreadable';
+
+/**
+ * The encryption root key. Replacing an existing key can make data encrypted under it
+ * unreadable, so a change is `blocked` unless the manifest carries the exact confirmation
+ * sentence. Setting the key of a project that has none (or is created in this pass) needs
+ * no confirmation. The key is compared in constant time and never shown.
+ */
+export const cryptoextConfig: KindModule = {
+  kind: SECTION.kind,
+  manages: (scope) => sectionManaged(scope, SECTION.key),
+  async plan(scope, ctx) {
+    const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
+    const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
+    const apply = plannedApply(rootKey);
+    if (scope.ref === undefined) {
+      return [plannedChange(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' }, apply)];
+    }
+    const { root_key: live } = await ctx.api.getCryptoextConfig(scope.ref, readOptions(scope, ctx));
+    if (typeof live === 'string' && sameSecret(live, rootKey)) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    const changes = [{ path: PATH, sensitive: true }];
+    if (typeof live !== 'string' || live === '') {
+      return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' }, apply)];
+    }
+    if (desired.confirm_root_key_change !== ROOT_KEY_CHANGE_CONFIRMATION) {
+      return [
+        plannedChange(scope, SECTION, {
+          action: 'blocked',
+          changes,
+          reason: `the root key differs from the live one; replacing it can make data encrypted under the old key unreadable. To proceed set confirm_root_key_change: "${ROOT_KEY_CHANGE_CONFIRMATION}"`,
+        }),
+      ];
+    }
+    return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'root key change confirmed in the manifest' }, apply)];
+
+    function plannedApply(value: string) {
+      return async (ctxApply: KindContext): Promise<void> => {
+        await ctxApply.api.updateCryptoextConfig(refForApply(scope, ctxApply), { root_key: value }, writeOptions(scope, ctxApply));
+      };
+    }
+  },
+};

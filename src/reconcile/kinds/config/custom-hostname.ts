@@ -1,0 +1,115 @@
+import { InvalidRequestError, NotFoundError } from '../../../api/errors.js';
+import type { UpdateCustomHostnameResponse } from '../../../api/types.js';
+import type { CustomHostnameSpec } from '../../../manifests/types.js';
+import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../../types.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+
+const SECTION: Section = { kind: 'ProjectCustomHostname', key: 'custom_hostname' };
+const HOSTNAME_PATH = `${SECTION.key}.custom_hostname`;
+const STATUS_PATH = `${SECTION.key}.status`;
+const ACTIVE = '5_services_reconfigured';
+
+/**
+ * Custom hostname, a process more than a value: initialize (when absent or different),
+ * then reverify while the service waits for the DNS records, then activate once the origin
+ * is set up (unless `activate: false`). Each pass moves it one step; waiting for DNS is
+ * `pending` with the records to create, never a failure.
+ */
+export const customHostnameConfig: KindModule = {
+  kind: SECTION.kind,
+  manages: (scope) => sectionManaged(scope, SECTION.key),
+  async plan(scope, ctx) {
+    const desired = sectionSpec<CustomHostnameSpec>(scope, SECTION.key);
+    if (scope.ref === undefined) return [initialize(scope, desired, undefined)];
+    const live = await readHostname(scope, ctx, scope.ref);
+    const hostname = desired.custom_hostname;
+    if (live === undefined || live.status === '1_not_started' || !sameHostname(live.custom_hostname, hostname)) {
+      return [initialize(scope, desired, live)];
+    }
+    switch (live.status) {
+      case '2_initiated':
+      case '3_challenge_verified':
+        return [
+          plannedChange(
+            scope,
+            SECTION,
+            {
+              action: 'update',
+              pending: true,
+              changes: [{ path: STATUS_PATH, before: live.status, after: '4_origin_setup_completed' }],
+              reason: `waiting for DNS verification of ${hostname}${dnsRecords(live)}; reverify`,
+            },
+            (apply) => reverify(scope, apply),
+          ),
+        ];
+      case '4_origin_setup_completed':
+        if (desired.activate === false) {
+          return [plannedChange(scope, SECTION, { action: 'noop', reason: `${hostname} is verified and not activated (activate: false)` })];
+        }
+        return [
+          plannedChange(
+            scope,
+            SECTION,
+            { action: 'update', changes: [{ path: STATUS_PATH, before: live.status, after: ACTIVE }], reason: `${hostname} is verified: activate it` },
+            async (apply) => {
+              await apply.api.activateCustomHostname(refForApply(scope, apply), writeOptions(scope, apply));
+            },
+          ),
+        ];
+      case ACTIVE:
+        return [plannedChange(scope, SECTION, { action: 'noop' })];
+      default:
+        // An open enum: a status this version does not know is reported, not acted upon.
+        return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: `custom hostname status \`${live.status}\`: waiting` })];
+    }
+  },
+};
+
+function initialize(scope: ProjectScope, desired: CustomHostnameSpec, live: UpdateCustomHostnameResponse | undefined): PlannedChange {
+  const before = live?.custom_hostname ? live.custom_hostname : undefined;
+  return plannedChange(
+    scope,
+    SECTION,
+    {
+      action: scope.ref === undefined ? 'create' : 'update',
+      changes: [{ path: HOSTNAME_PATH, after: desired.custom_hostname, ...(before !== undefined ? { before } : {}) }],
+      reason: 'initialize; DNS verification follows',
+    },
+    async (apply) => {
+      await apply.api.updateHostnameConfig(refForApply(scope, apply), { custom_hostname: desired.custom_hostname }, writeOptions(scope, apply));
+    },
+  );
+}
+
+async function reverify(scope: ProjectScope, ctx: KindContext): Promise<void> {
+  try {
+    await ctx.api.verifyDnsConfig(refForApply(scope, ctx), writeOptions(scope, ctx));
+  } catch (error) {
+    // The service refuses a reverify while the records are not there yet: still pending, not a failure.
+    if (!(error instanceof InvalidRequestError)) throw error;
+    ctx.log.info({ project: scope.name, kind: SECTION.kind }, 'custom hostname not verified yet');
+  }
+}
+
+async function readHostname(scope: ProjectScope, ctx: KindContext, ref: string): Promise<UpdateCustomHostnameResponse | undefined> {
+  try {
+    return await ctx.api.getHostnameConfig(ref, readOptions(scope, ctx));
+  } catch (error) {
+    // Never configured: the service may answer 404 rather than `1_not_started`.
+    if (error instanceof NotFoundError) return undefined;
+    throw error;
+  }
+}
+
+function sameHostname(live: string | undefined, desired: string): boolean {
+  return (live ?? '').trim().toLowerCase().replace(/\.$/, '') === desired.trim().toLowerCase().replace(/\.$/, '');
+}
+
+/** The DNS records to create, for the reason text (public values, never secrets). */
+function dnsRecords(live: UpdateCustomHostnameResponse): string {
+  const result = live.data?.result;
+  const records: string[] = [];
+  if (result?.ownership_verification?.name) records.push(`${result.ownership_verification.type ?? 'TXT'} ${result.ownership_verification.name}`);
+  for (const record of result?.ssl?.validation_records ?? []) if (record.txt_name) records.push(`TXT ${record.txt_name}`);
+  return records.length ? ` (records: ${records.join(', ')})` : '';
+}

@@ -1,0 +1,107 @@
+import type { DatabaseUpgradeStatusResponse } from '../../../api/types.js';
+import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../../types.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, writeOptions, type Section } from './section-plan.js';
+
+const SECTION: Section = { kind: 'ProjectPostgresVersion', key: 'postgres_version' };
+const DONE = new Set(['9_completed_upgrade', '10_completed_post_physical_backup']);
+
+/** The major version of `15`, `15.1.0.117`, `17-oriole` or `17.4.1.054`. */
+export function majorVersion(version: string | number | undefined | null): number | undefined {
+  if (version === undefined || version === null) return undefined;
+  const major = Number.parseInt(String(version), 10);
+  return Number.isFinite(major) ? major : undefined;
+}
+
+/**
+ * Postgres major version upgrades. The live version comes from the project list the engine
+ * already read (no request when it matches). When it is older: the upgrade status (an
+ * upgrade may be under way: `pending` with its progress), then the eligibility; the
+ * upgrade starts towards the offered target of the desired major version. Not eligible,
+ * not offered, a failed attempt or a downgrade: `blocked` with the reason.
+ */
+export const postgresVersionConfig: KindModule = {
+  kind: SECTION.kind,
+  manages: (scope) => sectionManaged(scope, SECTION.key),
+  async plan(scope, ctx) {
+    const target = String(scope.document.spec.postgres_version);
+    if (scope.ref === undefined) {
+      return [
+        plannedChange(scope, SECTION, { action: 'create', changes: [{ path: SECTION.key, after: target }], reason: 'upgraded after creation when the new project runs an older version' }, async (apply) => {
+          const ref = refForApply(scope, apply);
+          const project = await apply.api.getProject(ref, readOptions(scope, apply));
+          const next = await decide({ ...scope, ref }, apply, ref, project.database?.version, target);
+          if (next.apply) await next.apply(apply);
+        }),
+      ];
+    }
+    const version = scope.database?.version ?? (await ctx.api.getProject(scope.ref, readOptions(scope, ctx))).database?.version;
+    return [await decide(scope, ctx, scope.ref, version, target)];
+  },
+};
+
+async function decide(scope: ProjectScope, ctx: KindContext, ref: string, version: string | undefined, target: string): Promise<PlannedChange> {
+  const liveMajor = majorVersion(version);
+  const wantMajor = majorVersion(target);
+  if (liveMajor === undefined || wantMajor === undefined) {
+    return plannedChange(scope, SECTION, { action: 'blocked', reason: `cannot compare the live version \`${version ?? 'unknown'}\` with \`${target}\`` });
+  }
+  if (liveMajor === wantMajor) return plannedChange(scope, SECTION, { action: 'noop' });
+  const changes = [{ path: SECTION.key, before: String(liveMajor), after: target }];
+  if (liveMajor > wantMajor) {
+    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the project runs ${version}: a major version cannot be downgraded` });
+  }
+
+  const { databaseUpgradeStatus: status } = await ctx.api.getPostgresUpgradeStatus(ref, readOptions(scope, ctx));
+  const upgrade = describe(status);
+  if (upgrade?.inProgress) {
+    return plannedChange(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} in progress: ${upgrade.progress}` });
+  }
+  if (upgrade && upgrade.target === wantMajor && upgrade.done) {
+    return plannedChange(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} completed (${upgrade.progress}); waiting for the project to report it` });
+  }
+  if (upgrade && upgrade.target === wantMajor && upgrade.error) {
+    // Starting again on every pass could loop on the same failure: a person looks first.
+    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the last upgrade to ${upgrade.target} failed: ${upgrade.error}` });
+  }
+
+  const eligibility = await ctx.api.getPostgresUpgradeEligibility(ref, readOptions(scope, ctx));
+  if (!eligibility.eligible) {
+    const why = (eligibility.validation_errors ?? []).map((item) => item.type);
+    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the project is not eligible for an upgrade${why.length ? `: ${why.join(', ')}` : ''}` });
+  }
+  const offered = eligibility.target_upgrade_versions ?? [];
+  const candidate = offered.find((item) => majorVersion(item.postgres_version) === wantMajor);
+  if (!candidate) {
+    const list = offered.map((item) => item.postgres_version).join(', ') || 'none';
+    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `version ${target} is not offered as an upgrade target (offered: ${list})` });
+  }
+  const estimate = eligibility.duration_estimate_hours ? `, about ${eligibility.duration_estimate_hours} h` : '';
+  return plannedChange(
+    scope,
+    SECTION,
+    { action: 'update', changes, reason: `upgrade ${version} to ${candidate.postgres_version} (${candidate.release_channel}${estimate})` },
+    async (apply) => {
+      await apply.api.upgradePostgresVersion(
+        refForApply(scope, apply),
+        { target_version: candidate.postgres_version, ...(candidate.release_channel ? { release_channel: candidate.release_channel } : {}) },
+        writeOptions(scope, apply),
+      );
+    },
+  );
+}
+
+interface UpgradeState {
+  target: number | undefined;
+  progress: string;
+  error: string | undefined;
+  done: boolean;
+  inProgress: boolean;
+}
+
+function describe(status: DatabaseUpgradeStatusResponse['databaseUpgradeStatus'] | undefined): UpgradeState | undefined {
+  if (!status) return undefined;
+  const progress = status.progress ?? 'unknown';
+  const error = status.error ?? undefined;
+  const done = DONE.has(progress);
+  return { target: majorVersion(status.target_version), progress, error, done, inProgress: !error && !done };
+}

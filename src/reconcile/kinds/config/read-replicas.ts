@@ -1,0 +1,94 @@
+import type { PoolerConfigResponse } from '../../../api/types.js';
+import type { ReadReplicaSpec } from '../../../manifests/types.js';
+import type { KindContext, KindModule } from '../../types.js';
+import { readPoolerList } from './pooler-list.js';
+import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+
+const SECTION: Section = { kind: 'ProjectReadReplicas', key: 'read_replicas' };
+
+// Longest first, so a region is never matched by a shorter name inside it.
+const REGIONS = [
+  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ap-east-1', 'ap-southeast-1', 'ap-northeast-1',
+  'ap-northeast-2', 'ap-southeast-2', 'eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-central-1',
+  'eu-central-2', 'ca-central-1', 'ap-south-1', 'sa-east-1',
+].sort((a, b) => b.length - a.length);
+
+interface LiveReplica {
+  identifier: string;
+  region: string | undefined;
+}
+
+/** The region of a READ_REPLICA pooler entry: its identifier names it, else its host. */
+export function replicaRegion(entry: Pick<PoolerConfigResponse, 'identifier' | 'db_host'>): string | undefined {
+  for (const text of [entry.identifier, entry.db_host]) {
+    if (typeof text !== 'string') continue;
+    const found = REGIONS.find((region) => text.includes(region));
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Read replicas are a declared complete set: the list in the manifest is every replica the
+ * project should have, counted per region. Missing ones are set up; live ones the list no
+ * longer has are removed — and nothing else. They are read from the READ_REPLICA entries
+ * of the pooler list, the same GET the pooler section uses.
+ */
+export const readReplicasConfig: KindModule = {
+  kind: SECTION.kind,
+  manages: (scope) => sectionManaged(scope, SECTION.key),
+  async plan(scope, ctx) {
+    const desired = sectionSpec<ReadReplicaSpec[]>(scope, SECTION.key).map((item) => item.read_replica_region).sort();
+    const live: LiveReplica[] = [];
+    if (scope.ref !== undefined) {
+      const list = await readPoolerList(scope, ctx, scope.ref, SECTION.kind);
+      for (const item of list) {
+        if (item.database_type === 'READ_REPLICA') live.push({ identifier: item.identifier, region: replicaRegion(item) });
+      }
+    }
+    const unknown = live.filter((replica) => replica.region === undefined);
+    if (unknown.length > 0) {
+      return [
+        plannedChange(scope, SECTION, {
+          action: 'blocked',
+          reason: `live read replica ${unknown.map((r) => `\`${r.identifier}\``).join(', ')} does not show its region: matching the list would be a guess`,
+        }),
+      ];
+    }
+
+    // Per region: keep as many live replicas as the list asks for; the rest go, the shortfall is set up.
+    const remaining = new Map<string, number>();
+    for (const region of desired) remaining.set(region, (remaining.get(region) ?? 0) + 1);
+    const toRemove: LiveReplica[] = [];
+    for (const replica of [...live].sort((a, b) => a.identifier.localeCompare(b.identifier))) {
+      const left = remaining.get(replica.region!) ?? 0;
+      if (left > 0) remaining.set(replica.region!, left - 1);
+      else toRemove.push(replica);
+    }
+    const toSetUp = [...remaining].flatMap(([region, count]) => Array<string>(count).fill(region)).sort();
+    if (toSetUp.length === 0 && toRemove.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
+
+    const before = live.map((replica) => replica.region!).sort();
+    const reasonParts = [
+      ...(toSetUp.length ? [`set up ${toSetUp.join(', ')}`] : []),
+      ...(toRemove.length ? [`remove ${toRemove.map((r) => `${r.region} (${r.identifier})`).join(', ')}: no longer in the list`] : []),
+    ];
+    const change = { path: SECTION.key, after: desired, ...(scope.ref !== undefined ? { before } : {}) };
+    return [
+      plannedChange(
+        scope,
+        SECTION,
+        { action: scope.ref === undefined ? 'create' : 'update', changes: [change], reason: reasonParts.join('; ') },
+        async (apply: KindContext) => {
+          const ref = refForApply(scope, apply);
+          for (const replica of toRemove) {
+            await apply.api.removeAReadReplica(ref, { database_identifier: replica.identifier }, writeOptions(scope, apply));
+          }
+          for (const region of toSetUp) {
+            await apply.api.setupAReadReplica(ref, { read_replica_region: region }, writeOptions(scope, apply));
+          }
+        },
+      ),
+    ];
+  },
+};

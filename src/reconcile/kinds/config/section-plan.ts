@@ -1,0 +1,86 @@
+import type { CallOptions } from '../../../api/request.js';
+import { deepEqual, makeEntry } from '../../diff.js';
+import type { FieldChange, KindContext, PlanAction, PlannedChange, ProjectScope, ResourceKind } from '../../types.js';
+import { ProjectRefUnknownError } from './errors.js';
+
+/** What every configuration section module knows of itself. */
+export interface Section {
+  kind: ResourceKind;
+  /** Key of the section in the Project spec: the entry name and the prefix of its field paths. */
+  key: string;
+}
+
+/**
+ * A section is managed when the Project manifest has it and the project is not suspended
+ * (the engine skips suspended projects too, but a section must never read on its own).
+ */
+export function sectionManaged(scope: ProjectScope, key: string): boolean {
+  const value = (scope.document.spec as unknown as Record<string, unknown>)[key];
+  return value !== undefined && value !== null && scope.document.spec.policy?.suspend !== true;
+}
+
+/** The Project spec's section, typed by the caller. */
+export function sectionSpec<T>(scope: ProjectScope, key: string): T {
+  return (scope.document.spec as unknown as Record<string, unknown>)[key] as T;
+}
+
+export function isObserveOnly(scope: ProjectScope): boolean {
+  return scope.document.spec.policy?.management === 'observe';
+}
+
+export function readOptions(scope: ProjectScope, ctx: KindContext): CallOptions {
+  return { priority: 'verify', project: scope.name, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+}
+
+export function writeOptions(scope: ProjectScope, ctx: KindContext): CallOptions {
+  return { priority: 'write', project: scope.name, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+}
+
+/** The live ref at apply time: known at plan time, or recorded by the engine once the project was created in this pass. */
+export function refForApply(scope: ProjectScope, ctx: KindContext): string {
+  const ref = scope.ref ?? ctx.projectRefs.get(scope.name);
+  if (!ref) throw new ProjectRefUnknownError(scope.name);
+  return ref;
+}
+
+/** `null` and absent both mean "unset" in the service's answers; the manifest may spell either. */
+export function unsetEquals(_field: string, desired: unknown, observed: unknown): boolean | undefined {
+  if ((desired === null || desired === undefined) && (observed === null || observed === undefined)) return true;
+  return deepEqual(desired, observed);
+}
+
+export interface EntryFields {
+  action: PlanAction;
+  changes?: FieldChange[];
+  reason?: string;
+  /** Converging on the service's side (verification, an upgrade in progress): pending, not drift, never a failure. */
+  pending?: boolean;
+}
+
+/**
+ * Builds the entry and enforces the observe policy in one place: under `observe` a change
+ * is reported (observeOnly) and carries no apply closure, so nothing can write it.
+ */
+export function plannedChange(
+  scope: ProjectScope,
+  section: Section,
+  fields: EntryFields,
+  apply?: (ctx: KindContext) => Promise<void>,
+): PlannedChange {
+  const writes = fields.action === 'create' || fields.action === 'update' || fields.action === 'delete';
+  const observeOnly = writes && isObserveOnly(scope);
+  const entry = makeEntry({
+    kind: section.kind,
+    name: section.key,
+    project: scope.name,
+    changes: fields.changes ?? [],
+    action: fields.action,
+    ...(fields.reason !== undefined ? { reason: fields.reason } : {}),
+    ...(observeOnly ? { observeOnly } : {}),
+    // A section of a project created in this pass waits for that creation (and its health).
+    ...(scope.ref === undefined ? { dependsOn: [`Project/${scope.name}`] } : {}),
+    source: { file: scope.document.source.file, line: scope.document.source.line },
+  });
+  if (fields.pending) entry.pending = true;
+  return writes && apply && !observeOnly ? { entry, apply } : { entry };
+}
