@@ -1,31 +1,24 @@
 // The manifest contract: every part of the program reads manifests through these names.
 // The JSON Schemas in schemas/ are the source of truth for fields, their documentation
-// and validation; these types mirror them (test/manifests checks the two agree).
-import type * as Api from '../api/types.js';
+// and validation; the spec types below are generated from them (schema-types.ts).
 
 export const API_VERSION = 'reconciler/v1';
 
 export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch';
 export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
 
+// The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
+// src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
+// schemas/*.schema.json, so validation, editors and the code cannot disagree.
+import type * as Schema from './schema-types.js';
+
 /** A secret-bearing value is never a literal in git: it names where the value comes from. */
-export type SecretRef = { valueFrom: { env: string } } | { valueFrom: { file: string } };
+export type SecretRef = Schema.SecretRef;
 
-/** Per-resource policy (every kind). */
-export interface Policy {
-  /** `full` (default): reconcile. `observe`: report drift, never write. */
-  management?: 'full' | 'observe';
-  /** `orphan` (default): leave the live resource when its manifest goes away. `delete`: delete it then. */
-  deletion?: 'orphan' | 'delete';
-  /** Skip this resource entirely (no reads, no writes) while true. */
-  suspend?: boolean;
-}
+/** Per-resource policy (every kind): management full|observe, deletion orphan|delete, suspend. */
+export type Policy = Schema.Policy;
 
-export interface Metadata {
-  name: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-}
+export type Metadata = Schema.Metadata;
 
 /** Where a document came from, for located errors and for paths relative to its file. */
 export interface SourceLocation {
@@ -47,14 +40,10 @@ export interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unk
 }
 
 // ---- Organization
-export interface OrganizationSpec {
-  /** Adopt an existing organization by its slug (id). Otherwise it is found by name, or created. */
-  slug?: string;
-  policy?: Policy;
-}
+export type OrganizationSpec = Schema.OrganizationSpec;
 
 // ---- Project
-/** Auth fields that carry secrets: in manifests they must be SecretRefs. */
+/** Auth fields that carry secrets: in manifests they must be SecretRefs (see secret-fields.ts). */
 export type SecretAuthField =
   | 'smtp_pass'
   | 'security_captcha_secret'
@@ -65,142 +54,48 @@ export type SecretAuthField =
   | `hook_${string}_secrets`
   | `external_${string}_secret`;
 
-export type AuthSpec = {
-  [K in keyof Api.UpdateAuthConfigBody]?: K extends SecretAuthField ? SecretRef : Api.UpdateAuthConfigBody[K];
-};
-
-export type PostgresSpec = Omit<Api.UpdatePostgresConfigBody, 'restart_database'> & {
-  /** Restart the database when this section changes (sent as `restart_database`). Default false. */
-  restart_database?: boolean;
-};
-
-export interface PoolerSpec {
-  default_pool_size?: number;
-}
-
-export type RestapiSpec = Api.V1UpdateRestapiConfigBody;
-export type StorageSpec = Api.UpdateStorageConfigBody;
-
-export interface NetworkRestrictionsSpec {
-  dbAllowedCidrs?: string[];
-  dbAllowedCidrsV6?: string[];
-}
-
-export interface SslEnforcementSpec {
-  database: boolean;
-}
-
-export interface CustomHostnameSpec {
-  custom_hostname: string;
-  /** Activate once the hostname is verified (default true). */
-  activate?: boolean;
-}
-
-export interface VanitySubdomainSpec {
-  vanity_subdomain: string;
-}
-
-export interface CryptoextSpec {
-  root_key: SecretRef;
-  /**
-   * Must equal `I understand encrypted data may become unreadable` for a change of an
-   * existing root key to be applied: a change can make data encrypted under the old key
-   * unreadable.
-   */
-  confirm_root_key_change?: string;
-}
-
-export interface ReadReplicaSpec {
-  read_replica_region: string;
-}
-
-export interface ProjectSpec {
-  /** Name of the Organization document (metadata.name) this project belongs to. */
-  organization: string;
-  /** The project's name in the API; default metadata.name. */
-  name?: string;
-  /** Adopt an existing project by its ref instead of creating one. */
-  ref?: string;
-  region: string;
-  desired_instance_size?: string;
-  /** Database password for creation; never readable back. */
-  db_pass?: SecretRef;
-  /** true: pause the project; false: restore it when paused. Unset: not managed. */
-  paused?: boolean;
-  /** Target Postgres major version: upgrade when the live version is older and eligible. */
-  postgres_version?: string;
-  auth?: AuthSpec;
-  postgres?: PostgresSpec;
-  pooler?: PoolerSpec;
-  restapi?: RestapiSpec;
-  storage?: StorageSpec;
-  network_restrictions?: NetworkRestrictionsSpec;
-  ssl_enforcement?: SslEnforcementSpec;
-  custom_hostname?: CustomHostnameSpec;
-  vanity_subdomain?: VanitySubdomainSpec;
-  cryptoext?: CryptoextSpec;
-  /** The complete set of read replicas, one item each. */
-  read_replicas?: ReadReplicaSpec[];
-  /** Delete live functions, SSO providers or branches that no manifest declares (default false each). */
-  prune?: { functions?: boolean; ssoProviders?: boolean; branches?: boolean };
-  /** true: disable preview branching for the project (deletes every branch). Only through this field. */
-  branching_disabled?: boolean;
-  policy?: Policy;
-}
+/** Auth configuration: the API's UpdateAuthConfigBody fields, secret-bearing ones as SecretRef. */
+export type AuthSpec = Schema.AuthSpec;
+/** Postgres parameters plus `restart_database` (restart when this section changes; default false). */
+export type PostgresSpec = Schema.PostgresSpec;
+export type PoolerSpec = Schema.PoolerSpec;
+export type RestapiSpec = Schema.RestapiSpec;
+export type StorageSpec = Schema.StorageSpec;
+export type NetworkRestrictionsSpec = Schema.NetworkRestrictionsSpec;
+export type SslEnforcementSpec = Schema.SslEnforcementSpec;
+/** `activate` (default true): activate once the hostname is verified. */
+export type CustomHostnameSpec = Schema.CustomHostnameSpec;
+export type VanitySubdomainSpec = Schema.VanitySubdomainSpec;
+/**
+ * `confirm_root_key_change` must equal `I understand encrypted data may become unreadable`
+ * (ROOT_KEY_CHANGE_CONFIRMATION) for a change of an existing root key to be applied.
+ */
+export type CryptoextSpec = Schema.CryptoextSpec;
+export type ReadReplicaSpec = Schema.ReadReplicaSpec;
+/**
+ * organization (Organization metadata.name), name (default metadata.name), ref (adopt), region,
+ * desired_instance_size, db_pass (for creation), paused (true: pause, false: restore, unset: not
+ * managed), postgres_version (upgrade target), the configuration sections, read_replicas (the
+ * complete set), prune (functions/ssoProviders/branches, default false each), branching_disabled
+ * (the only way to disable branching), policy.
+ */
+export type ProjectSpec = Schema.ProjectSpec;
 
 // ---- Secrets
-export interface SecretsSpec {
-  /** Project document name. */
-  project: string;
-  /** Secret name -> reference. */
-  values: Record<string, SecretRef>;
-  /** true: the set is complete; live secrets not listed are deleted. Default false. */
-  prune?: boolean;
-  policy?: Policy;
-}
+/** project, values (name -> SecretRef), prune (true: the set is complete), policy. */
+export type SecretsSpec = Schema.SecretsSpec;
 
 // ---- Function
-export interface FunctionSpec {
-  project: string;
-  /** Function slug; default metadata.name. */
-  slug?: string;
-  /** Display name; default the slug. */
-  name?: string;
-  /** Source directory, relative to the manifest file. */
-  source: string;
-  /** Entrypoint, relative to `source`. */
-  entrypoint: string;
-  /** Import map, relative to `source`. */
-  import_map?: string;
-  /** Globs (relative to `source`) of extra files to upload. */
-  static_patterns?: string[];
-  verify_jwt?: boolean;
-  policy?: Policy;
-}
+/** project, slug (default metadata.name), name, source (relative to the manifest file), entrypoint, import_map and static_patterns (relative to source), verify_jwt, policy. */
+export type FunctionSpec = Schema.FunctionSpec;
 
 // ---- SsoProvider
-export interface SsoProviderSpec {
-  project: string;
-  type: 'saml';
-  metadata_url?: string;
-  metadata_xml?: string;
-  /** Domains; the provider is matched to the live one by these (ids are assigned by the service). */
-  domains: string[];
-  attribute_mapping?: Api.CreateProviderBody['attribute_mapping'];
-  policy?: Policy;
-}
+/** project, type `saml`, metadata_url or metadata_xml, domains (match the live provider), attribute_mapping, name_id_format, policy. */
+export type SsoProviderSpec = Schema.SsoProviderSpec;
 
 // ---- Branch
-export interface BranchSpec {
-  project: string;
-  /** Branch name; default metadata.name. */
-  branch_name?: string;
-  git_branch?: string;
-  persistent?: boolean;
-  region?: string;
-  desired_instance_size?: string;
-  policy?: Policy;
-}
+/** project, branch_name (default metadata.name), git_branch, persistent, region, desired_instance_size, policy. */
+export type BranchSpec = Schema.BranchSpec;
 
 export type OrganizationDocument = ManifestDocument<'Organization', OrganizationSpec>;
 export type ProjectDocument = ManifestDocument<'Project', ProjectSpec>;
@@ -226,6 +121,10 @@ export interface ManifestError {
   message: string;
   /** For example "did you mean `site_url`?" */
   hint?: string;
+  /** Default `error`. `warning` only where a command says so (validate: an unset environment variable). */
+  severity?: 'error' | 'warning';
+  /** For a secret reference problem: `env:NAME` or `file:PATH` (never a value). */
+  reference?: string;
 }
 
 export interface ManifestSet {
@@ -233,6 +132,9 @@ export interface ManifestSet {
   root: string;
   /** The commit, when the directory is a git checkout or a git-sync worktree. */
   revision?: string;
+  /** Documents that passed validation (a document with a schema error is left out). */
   documents: AnyDocument[];
   errors: ManifestError[];
+  /** Manifest files read, relative to `root`. */
+  files?: string[];
 }

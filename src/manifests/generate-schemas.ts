@@ -1,0 +1,36 @@
+// Writes the generated artifacts: schemas/*.schema.json (from openapi.json and schema-source.ts),
+// src/manifests/schema-types.ts (from the schemas) and the README field reference (from the
+// schemas). Run after `npx tsc -p .`: `node_modules/.bin/node dist/manifests/generate-schemas.js`.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildSchemas, KIND_SCHEMA_FILES, renderSchemaFile } from './schema-source.js';
+import { renderSchemaTypes } from './schema-typegen.js';
+import { renderFieldReference, replaceReadmeBlock } from './schema-docs.js';
+import type { ManifestKind } from './types.js';
+
+/** Repository root, from dist/manifests or src/manifests alike. */
+export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Every generated file (path relative to the repository root) with its expected content. */
+export function generatedFiles(root = REPOSITORY_ROOT): Map<string, string> {
+  const openapi = JSON.parse(readFileSync(join(root, 'schemas/api/openapi.json'), 'utf8'));
+  const schemas = buildSchemas(openapi);
+  const files = new Map<string, string>();
+  for (const [kind, file] of Object.entries(KIND_SCHEMA_FILES) as Array<[ManifestKind, string]>) {
+    files.set(`schemas/${file}`, renderSchemaFile(schemas[kind]));
+  }
+  // Types come from the rendered JSON (what editors and the validator read), not the objects.
+  const committedForm = Object.fromEntries([...files].map(([path, text]) => [path, JSON.parse(text)]));
+  files.set('src/manifests/schema-types.ts', renderSchemaTypes(committedForm, 'src/manifests/generate-schemas.ts'));
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  files.set('README.md', replaceReadmeBlock(readme, renderFieldReference(schemas)));
+  return files;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const [path, text] of generatedFiles()) {
+    writeFileSync(join(REPOSITORY_ROOT, path), text);
+    process.stdout.write(`wrote ${path}\n`);
+  }
+}

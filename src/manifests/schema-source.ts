@@ -1,0 +1,604 @@
+// The generator of schemas/*.schema.json. Configuration sections are derived from the API's
+// request bodies in openapi.json so that a field the API accepts is a field a manifest accepts,
+// under the same name; the manifest-only fields (organization, policy, prune, ...) are written
+// here once. `npm run build && node dist/manifests/generate-schemas.js` rewrites the committed
+// files, and test/manifests/schema-drift.test.ts fails when they differ from this output.
+import { isSecretAuthField } from './secret-fields.js';
+import type { ManifestKind } from './types.js';
+
+export type JsonSchema = { [key: string]: unknown };
+
+export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
+
+/** File name (under schemas/) of each kind's schema. */
+export const KIND_SCHEMA_FILES: Readonly<Record<ManifestKind, string>> = {
+  Organization: 'organization.schema.json',
+  Project: 'project.schema.json',
+  Secrets: 'secrets.schema.json',
+  Function: 'function.schema.json',
+  SsoProvider: 'sso-provider.schema.json',
+  Branch: 'branch.schema.json',
+};
+
+/** The only value of `cryptoext.confirm_root_key_change` that lets a root key change be applied. */
+export const ROOT_KEY_CHANGE_CONFIRMATION = 'I understand encrypted data may become unreadable';
+
+export const REGIONS = [
+  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ap-east-1', 'ap-southeast-1', 'ap-northeast-1',
+  'ap-northeast-2', 'ap-southeast-2', 'eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-central-1',
+  'eu-central-2', 'ca-central-1', 'ap-south-1', 'sa-east-1',
+] as const;
+
+interface OpenApiDocument {
+  components: { schemas: Record<string, JsonSchema> };
+}
+
+const SECRET_REF = { $ref: '#/$defs/SecretRef' };
+const POLICY = { description: 'How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend.', $ref: '#/$defs/Policy' };
+
+const SHARED_DEFS: Record<string, JsonSchema> = {
+  SecretRef: {
+    title: 'SecretRef',
+    description:
+      'A secret-bearing value, never a literal in git: `{valueFrom: {env: NAME}}` reads an environment variable of the reconciler, `{valueFrom: {file: PATH}}` reads a file (relative to the manifest file, or absolute; one trailing newline is removed).',
+    type: 'object',
+    properties: {
+      valueFrom: {
+        description: 'Where the value comes from: exactly one of `env` or `file`.',
+        oneOf: [
+          {
+            type: 'object',
+            properties: {
+              env: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_]*$', description: 'Name of an environment variable of the reconciler.' },
+            },
+            required: ['env'],
+            additionalProperties: false,
+          },
+          {
+            type: 'object',
+            properties: {
+              file: { type: 'string', minLength: 1, description: 'Path of a file holding the value, relative to the manifest file or absolute.' },
+            },
+            required: ['file'],
+            additionalProperties: false,
+          },
+        ],
+      },
+    },
+    required: ['valueFrom'],
+    additionalProperties: false,
+  },
+  Policy: {
+    title: 'Policy',
+    description: 'How the reconciler treats this resource.',
+    type: 'object',
+    properties: {
+      management: {
+        type: 'string',
+        enum: ['full', 'observe'],
+        default: 'full',
+        description: '`full` (default): reconcile the resource. `observe`: report drift, never write.',
+      },
+      deletion: {
+        type: 'string',
+        enum: ['orphan', 'delete'],
+        default: 'orphan',
+        description:
+          '`orphan` (default): leave the live resource alone when its manifest goes away. `delete`: delete it then (only when the manifest set loaded without any error).',
+      },
+      suspend: {
+        type: 'boolean',
+        default: false,
+        description: 'Skip this resource entirely (no reads, no writes) while true.',
+      },
+    },
+    additionalProperties: false,
+  },
+  Metadata: {
+    title: 'Metadata',
+    description: 'The document\'s identity. `name` is unique per kind (per project for functions, SSO providers and branches) and is how other documents refer to it.',
+    type: 'object',
+    properties: {
+      name: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 256,
+        pattern: '^\\S(.*\\S)?$',
+        description: 'Name of this document, unique per kind; other documents refer to it by this name.',
+      },
+      labels: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Free-form labels (not sent to the API).',
+      },
+      annotations: {
+        type: 'object',
+        additionalProperties: { type: 'string' },
+        description: 'Free-form annotations (not sent to the API).',
+      },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  },
+};
+
+const PROJECT_REFERENCE = {
+  type: 'string',
+  minLength: 1,
+  description: 'metadata.name of the Project document this resource belongs to.',
+};
+
+// ---- conversion of OpenAPI 3.0 shapes to JSON Schema 2020-12
+
+/** Converts an OpenAPI 3.0 schema: `nullable` becomes a `null` member of `type` (and `enum`), objects are closed. */
+export function convertOpenApiSchema(schema: JsonSchema, describe?: (path: string[]) => string | undefined, path: string[] = []): JsonSchema {
+  const out: JsonSchema = {};
+  const nullable = schema.nullable === true;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'nullable') continue;
+    if (key === 'type' && nullable && typeof value === 'string') out.type = [value, 'null'];
+    else if (key === 'enum' && nullable && Array.isArray(value)) out.enum = value.includes(null) ? value : [...value, null];
+    else if (key === 'properties') {
+      out.properties = Object.fromEntries(
+        Object.entries(value as Record<string, JsonSchema>).map(([name, child]) => [name, convertOpenApiSchema(child, describe, [...path, name])]),
+      );
+    } else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) {
+      out[key] = convertOpenApiSchema(value as JsonSchema, describe, [...path, '*']);
+    } else if (key === 'oneOf' || key === 'anyOf' || key === 'allOf') {
+      out[key] = (value as JsonSchema[]).map((member) => {
+        // An empty-properties object means "any object" in the API's shapes.
+        if (member.type === 'object' && member.properties && Object.keys(member.properties).length === 0) return { type: 'object' };
+        return convertOpenApiSchema(member, describe, path);
+      });
+    } else out[key] = value;
+  }
+  if (out.type === 'object' && out.properties && out.additionalProperties === undefined) out.additionalProperties = false;
+  const description = describe?.(path);
+  if (description && out.description === undefined) out.description = description;
+  return orderKeys(out);
+}
+
+const KEY_ORDER = ['$schema', '$id', 'title', 'description', 'type', 'const', 'enum', 'format', 'pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'maxItems', 'default', 'deprecated'];
+function orderKeys(schema: JsonSchema): JsonSchema {
+  const ordered: JsonSchema = {};
+  for (const key of KEY_ORDER) if (key in schema) ordered[key] = schema[key];
+  for (const [key, value] of Object.entries(schema)) if (!(key in ordered)) ordered[key] = value;
+  return ordered;
+}
+
+function typeWords(schema: JsonSchema): string {
+  const parts: string[] = [];
+  if (typeof schema.minimum === 'number' || typeof schema.maximum === 'number') {
+    parts.push(`${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`);
+  }
+  return parts.length ? ` (${parts.join(', ')})` : '';
+}
+
+// ---- descriptions of the auth fields, by group
+
+const AUTH_GROUPS: Array<[RegExp, (match: RegExpMatchArray) => string]> = [
+  [/^external_(idp\d\d)_(enabled)$/, (m) => `External identity provider \`${m[1]}\`: enable sign-in with it.`],
+  [/^external_(idp\d\d)_client_id$/, (m) => `External identity provider \`${m[1]}\`: OAuth client id.`],
+  [/^external_(idp\d\d)_secret$/, (m) => `External identity provider \`${m[1]}\`: OAuth client secret.`],
+  [/^external_(idp\d\d)_url$/, (m) => `External identity provider \`${m[1]}\`: the provider's base URL (self-hosted providers).`],
+  [/^external_(idp\d\d)_additional_client_ids$/, (m) => `External identity provider \`${m[1]}\`: further accepted client ids, comma-separated.`],
+  [/^external_(idp\d\d)_skip_nonce_check$/, (m) => `External identity provider \`${m[1]}\`: skip the ID token nonce check.`],
+  [/^external_(anonymous_users|email|phone)_enabled$/, (m) => `Sign-in method: enable ${m[1]!.replace('_', ' ')} sign-in.`],
+  [/^smtp_(.+)$/, (m) => `SMTP (custom mail server): \`${m[1]}\`.`],
+  [/^mailer_subjects_(.+)$/, (m) => `Mail subject of the ${m[1]!.replaceAll('_', ' ')} message.`],
+  [/^mailer_templates_(.+)_content$/, (m) => `Mail template (HTML) of the ${m[1]!.replaceAll('_', ' ')} message.`],
+  [/^mailer_(.+)$/, (m) => `Mailer: \`${m[1]}\`.`],
+  [/^sms_(sms[A-E])_(.+)$/, (m) => `SMS provider \`${m[1]}\`: \`${m[2]}\`.`],
+  [/^sms_(.+)$/, (m) => `SMS: \`${m[1]}\`.`],
+  [/^hook_(.+)_(enabled|uri|secrets)$/, (m) => `Auth hook \`${m[1]}\`: ${m[2] === 'enabled' ? 'enable it' : m[2] === 'uri' ? 'its URI' : 'its signing secrets'}.`],
+  [/^mfa_(.+)$/, (m) => `Multi-factor authentication: \`${m[1]}\`.`],
+  [/^rate_limit_(.+)$/, (m) => `Rate limit: \`${m[1]}\`.`],
+  [/^security_captcha_(.+)$/, (m) => `CAPTCHA: \`${m[1]}\`.`],
+  [/^security_(.+)$/, (m) => `Security: \`${m[1]}\`.`],
+  [/^sessions_(.+)$/, (m) => `Sessions: \`${m[1]}\`.`],
+  [/^password_(.+)$/, (m) => `Passwords: \`${m[1]}\`.`],
+  [/^saml_(.+)$/, (m) => `SAML single sign-on: \`${m[1]}\`.`],
+  [/^(.+)$/, (m) => `General: \`${m[1]}\`.`],
+];
+
+const AUTH_SPECIFIC: Record<string, string> = {
+  site_url: 'The site URL: the default redirect after sign-in and the base of links in mails.',
+  uri_allow_list: 'Further allowed redirect URLs, comma-separated.',
+  disable_signup: 'Refuse new sign-ups.',
+  jwt_exp: 'Access token lifetime in seconds.',
+};
+
+function describeAuthField(name: string, schema: JsonSchema): string {
+  const specific = AUTH_SPECIFIC[name];
+  let text = specific;
+  if (!text) {
+    for (const [pattern, render] of AUTH_GROUPS) {
+      const match = name.match(pattern);
+      if (match) {
+        text = render(match);
+        break;
+      }
+    }
+  }
+  return `${text}${typeWords(schema)} API field \`${name}\` of the auth configuration.`;
+}
+
+const SECRET_AUTH_NOTE =
+  ' Secret-bearing: give it as a reference (`{valueFrom: {env: NAME}}` or `{valueFrom: {file: PATH}}`), never as a literal.';
+
+function authSpec(openapi: OpenApiDocument): JsonSchema {
+  const body = openapi.components.schemas.UpdateAuthConfigBody!;
+  const properties: Record<string, JsonSchema> = {};
+  for (const [name, field] of Object.entries(body.properties as Record<string, JsonSchema>)) {
+    if (isSecretAuthField(name)) {
+      properties[name] = { description: describeAuthField(name, field) + SECRET_AUTH_NOTE, ...SECRET_REF };
+    } else {
+      properties[name] = convertOpenApiSchema(field, () => describeAuthField(name, field));
+    }
+  }
+  return {
+    title: 'AuthSpec',
+    description:
+      'The auth configuration (PATCH /v1/projects/{ref}/config/auth): only the fields listed here are managed, and only those are sent. Field names are the API\'s own.',
+    type: 'object',
+    properties,
+    additionalProperties: false,
+  };
+}
+
+function sectionFromBody(openapi: OpenApiDocument, bodyName: string, title: string, description: string, describeField: (path: string[]) => string | undefined, omit: string[] = []): JsonSchema {
+  const body = structuredClone(openapi.components.schemas[bodyName]!);
+  const properties = { ...(body.properties as Record<string, JsonSchema>) };
+  for (const name of omit) delete properties[name];
+  body.properties = properties;
+  delete body.required;
+  const converted = convertOpenApiSchema(body, describeField);
+  return orderKeys({ ...converted, title, description });
+}
+
+const POSTGRES_DURATION_FIELDS = new Set(['statement_timeout', 'wal_sender_timeout', 'checkpoint_timeout']);
+
+function postgresSpec(openapi: OpenApiDocument): JsonSchema {
+  const schema = sectionFromBody(
+    openapi,
+    'UpdatePostgresConfigBody',
+    'PostgresSpec',
+    'Postgres parameters (PUT /v1/projects/{ref}/config/database/postgres). Only the parameters listed are managed; an absent parameter keeps the service default.',
+    (path) => {
+      if (path.length !== 1) return undefined;
+      const name = path[0]!;
+      if (name === 'restart_database') return 'Restart the database when this section changes (sent as `restart_database`). Default false: the change applies at the next restart.';
+      return `Postgres parameter \`${name}\`${POSTGRES_DURATION_FIELDS.has(name) ? ' (a duration such as `30s` or `5min`)' : ''}.`;
+    },
+  );
+  return schema;
+}
+
+const RESTAPI_FIELDS: Record<string, string> = {
+  db_schema: 'Schemas exposed by the REST API, comma-separated.',
+  db_extra_search_path: 'Extra schemas on the search path, comma-separated.',
+  max_rows: 'Most rows one REST request returns.',
+  db_pool: 'Database connections of the REST API server.',
+};
+
+const STORAGE_FIELDS: Record<string, string> = {
+  fileSizeLimit: 'Largest upload, in bytes.',
+  features: 'Storage features.',
+  'features.imageTransformation': 'On-the-fly image transformation.',
+  'features.s3Protocol': 'The S3-compatible protocol endpoint.',
+  'features.icebergCatalog': 'The Iceberg catalog and its limits.',
+  'features.vectorBuckets': 'Vector buckets and their limits.',
+  external: 'Upstream selection.',
+  'external.upstreamTarget': 'Which upstream serves the project: `main` or `canary`.',
+};
+
+const POOLER_FIELDS: Record<string, string> = {
+  default_pool_size: 'Server connections per user and database pair.',
+  pool_mode: 'Pooling mode: `transaction` or `session`.',
+};
+
+function describeNested(table: Record<string, string>, section: string) {
+  return (path: string[]): string | undefined => {
+    if (path.length === 0) return undefined;
+    const key = path.join('.');
+    if (table[key]) return table[key];
+    const last = path[path.length - 1]!;
+    if (last === 'enabled') return `Enable ${path[path.length - 2] ?? 'it'}.`;
+    if (last === '*') return undefined;
+    return `API field \`${key}\` of the ${section} configuration.`;
+  };
+}
+
+function projectDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const schemas = openapi.components.schemas;
+  const createBody = schemas.V1CreateProjectBody!;
+  const createProps = createBody.properties as Record<string, JsonSchema>;
+  const restapi = sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/postgrest).', describeNested(RESTAPI_FIELDS, 'REST API'));
+  const storage = sectionFromBody(openapi, 'UpdateStorageConfigBody', 'StorageSpec', 'The storage configuration (PATCH /v1/projects/{ref}/config/storage).', describeNested(STORAGE_FIELDS, 'storage'));
+  const pooler = sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'));
+  const customHostname = schemas.UpdateCustomHostnameBody!.properties as Record<string, JsonSchema>;
+  const vanity = schemas.VanitySubdomainBody!.properties as Record<string, JsonSchema>;
+  const replica = schemas.SetUpReadReplicaBody!.properties as Record<string, JsonSchema>;
+  const networkItems = { type: 'string' };
+  return {
+    ProjectSpec: {
+      title: 'ProjectSpec',
+      description: 'A project, named within its organization, and every configuration section the reconciler manages. A section or field left out is not managed.',
+      type: 'object',
+      properties: {
+        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization document this project belongs to.' },
+        name: { ...convertOpenApiSchema(createProps.name!), minLength: 1, description: "The project's name in the API; default metadata.name. Unique within the organization." },
+        ref: { type: 'string', pattern: '^[a-z]{20}$', description: 'Adopt an existing project by its ref (20 lowercase letters) instead of finding it by name or creating it.' },
+        region: { ...convertOpenApiSchema(createProps.region!), description: 'Region the project is created in (it cannot move later).' },
+        desired_instance_size: { ...convertOpenApiSchema(createProps.desired_instance_size!), description: 'Compute size requested at creation.' },
+        db_pass: { description: 'Database password used when the project is created (required then); never readable back.', ...SECRET_REF },
+        paused: { type: 'boolean', description: 'true: pause the project; false: restore it when paused. Unset: not managed.' },
+        postgres_version: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$', description: 'Target Postgres version: upgrade when the live version is older and the project is eligible.' },
+        auth: { $ref: '#/$defs/AuthSpec' },
+        postgres: { $ref: '#/$defs/PostgresSpec' },
+        pooler: { $ref: '#/$defs/PoolerSpec' },
+        restapi: { $ref: '#/$defs/RestapiSpec' },
+        storage: { $ref: '#/$defs/StorageSpec' },
+        network_restrictions: { $ref: '#/$defs/NetworkRestrictionsSpec' },
+        ssl_enforcement: { $ref: '#/$defs/SslEnforcementSpec' },
+        custom_hostname: { $ref: '#/$defs/CustomHostnameSpec' },
+        vanity_subdomain: { $ref: '#/$defs/VanitySubdomainSpec' },
+        cryptoext: { $ref: '#/$defs/CryptoextSpec' },
+        read_replicas: { type: 'array', items: { $ref: '#/$defs/ReadReplicaSpec' }, description: 'The complete set of read replicas, one item each.' },
+        prune: {
+          type: 'object',
+          description: 'Delete live functions, SSO providers or branches of this project that no manifest declares (default false each).',
+          properties: {
+            functions: { type: 'boolean', default: false, description: 'Delete live functions no Function document declares.' },
+            ssoProviders: { type: 'boolean', default: false, description: 'Delete live SSO providers no SsoProvider document declares.' },
+            branches: { type: 'boolean', default: false, description: 'Delete live branches no Branch document declares.' },
+          },
+          additionalProperties: false,
+        },
+        branching_disabled: { type: 'boolean', description: 'true: disable preview branching for the project (deletes every branch). Branching is disabled only through this field.' },
+        policy: POLICY,
+      },
+      required: ['organization', 'region'],
+      additionalProperties: false,
+    },
+    AuthSpec: authSpec(openapi),
+    PostgresSpec: postgresSpec(openapi),
+    PoolerSpec: pooler,
+    RestapiSpec: restapi,
+    StorageSpec: storage,
+    NetworkRestrictionsSpec: {
+      title: 'NetworkRestrictionsSpec',
+      description: 'Database network restrictions (written whole): the client address ranges allowed to connect. Absent: not managed.',
+      type: 'object',
+      properties: {
+        dbAllowedCidrs: {
+          type: 'array',
+          description: 'Allowed IPv4 ranges in CIDR notation; `0.0.0.0/0` allows all.',
+          items: { ...networkItems, pattern: '^([0-9]{1,3}\\.){3}[0-9]{1,3}/[0-9]{1,2}$' },
+        },
+        dbAllowedCidrsV6: {
+          type: 'array',
+          description: 'Allowed IPv6 ranges in CIDR notation; `::/0` allows all.',
+          items: { ...networkItems, pattern: '^[0-9A-Fa-f:]+/[0-9]{1,3}$' },
+        },
+      },
+      additionalProperties: false,
+    },
+    SslEnforcementSpec: {
+      title: 'SslEnforcementSpec',
+      description: 'SSL enforcement for database connections.',
+      type: 'object',
+      properties: { database: { type: 'boolean', description: 'Refuse database connections without SSL.' } },
+      required: ['database'],
+      additionalProperties: false,
+    },
+    CustomHostnameSpec: {
+      title: 'CustomHostnameSpec',
+      description: 'A custom hostname: initialized, re-verified and activated as its status allows.',
+      type: 'object',
+      properties: {
+        custom_hostname: { ...convertOpenApiSchema(customHostname.custom_hostname!), format: 'hostname', description: 'The hostname, for example `api.example.com`.' },
+        activate: { type: 'boolean', default: true, description: 'Activate once the hostname is verified (default true).' },
+      },
+      required: ['custom_hostname'],
+      additionalProperties: false,
+    },
+    VanitySubdomainSpec: {
+      title: 'VanitySubdomainSpec',
+      description: 'A vanity subdomain: checked for availability, then activated.',
+      type: 'object',
+      properties: {
+        vanity_subdomain: { ...convertOpenApiSchema(vanity.vanity_subdomain!), minLength: 1, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'The subdomain (lowercase letters, digits and dashes).' },
+      },
+      required: ['vanity_subdomain'],
+      additionalProperties: false,
+    },
+    CryptoextSpec: {
+      title: 'CryptoextSpec',
+      description: 'The cryptoext root key. Changing an existing key can make data encrypted under the old one unreadable, so a change needs `confirm_root_key_change`.',
+      type: 'object',
+      properties: {
+        root_key: { description: 'The root key.', ...SECRET_REF },
+        confirm_root_key_change: {
+          type: 'string',
+          enum: [ROOT_KEY_CHANGE_CONFIRMATION],
+          description: `Must equal \`${ROOT_KEY_CHANGE_CONFIRMATION}\` for a change of an existing root key to be applied.`,
+        },
+      },
+      required: ['root_key'],
+      additionalProperties: false,
+    },
+    ReadReplicaSpec: {
+      title: 'ReadReplicaSpec',
+      description: 'One read replica.',
+      type: 'object',
+      properties: { read_replica_region: { ...convertOpenApiSchema(replica.read_replica_region!), description: 'Region of the replica.' } },
+      required: ['read_replica_region'],
+      additionalProperties: false,
+    },
+  };
+}
+
+function organizationDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const slug = (openapi.components.schemas.OrganizationResponseV1!.properties as Record<string, JsonSchema>).slug!;
+  return {
+    OrganizationSpec: {
+      title: 'OrganizationSpec',
+      description: 'An organization, found by its name (metadata.name) or adopted by slug; created when declared and missing.',
+      type: 'object',
+      properties: {
+        slug: { ...convertOpenApiSchema(slug), description: 'Adopt an existing organization by its slug (id). Otherwise it is found by name, or created.' },
+        policy: POLICY,
+      },
+      additionalProperties: false,
+    },
+  };
+}
+
+function secretsDefs(): Record<string, JsonSchema> {
+  return {
+    SecretsSpec: {
+      title: 'SecretsSpec',
+      description: "A project's secrets (the environment of its functions). One Secrets document per project.",
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        values: {
+          type: 'object',
+          description: 'Secret name -> reference to its value. Values are never literals.',
+          propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+          additionalProperties: SECRET_REF,
+        },
+        prune: { type: 'boolean', default: false, description: 'true: the set is complete; live secrets not listed are deleted. Default false.' },
+        policy: POLICY,
+      },
+      required: ['project', 'values'],
+      additionalProperties: false,
+    },
+  };
+}
+
+function functionDefs(): Record<string, JsonSchema> {
+  return {
+    FunctionSpec: {
+      title: 'FunctionSpec',
+      description: 'A function deployed from a source directory of the checkout through the multipart deploy endpoint.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        slug: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*$', description: 'Function slug; default metadata.name (which must then be a valid slug).' },
+        name: { type: 'string', minLength: 1, description: 'Display name; default the slug.' },
+        source: { type: 'string', minLength: 1, description: 'Source directory, relative to the manifest file; it must lie inside the manifests directory.' },
+        entrypoint: { type: 'string', minLength: 1, description: 'Entrypoint file, relative to `source`.' },
+        import_map: { type: 'string', minLength: 1, description: 'Import map file, relative to `source`.' },
+        static_patterns: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Globs (relative to `source`) of extra files to upload.' },
+        verify_jwt: { type: 'boolean', description: 'Require a valid JWT on every call.' },
+        policy: POLICY,
+      },
+      required: ['project', 'source', 'entrypoint'],
+      additionalProperties: false,
+    },
+  };
+}
+
+function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const body = openapi.components.schemas.CreateProviderBody!.properties as Record<string, JsonSchema>;
+  return {
+    SsoProviderSpec: {
+      title: 'SsoProviderSpec',
+      description: 'A SAML identity provider, matched to the live one by its domains (the service assigns the ids). Exactly one of `metadata_url` or `metadata_xml`.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        type: { ...convertOpenApiSchema(body.type!), description: 'Provider type.' },
+        metadata_url: { type: 'string', format: 'uri', description: "URL of the identity provider's SAML metadata." },
+        metadata_xml: { type: 'string', minLength: 1, description: "The identity provider's SAML metadata document." },
+        domains: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', format: 'hostname' },
+          description: 'Email domains whose users sign in through this provider; a domain belongs to one provider only.',
+        },
+        attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) =>
+          path.length === 0 ? 'Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`.' : undefined,
+        ),
+        name_id_format: { ...convertOpenApiSchema(body.name_id_format!), description: 'SAML NameID format requested from the provider.' },
+        policy: POLICY,
+      },
+      required: ['project', 'type', 'domains'],
+      oneOf: [{ required: ['metadata_url'] }, { required: ['metadata_xml'] }],
+      additionalProperties: false,
+    },
+  };
+}
+
+function branchDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const body = openapi.components.schemas.CreateBranchBody!.properties as Record<string, JsonSchema>;
+  return {
+    BranchSpec: {
+      title: 'BranchSpec',
+      description: 'A preview branch of a project.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        branch_name: { ...convertOpenApiSchema(body.branch_name!), description: 'Branch name; default metadata.name.' },
+        git_branch: { ...convertOpenApiSchema(body.git_branch!), description: 'The git branch it follows.' },
+        persistent: { ...convertOpenApiSchema(body.persistent!), description: 'Keep the branch when its git branch is merged or deleted.' },
+        region: { ...convertOpenApiSchema(body.region!), enum: [...REGIONS], description: 'Region of the branch project.' },
+        desired_instance_size: { ...convertOpenApiSchema(body.desired_instance_size!), description: 'Compute size of the branch project.' },
+        policy: POLICY,
+      },
+      required: ['project'],
+      additionalProperties: false,
+    },
+  };
+}
+
+const KIND_DESCRIPTIONS: Record<ManifestKind, string> = {
+  Organization: 'An organization of the fleet.',
+  Project: 'A project and its configuration.',
+  Secrets: "A project's set of function secrets.",
+  Function: 'A function of a project, deployed from sources in the checkout.',
+  SsoProvider: 'A SAML SSO provider of a project.',
+  Branch: 'A preview branch of a project.',
+};
+
+function documentSchema(kind: ManifestKind, file: string, defs: Record<string, JsonSchema>): JsonSchema {
+  const specDef = `${kind}Spec`;
+  const usesSecretRef = JSON.stringify(defs).includes('#/$defs/SecretRef');
+  const shared: Record<string, JsonSchema> = { Metadata: SHARED_DEFS.Metadata!, Policy: SHARED_DEFS.Policy! };
+  if (usesSecretRef) shared.SecretRef = SHARED_DEFS.SecretRef!;
+  return {
+    $schema: SCHEMA_DIALECT,
+    $id: `https://fleet-reconciler.dev/schemas/${file}`,
+    title: kind,
+    description: `${KIND_DESCRIPTIONS[kind]} A reconciler/v1 manifest document.`,
+    type: 'object',
+    properties: {
+      apiVersion: { type: 'string', const: 'reconciler/v1', description: 'Always `reconciler/v1`.' },
+      kind: { type: 'string', const: kind, description: `Always \`${kind}\`.` },
+      metadata: { $ref: '#/$defs/Metadata' },
+      spec: { $ref: `#/$defs/${specDef}` },
+    },
+    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    additionalProperties: false,
+    $defs: { ...shared, ...defs },
+  };
+}
+
+/** Every kind's schema, derived from the API description (openapi.json). */
+export function buildSchemas(openapi: OpenApiDocument): Record<ManifestKind, JsonSchema> {
+  return {
+    Organization: documentSchema('Organization', KIND_SCHEMA_FILES.Organization, organizationDefs(openapi)),
+    Project: documentSchema('Project', KIND_SCHEMA_FILES.Project, projectDefs(openapi)),
+    Secrets: documentSchema('Secrets', KIND_SCHEMA_FILES.Secrets, secretsDefs()),
+    Function: documentSchema('Function', KIND_SCHEMA_FILES.Function, functionDefs()),
+    SsoProvider: documentSchema('SsoProvider', KIND_SCHEMA_FILES.SsoProvider, ssoDefs(openapi)),
+    Branch: documentSchema('Branch', KIND_SCHEMA_FILES.Branch, branchDefs(openapi)),
+  };
+}
+
+/** The exact text of a committed schema file. */
+export function renderSchemaFile(schema: JsonSchema): string {
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
