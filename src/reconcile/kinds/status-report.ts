@@ -1,0 +1,224 @@
+// `reconcile status`: every managed resource of every project, in sync / drifted / pending /
+// failed with the time it was last observed, plus the observed-only facts of each project.
+// Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
+import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
+import type { ObservedProjectState } from './observed.js';
+
+export interface StatusResource {
+  id: string;
+  kind: ResourceKind;
+  name: string;
+  state: ResourceState;
+  /** Drifted field paths (names only, never values). */
+  fields?: string[];
+  message?: string;
+  /** ISO time of the last observation. */
+  observedAt?: string;
+}
+
+export interface ProjectStatus {
+  name: string;
+  ref?: string;
+  status?: string;
+  observedAt?: string;
+  resources: StatusResource[];
+  observed?: ObservedProjectState;
+}
+
+export interface StatusReport {
+  /** ISO time the report was made. */
+  generatedAt: string;
+  revision?: string;
+  /** The dry pass's result (`failed` when a read failed). */
+  result: PassResult['result'];
+  counts: Record<ResourceState, number>;
+  /** Resources that belong to no project (organizations). */
+  resources: StatusResource[];
+  projects: ProjectStatus[];
+  manifestErrors: PassResult['manifestErrors'];
+}
+
+function iso(ms: number | undefined): string | undefined {
+  return ms === undefined ? undefined : new Date(ms).toISOString();
+}
+
+/** The state of an entry for which the pass reported no ResourceStatus. */
+export function stateOfEntry(entry: PlanEntry): ResourceState {
+  if (entry.pending) return 'pending';
+  switch (entry.action) {
+    case 'noop':
+      return 'in_sync';
+    case 'blocked':
+      return 'failed';
+    case 'create':
+      return 'pending';
+    default:
+      return 'drifted';
+  }
+}
+
+function fromStatus(status: ResourceStatus): StatusResource {
+  const out: StatusResource = { id: status.id, kind: status.kind, name: status.name, state: status.state };
+  if (status.fields?.length) out.fields = [...status.fields];
+  if (status.message) out.message = status.message;
+  const at = iso(status.observedAt);
+  if (at) out.observedAt = at;
+  return out;
+}
+
+function fromEntry(entry: PlanEntry, observedAt: number | undefined): StatusResource {
+  const out: StatusResource = { id: entry.id, kind: entry.kind, name: entry.name, state: stateOfEntry(entry) };
+  const fields = entry.changes.map((c) => c.path);
+  if (fields.length && out.state !== 'in_sync') out.fields = fields;
+  const message = entry.action === 'create' ? 'to be created' : entry.action === 'delete' ? `to be deleted${entry.reason ? `: ${entry.reason}` : ''}` : entry.reason;
+  if (message && out.state !== 'in_sync') out.message = message;
+  const at = iso(observedAt);
+  if (at) out.observedAt = at;
+  return out;
+}
+
+export function buildStatusReport(result: PassResult, observed: ReadonlyMap<string, ObservedProjectState>, now: number): StatusReport {
+  const byId = new Map(result.resources.map((r) => [r.id, r]));
+  const all: Array<StatusResource & { project?: string }> = [];
+  const seen = new Set<string>();
+  // The pass's own statuses win (they include apply outcomes); plan entries fill any gap.
+  for (const status of result.resources) {
+    seen.add(status.id);
+    all.push({ ...fromStatus(status), ...(status.project !== undefined ? { project: status.project } : {}) });
+  }
+  for (const entry of result.plan.entries) {
+    if (seen.has(entry.id)) continue;
+    seen.add(entry.id);
+    all.push({ ...fromEntry(entry, byId.get(entry.id)?.observedAt ?? result.finishedAt), ...(entry.project !== undefined ? { project: entry.project } : {}) });
+  }
+  // A failed outcome marks its resource failed whatever the plan said.
+  for (const outcome of result.outcomes) {
+    const item = all.find((r) => r.id === outcome.entryId);
+    if (item && outcome.result === 'failed') {
+      item.state = 'failed';
+      if (outcome.error) item.message = `${outcome.error.type}: ${outcome.error.message}`;
+    }
+  }
+  const counts: Record<ResourceState, number> = { in_sync: 0, drifted: 0, pending: 0, failed: 0 };
+  for (const r of all) counts[r.state] += 1;
+
+  const projectNames = new Set<string>([...result.projects.map((p) => p.name), ...all.flatMap((r) => (r.project ? [r.project] : []))]);
+  const projects: ProjectStatus[] = [...projectNames].sort().map((name) => {
+    const info = result.projects.find((p) => p.name === name);
+    const project: ProjectStatus = {
+      name,
+      resources: all.filter((r) => r.project === name).map(strip).sort(byKindThenName),
+    };
+    if (info?.ref) project.ref = info.ref;
+    if (info?.status) project.status = info.status;
+    const at = iso(info?.observedAt);
+    if (at) project.observedAt = at;
+    const facts = info?.ref ? observed.get(info.ref) : undefined;
+    if (facts) project.observed = facts;
+    return project;
+  });
+  const report: StatusReport = {
+    generatedAt: new Date(now).toISOString(),
+    result: result.result,
+    counts,
+    resources: all.filter((r) => r.project === undefined).map(strip).sort(byKindThenName),
+    projects,
+    manifestErrors: result.manifestErrors,
+  };
+  if (result.revision) report.revision = result.revision;
+  return report;
+}
+
+function strip(r: StatusResource & { project?: string }): StatusResource {
+  const { project: _project, ...rest } = r;
+  return rest;
+}
+
+function byKindThenName(a: StatusResource, b: StatusResource): number {
+  return a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1;
+}
+
+const COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
+const RESET = '\u001b[0m';
+
+function table(rows: string[][], color: boolean, stateColumn: number): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((row, index) =>
+    row
+      .map((cell, i) => {
+        const padded = i === row.length - 1 ? cell : cell.padEnd(widths[i]!);
+        return color && index > 0 && i === stateColumn && cell in COLORS ? `${COLORS[cell as ResourceState]}${padded}${RESET}` : padded;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function resourceRows(resources: StatusResource[]): string[][] {
+  return [
+    ['KIND', 'NAME', 'STATE', 'LAST OBSERVED', 'DETAIL'],
+    ...resources.map((r) => [
+      r.kind,
+      r.name,
+      r.state,
+      r.observedAt ?? '-',
+      [r.fields?.length ? `fields: ${r.fields.join(', ')}` : '', r.message ?? ''].filter(Boolean).join('; '),
+    ]),
+  ];
+}
+
+/** One line per observed-only fact. */
+export function observedLines(state: ObservedProjectState): string[] {
+  const lines: string[] = [];
+  if (state.health) {
+    const bad = state.health.filter((h) => !h.healthy);
+    lines.push(`health: ${state.health.length - bad.length}/${state.health.length} services healthy${bad.length ? ` (not healthy: ${bad.map((h) => `${h.name} ${h.status}`).join(', ')})` : ''}`);
+  }
+  if (state.readOnly) {
+    lines.push(`read-only mode: ${state.readOnly.enabled ? 'ON' : 'off'}${state.readOnly.overrideEnabled ? ` (override until ${state.readOnly.overrideActiveUntil ?? '?'})` : ''}`);
+  }
+  if (state.networkBans) {
+    lines.push(`network bans: ${state.networkBans.bannedIpv4.length ? state.networkBans.bannedIpv4.join(', ') : 'none'}`);
+  }
+  if (state.apiKeys) {
+    lines.push(`API keys: ${state.apiKeys.length ? state.apiKeys.map((k) => `${k.name} (${[k.type, k.prefix ? `prefix ${k.prefix}` : ''].filter(Boolean).join(', ') || 'no type'})`).join('; ') : 'none'}`);
+  }
+  if (state.backups) {
+    const b = state.backups;
+    const window = b.pitrWindow
+      ? `, recovery window ${b.pitrWindow.earliest !== undefined ? new Date(b.pitrWindow.earliest * 1000).toISOString() : '?'} .. ${b.pitrWindow.latest !== undefined ? new Date(b.pitrWindow.latest * 1000).toISOString() : '?'}`
+      : '';
+    lines.push(`backups: ${b.count}${b.latestBackupAt ? `, latest ${b.latestBackupAt}` : ''}; PITR ${b.pitrEnabled ? 'on' : 'off'}${window}`);
+  }
+  if (state.upgrade !== undefined) {
+    const u = state.upgrade;
+    lines.push(`upgrade: ${u === null ? 'none' : `to ${u.targetVersion}, ${u.progress ?? 'no progress yet'}${u.error ? `, error ${u.error}` : ''}`}`);
+  }
+  for (const e of state.errors) lines.push(`${e.resource}: not read (${e.type}: ${e.message})`);
+  return lines;
+}
+
+export function renderStatusText(report: StatusReport, options: { color: boolean }): string {
+  const out: string[] = [];
+  const c = report.counts;
+  out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
+  for (const e of report.manifestErrors) out.push(`manifest error: ${e.file}:${e.line}:${e.column} ${e.path} ${e.message}`);
+  if (report.resources.length) {
+    out.push('', 'Organizations');
+    out.push(...table(resourceRows(report.resources), options.color, 2).map((l) => `  ${l}`));
+  }
+  for (const project of report.projects) {
+    out.push('', `Project ${project.name}${project.ref ? ` (ref ${project.ref}${project.status ? `, ${project.status}` : ''})` : ' (not created yet)'}${project.observedAt ? `, observed ${project.observedAt}` : ''}`);
+    if (project.resources.length) out.push(...table(resourceRows(project.resources), options.color, 2).map((l) => `  ${l}`));
+    else out.push('  (no managed resources)');
+    if (project.observed) {
+      out.push(`  Observed only (read ${new Date(project.observed.observedAt).toISOString()}):`);
+      out.push(...observedLines(project.observed).map((l) => `    ${l}`));
+    }
+  }
+  return `${out.join('\n')}\n`;
+}
+
+export function renderStatusJson(report: StatusReport): string {
+  return `${JSON.stringify(report, null, 2)}\n`;
+}
