@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { canonicalCidr, cidrSet, sameCidrSet } from '../../src/reconcile/kinds/config/cidr-set.js';
 import { authSecretDigest, matchesAuthSecretDigest } from '../../src/reconcile/kinds/config/hmac-digest.js';
-import { isSecretAuthField } from '../../src/reconcile/kinds/config/auth-secret-fields.js';
+import { isSecretAuthField } from '../../src/manifests/secret-fields.js';
 import { replicaRegion } from '../../src/reconcile/kinds/config/read-replicas.js';
 import { leaves } from '../../src/reconcile/kinds/config/storage.js';
 import { majorVersion } from '../../src/reconcile/kinds/config/postgres-version.js';

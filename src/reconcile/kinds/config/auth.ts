@@ -1,7 +1,7 @@
 import type { AuthSpec } from '../../../manifests/types.js';
 import { changedSubset, diffFields } from '../../diff.js';
 import type { FieldChange, KindModule } from '../../types.js';
-import { isSecretAuthField } from './auth-secret-fields.js';
+import { isSecretAuthField } from '../../../manifests/secret-fields.js';
 import { matchesAuthSecretDigest } from './hmac-digest.js';
 import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions, type Section } from './section-plan.js';
 

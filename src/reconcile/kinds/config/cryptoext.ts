@@ -1,3 +1,4 @@
+import { ROOT_KEY_CHANGE_CONFIRMATION } from '../../../manifests/schema-source.js';
 import type { CryptoextSpec } from '../../../manifests/types.js';
 import type { KindContext, KindModule } from '../../types.js';
 import { sameSecret } from './hmac-digest.js';
@@ -6,8 +7,6 @@ import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, w
 const SECTION: Section = { kind: 'ProjectCryptoext', key: 'cryptoext' };
 const PATH = `${SECTION.key}.root_key`;
 
-/** The exact sentence `confirm_root_key_change` must hold for an existing root key to be replaced. */
-export const ROOT_KEY_CHANGE_CONFIRMATION = 'I understand encrypted data may become unreadable';
 
 /**
  * The encryption root key. Replacing an existing key can make data encrypted under it

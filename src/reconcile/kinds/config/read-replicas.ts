@@ -1,4 +1,5 @@
 import type { PoolerConfigResponse } from '../../../api/types.js';
+import { REGIONS } from '../../../manifests/schema-source.js';
 import type { ReadReplicaSpec } from '../../../manifests/types.js';
 import type { KindContext, KindModule } from '../../types.js';
 import { readPoolerList } from './pooler-list.js';
@@ -7,11 +8,7 @@ import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions, 
 const SECTION: Section = { kind: 'ProjectReadReplicas', key: 'read_replicas' };
 
 // Longest first, so a region is never matched by a shorter name inside it.
-const REGIONS = [
-  'us-east-1', 'us-east-2', 'us-west-1', 'us-west-2', 'ap-east-1', 'ap-southeast-1', 'ap-northeast-1',
-  'ap-northeast-2', 'ap-southeast-2', 'eu-west-1', 'eu-west-2', 'eu-west-3', 'eu-north-1', 'eu-central-1',
-  'eu-central-2', 'ca-central-1', 'ap-south-1', 'sa-east-1',
-].sort((a, b) => b.length - a.length);
+const REGIONS_LONGEST_FIRST = [...REGIONS].sort((a, b) => b.length - a.length);
 
 interface LiveReplica {
   identifier: string;
@@ -22,7 +19,7 @@ interface LiveReplica {
 export function replicaRegion(entry: Pick<PoolerConfigResponse, 'identifier' | 'db_host'>): string | undefined {
   for (const text of [entry.identifier, entry.db_host]) {
     if (typeof text !== 'string') continue;
-    const found = REGIONS.find((region) => text.includes(region));
+    const found = REGIONS_LONGEST_FIRST.find((region) => text.includes(region));
     if (found) return found;
   }
   return undefined;
