@@ -36,6 +36,8 @@ export interface LoggerOptions {
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Static fields on every line. */
   base?: Record<string, unknown>;
+  /** File descriptor the pretty output goes to (default 2; the daemon logs to stdout, 1). */
+  prettyFd?: 1 | 2;
 }
 
 export type Logger = PinoLogger;
@@ -51,7 +53,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.pretty) {
     const transport = pino.transport({
       target: 'pino-pretty',
-      options: { colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', destination: 2 },
+      options: { colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', destination: options.prettyFd ?? 2 },
     });
     return pino(config, transport);
   }

@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { lstat, readdir, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { AnyDocument, ManifestSet } from '../manifests/types.js';
+
+/** Content digests of every file of a checkout, by path relative to its root. */
+export type TreeFingerprint = Map<string, string>;
+
+/** Refuses to hash pathological trees; a pass over everything is then the safe answer. */
+const MAX_FILES = 50_000;
+
+export class TreeTooLargeError extends Error {
+  constructor(readonly root: string) {
+    super(`More than ${MAX_FILES} files below ${root}`);
+    this.name = 'TreeTooLargeError';
+  }
+}
+
+function hashFile(path: string): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    const hash = createHash('sha256');
+    createReadStream(path)
+      .on('data', (chunk) => hash.update(chunk))
+      .on('error', reject)
+      .on('end', () => resolvePromise(hash.digest('hex')));
+  });
+}
+
+/**
+ * Digests every file below `root` (dot-files and dot-directories such as `.git` skipped, as the
+ * loader skips them). Kept in memory between revisions: git-sync deletes the old worktree,
+ * so the previous tree cannot be read again to compare.
+ */
+export async function fingerprintTree(root: string): Promise<TreeFingerprint> {
+  const files: TreeFingerprint = new Map();
+  const walk = async (dir: string): Promise<void> => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.name.startsWith('.')) continue;
+      const full = join(dir, entry.name);
+      let info = entry.isSymbolicLink() ? await stat(full).catch(() => undefined) : await lstat(full);
+      if (!info) continue;
+      if (info.isDirectory()) await walk(full);
+      else if (info.isFile()) {
+        if (files.size >= MAX_FILES) throw new TreeTooLargeError(root);
+        files.set(relative(root, full).split(sep).join('/'), await hashFile(full));
+      }
+      info = undefined;
+    }
+  };
+  await walk(root);
+  return files;
+}
+
+/** Paths (relative to the root, `/`-separated) whose files changed, appeared or disappeared. */
+export function changedFiles(before: TreeFingerprint, after: TreeFingerprint): Set<string> {
+  const changed = new Set<string>();
+  for (const [path, digest] of after) if (before.get(path) !== digest) changed.add(path);
+  for (const path of before.keys()) if (!after.has(path)) changed.add(path);
+  return changed;
+}
+
+export interface SourceSnapshot {
+  set: ManifestSet;
+  files: TreeFingerprint;
+}
+
+export interface ProjectChanges {
+  /** True when the change reaches beyond single projects (organizations, removed projects): a pass over everything. */
+  everything: boolean;
+  /** Project manifest names whose desired state may have changed. */
+  projects: Set<string>;
+  /** Every changed file. */
+  files: Set<string>;
+}
+
+function toRelative(root: string, path: string): string {
+  return relative(root, path).split(sep).join('/');
+}
+
+function fileRefs(value: unknown, out: string[]): void {
+  if (Array.isArray(value)) {
+    for (const item of value) fileRefs(item, out);
+  } else if (value && typeof value === 'object') {
+    const from = (value as { valueFrom?: { file?: unknown } }).valueFrom;
+    if (from && typeof from.file === 'string') out.push(from.file);
+    for (const item of Object.values(value)) fileRefs(item, out);
+  }
+}
+
+/** The files (and directory prefixes, ending in `/`) whose content a document's desired state depends on. */
+function dependencies(document: AnyDocument, root: string): string[] {
+  const dir = isAbsolute(document.source.dir) ? document.source.dir : resolve(root, document.source.dir);
+  const paths = [document.source.file];
+  const refs: string[] = [];
+  fileRefs(document.spec, refs);
+  for (const ref of refs) paths.push(toRelative(root, resolve(dir, ref)));
+  if (document.kind === 'Function') {
+    paths.push(`${toRelative(root, resolve(dir, document.spec.source))}/`);
+    if (document.spec.import_map) paths.push(toRelative(root, resolve(dir, document.spec.source, document.spec.import_map)));
+  }
+  return paths;
+}
+
+function projectOf(document: AnyDocument): string | undefined {
+  if (document.kind === 'Organization') return undefined;
+  if (document.kind === 'Project') return document.metadata.name;
+  return document.spec.project;
+}
+
+function touches(changed: Set<string>, dependency: string): boolean {
+  if (!dependency.endsWith('/')) return changed.has(dependency);
+  for (const path of changed) if (path.startsWith(dependency)) return true;
+  return false;
+}
+
+/** Project manifest names of a set. */
+export function projectNames(set: ManifestSet): string[] {
+  return set.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name);
+}
+
+/**
+ * Which projects a new revision changes: a project changes when a file that one of its documents
+ * lives in, or depends on (function sources, referenced secret files), changed. Organizations
+ * and removed projects are not per-project work, so they ask for a pass over everything.
+ */
+export function projectChanges(before: SourceSnapshot, after: SourceSnapshot): ProjectChanges {
+  const files = changedFiles(before.files, after.files);
+  const projects = new Set<string>();
+  let everything = false;
+  const afterProjects = new Set(projectNames(after.set));
+  for (const name of projectNames(before.set)) if (!afterProjects.has(name)) everything = true;
+  for (const { set } of [before, after]) {
+    for (const document of set.documents) {
+      if (!dependencies(document, set.root).some((dep) => touches(files, dep))) continue;
+      const project = projectOf(document);
+      if (project === undefined) everything = true;
+      else projects.add(project);
+    }
+  }
+  return { everything, projects, files };
+}

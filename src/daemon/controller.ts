@@ -1,0 +1,349 @@
+import type { ManifestSet } from '../manifests/types.js';
+import type { Logger, PassResult } from '../reconcile/types.js';
+import type { Clock } from '../util/clock.js';
+import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
+import type { CronTrigger } from './cron-trigger.js';
+import { debounce, type Debouncer } from './debounce.js';
+import { DriftSweep } from './drift-sweep.js';
+import type { DaemonMetrics } from './metrics.js';
+import { logPass } from './pass-log.js';
+import { FLEET_KEY, ProjectLocks } from './project-locks.js';
+import { loadStable, type LoadManifests } from './source-loader.js';
+import type { SourceWatcher } from './source-watcher.js';
+
+/** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
+export interface DaemonPassRequest {
+  manifests: ManifestSet;
+  priority: 'write' | 'drift';
+  /** Limit the pass to these project manifest names; undefined: everything. */
+  projects?: string[];
+  signal: AbortSignal;
+}
+
+export type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
+
+export interface DaemonOptions {
+  /** The manifests path as given (a directory or a git-sync link). */
+  manifestsPath: string;
+  runPass: DaemonRunPass;
+  loadManifests: LoadManifests;
+  metrics: DaemonMetrics;
+  log: Logger;
+  clock: Clock;
+  trigger: CronTrigger;
+  /** The effective request budget (the client's). */
+  budget(): { limit: number; windowMs: number };
+  /** Starts watching the source; `onEvent` is called for every file event. */
+  watch?(path: string, onEvent: () => void): Promise<SourceWatcher>;
+  allowEmpty?: boolean;
+  dryRun?: boolean;
+  /** Quiet time after the last file event before reading the tree (default 2 s). */
+  debounceMs?: number;
+  /** Longest a burst may postpone the read (default 15 s). */
+  maxDebounceMs?: number;
+  /** Wait before re-reading a tree that moved during the read (default 500 ms). */
+  settleMs?: number;
+  /** Share of the budget drift re-checks may use (default 0.8). */
+  driftShare?: number;
+  /** Smallest spacing between drift slices (default 5 s). */
+  minSliceSpacingMs?: number;
+}
+
+export interface Readiness {
+  ready: boolean;
+  reasons: string[];
+}
+
+/** Requests one project's re-check cost before any was measured. */
+const DEFAULT_READS_PER_PROJECT = 8;
+
+/**
+ * The daemon's core: keeps the last good desired state, turns file events into passes over what
+ * changed (write priority), re-checks drift on the schedule (drift priority, paced), and runs
+ * one pass at a time per project.
+ */
+export class Daemon {
+  readonly #options: DaemonOptions;
+  readonly #locks = new ProjectLocks();
+  readonly #shutdown = new AbortController();
+  readonly #sweep: DriftSweep;
+  readonly #debouncer: Debouncer;
+  readonly #passes = new Set<Promise<unknown>>();
+  #watcher: SourceWatcher | undefined;
+  #current: (SourceSnapshot & { revision?: string }) | undefined;
+  #reloading: Promise<void> | undefined;
+  #reloadAgain = false;
+  #readsPerProject = DEFAULT_READS_PER_PROJECT;
+  #stopped = false;
+
+  constructor(options: DaemonOptions) {
+    this.#options = options;
+    this.#debouncer = debounce(() => this.reload(), {
+      clock: options.clock,
+      quietMs: options.debounceMs ?? 2_000,
+      maxWaitMs: options.maxDebounceMs ?? 15_000,
+    });
+    this.#sweep = new DriftSweep({
+      clock: options.clock,
+      trigger: options.trigger,
+      projects: () => (this.#current ? projectNames(this.#current.set) : []),
+      runSlice: (projects, signal) => this.#driftSlice(projects, signal),
+      budget: options.budget,
+      readsPerProject: () => this.#readsPerProject,
+      driftShare: options.driftShare,
+      minSpacingMs: options.minSliceSpacingMs,
+      onPacing: (pacing) => {
+        if (pacing.overBudget) {
+          options.log.warn(
+            { due: pacing.due, sliceSize: pacing.sliceSize, spacingMs: Math.round(pacing.spacingMs) },
+            'drift re-checks need more requests than the budget allows in one interval; observation ages will grow',
+          );
+        }
+      },
+    });
+  }
+
+  /** Loads the manifests, applies them (one pass over everything), then watches and schedules. */
+  async start(): Promise<void> {
+    if (this.#options.watch) {
+      this.#watcher = await this.#options.watch(this.#options.manifestsPath, () => this.#debouncer.trigger());
+    }
+    await this.reload();
+    if (!this.#stopped) this.#sweep.start();
+  }
+
+  /** The desired state the daemon works from (the last revision that loaded cleanly). */
+  current(): { set: ManifestSet; revision?: string } | undefined {
+    return this.#current;
+  }
+
+  readiness(): Readiness {
+    return this.#current ? { ready: true, reasons: [] } : { ready: false, reasons: ['no manifests loaded yet'] };
+  }
+
+  /** Reads the source now (file events arrive through the debouncer). Serialized: one read at a time. */
+  reload(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    if (this.#reloading) {
+      this.#reloadAgain = true;
+      return this.#reloading;
+    }
+    this.#reloading = (async () => {
+      do {
+        this.#reloadAgain = false;
+        try {
+          await this.#reloadOnce();
+        } catch (error) {
+          if (this.#stopped) return;
+          this.#options.log.error({ err: error }, 'reading the manifests failed; keeping the last good state');
+        }
+      } while (this.#reloadAgain && !this.#stopped);
+    })().finally(() => {
+      this.#reloading = undefined;
+    });
+    return this.#reloading;
+  }
+
+  async #reloadOnce(): Promise<void> {
+    const { log, metrics } = this.#options;
+    const loaded = await loadStable(this.#options.manifestsPath, {
+      load: this.#options.loadManifests,
+      clock: this.#options.clock,
+      eventCount: this.#watcher ? () => this.#watcher!.eventCount() : undefined,
+      settleMs: this.#options.settleMs,
+      signal: this.#shutdown.signal,
+    });
+    if (loaded.kind === 'vanished') {
+      log.warn({ path: loaded.path }, 'the manifests directory is missing; keeping the last good state, nothing is pruned');
+      return;
+    }
+    if (loaded.kind === 'unstable') {
+      log.warn({ path: loaded.path, attempts: loaded.attempts }, 'the manifests kept changing while being read; will read again');
+      this.#debouncer.trigger();
+      return;
+    }
+    const { set, revision } = loaded;
+    if (set.errors.length > 0) {
+      metrics.setManifestErrors(set.errors.length);
+      metrics.recordInvalidRevision();
+      for (const error of set.errors) {
+        log.error(
+          { file: error.file, line: error.line, column: error.column, field: error.path, hint: error.hint, revision, detail: error.message },
+          'manifest error',
+        );
+      }
+      log.error(
+        { revision, errors: set.errors.length, keeping: this.#current?.revision },
+        'the revision has manifest errors; nothing from it is applied, the last good state stays',
+      );
+      return;
+    }
+    metrics.setManifestErrors(0);
+    if (set.documents.length === 0 && !this.#options.allowEmpty) {
+      log.warn({ revision, root: set.root }, 'the manifest set is empty; keeping the last good state, nothing is pruned (--allow-empty lets it prune)');
+      return;
+    }
+    let files: TreeFingerprint;
+    try {
+      files = await fingerprintTree(loaded.resolved);
+    } catch {
+      // Without digests the change cannot be narrowed down: the revision gets a pass over everything.
+      files = new Map();
+    }
+    const next = { set, files, revision };
+    const previous = this.#current;
+    this.#current = next;
+    metrics.setSourceRevision(revision);
+    metrics.retainProjects(projectNames(set));
+
+    if (!previous) {
+      log.info({ revision, documents: set.documents.length }, 'manifests loaded');
+      this.#spawn(this.#writePass(undefined));
+      return;
+    }
+    const changes = previous.files.size === 0 || files.size === 0 ? undefined : projectChanges(previous, next);
+    if (changes && !changes.everything && changes.projects.size === 0) {
+      if (changes.files.size > 0 || revision !== previous.revision) {
+        log.info({ revision, files: changes.files.size }, 'new revision changes no project; nothing to apply');
+      }
+      return;
+    }
+    const scope = changes && !changes.everything ? [...changes.projects].filter((p) => projectNames(set).includes(p)) : undefined;
+    log.info({ revision, previous: previous.revision, projects: scope ?? 'all' }, 'new revision');
+    this.#spawn(
+      this.#writePass(scope).then(() => {
+        // What the revision did not touch is re-checked in the background, paced.
+        if (scope) this.#sweep.enqueue(projectNames(set).filter((p) => !scope.includes(p)));
+      }),
+    );
+  }
+
+  #spawn(work: Promise<unknown>): void {
+    const tracked = work.catch((error: unknown) => this.#options.log.error({ err: error }, 'pass failed unexpectedly'));
+    this.#passes.add(tracked);
+    void tracked.finally(() => this.#passes.delete(tracked));
+  }
+
+  async #writePass(projects: string[] | undefined): Promise<void> {
+    const signal = this.#shutdown.signal;
+    const keys = projects ?? [FLEET_KEY, ...(this.#current ? projectNames(this.#current.set) : [])];
+    let release: () => void;
+    try {
+      release = await this.#locks.acquire(keys, signal);
+    } catch {
+      return;
+    }
+    try {
+      if (signal.aborted || !this.#current) return;
+      await this.#run({ manifests: this.#current.set, priority: 'write', projects, signal }, this.#current.revision);
+    } finally {
+      release();
+    }
+  }
+
+  async #driftSlice(projects: string[], signal: AbortSignal): Promise<void> {
+    if (!this.#current || signal.aborted) return;
+    // A project already in a pass is being observed right now; a fleet pass covers everything.
+    if (this.#locks.busy([FLEET_KEY])) return;
+    const free = projects.filter((p) => !this.#locks.busy([p]));
+    if (free.length === 0) return;
+    const release = this.#locks.tryAcquire(free)!;
+    const work = (async () => {
+      try {
+        const result = await this.#run({ manifests: this.#current!.set, priority: 'drift', projects: free, signal }, this.#current!.revision);
+        if (result) this.#readsPerProject = 0.7 * this.#readsPerProject + 0.3 * Math.max(1, result.requests / free.length);
+      } finally {
+        release();
+      }
+    })();
+    this.#passes.add(work);
+    try {
+      await work;
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'drift re-check failed unexpectedly');
+    } finally {
+      this.#passes.delete(work);
+    }
+  }
+
+  async #run(request: DaemonPassRequest, revision: string | undefined): Promise<PassResult | undefined> {
+    const { log, metrics, clock } = this.#options;
+    const startedAt = clock.now();
+    let result: PassResult;
+    try {
+      result = await this.#options.runPass(request);
+    } catch (error) {
+      if (request.signal.aborted) {
+        log.info({ priority: request.priority, projects: request.projects ?? 'all' }, 'pass abandoned at shutdown');
+        return undefined;
+      }
+      log.error({ err: error, priority: request.priority, projects: request.projects ?? 'all' }, 'pass failed');
+      metrics.recordPass(failedResult(startedAt, clock.now(), revision, this.#options.dryRun ?? false), { projects: [] });
+      return undefined;
+    }
+    metrics.recordPass(result, { projects: request.projects });
+    logPass(log, result, { priority: request.priority, projects: request.projects, revision });
+    return result;
+  }
+
+  /** Resolves when no read, pass or re-check is running or waiting (tests). */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.#reloading) await this.#reloading;
+      if (this.#passes.size > 0) await Promise.allSettled([...this.#passes]);
+      await this.#sweep.idle();
+      if (!this.#reloading && this.#passes.size === 0 && this.#sweep.due().length === 0) return;
+    }
+  }
+
+  /** Projects waiting for a drift re-check (tests, diagnostics). */
+  driftDue(): string[] {
+    return this.#sweep.due();
+  }
+
+  /** A scheduled re-check of every project, now. */
+  resyncNow(): void {
+    this.#sweep.tick();
+  }
+
+  /**
+   * Stops taking work (watcher, schedule, pending reads), aborts the passes in flight (queued
+   * requests are dropped; the client lets a request already sent finish or abandons it safely),
+   * and waits for them up to `graceMs`. Returns false when something did not settle in time.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    if (this.#stopped) return true;
+    this.#stopped = true;
+    this.#debouncer.cancel();
+    this.#shutdown.abort(new Error('shutting down'));
+    const settle = Promise.allSettled([
+      this.#watcher?.close(),
+      this.#sweep.stop(),
+      this.#reloading,
+      ...this.#passes,
+    ]).then(() => true);
+    let cancelTimer: (() => void) | undefined;
+    const timeout = new Promise<boolean>((resolve) => {
+      cancelTimer = this.#options.clock.schedule(() => resolve(false), graceMs);
+    });
+    const settled = await Promise.race([settle, timeout]);
+    cancelTimer?.();
+    return settled;
+  }
+}
+
+function failedResult(startedAt: number, finishedAt: number, revision: string | undefined, dryRun: boolean): PassResult {
+  return {
+    startedAt,
+    finishedAt,
+    dryRun,
+    revision,
+    manifestErrors: [],
+    plan: { entries: [], summary: { create: 0, update: 0, delete: 0, noop: 0, blocked: 0 }, hasChanges: false },
+    outcomes: [],
+    resources: [],
+    projects: [],
+    result: 'failed',
+    requests: 0,
+  };
+}

@@ -1,0 +1,310 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Priority } from '../api/request.js';
+import { PRIORITIES } from '../api/request.js';
+import type { ApiTelemetry } from '../telemetry.js';
+import type { Clock } from '../util/clock.js';
+import { systemClock } from '../util/clock.js';
+import type { PassResult, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
+
+/** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
+export const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
+
+/**
+ * Every metric the daemon exports (names, types and labels are the public interface: dashboards
+ * and alerts depend on them; the README's metrics table documents each).
+ */
+export const METRIC_DEFINITIONS = {
+  reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'] },
+  reconciler_resource_in_sync: { type: 'gauge', labels: ['project', 'kind', 'name'] },
+  reconciler_reconcile_total: { type: 'counter', labels: ['result'] },
+  reconciler_reconcile_duration_seconds: { type: 'histogram', labels: [] },
+  reconciler_apply_total: { type: 'counter', labels: ['kind', 'action', 'result'] },
+  reconciler_api_requests_total: { type: 'counter', labels: ['method', 'route', 'code'] },
+  reconciler_api_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'] },
+  reconciler_api_rate_limited_total: { type: 'counter', labels: [] },
+  reconciler_api_budget_remaining: { type: 'gauge', labels: [] },
+  reconciler_api_budget_limit: { type: 'gauge', labels: [] },
+  reconciler_queue_depth: { type: 'gauge', labels: ['priority'] },
+  reconciler_observation_age_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [] },
+  reconciler_manifest_errors: { type: 'gauge', labels: [] },
+  reconciler_source_info: { type: 'gauge', labels: ['revision'] },
+  reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
+  reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
+} as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
+
+export interface MetricsOptions {
+  /** Observation ages are computed against this clock at scrape time. */
+  clock?: Clock;
+  /** Also export the default process metrics (CPU, memory, event loop, handles). Default true. */
+  processMetrics?: boolean;
+}
+
+/** Which part of the fleet a pass covered: a restricted pass replaces only its projects' figures. */
+export interface PassScope {
+  /** Project manifest names the pass was limited to; undefined: the whole fleet. */
+  projects?: string[];
+}
+
+export interface DaemonMetrics extends ApiTelemetry {
+  readonly registry: Registry;
+  /** Records a finished pass: counters, duration, per-resource state, observations. */
+  recordPass(result: PassResult, scope?: PassScope): void;
+  /** A revision that did not load: counted as an `invalid` reconcile; nothing else changes. */
+  recordInvalidRevision(): void;
+  setManifestErrors(count: number): void;
+  setSourceRevision(revision: string | undefined): void;
+  /** Marks projects as observed at `at` (ms since epoch). */
+  setObserved(projects: Iterable<string>, at: number): void;
+  /** Replaces the observed status and service health of projects (`reconcile status`'s observed-only reads). */
+  setProjectObservations(observations: ProjectObservation[]): void;
+  /** Keeps only these projects in per-project series (the rest left the manifests). */
+  retainProjects(projects: Iterable<string>): void;
+  /** Exposition text for `/metrics`. */
+  render(): Promise<string>;
+  readonly contentType: string;
+}
+
+// prom-client rejects a label value that is not a string; undefined becomes the empty value,
+// which Prometheus treats as an absent label (organization-level resources have no project).
+function label(value: string | undefined): string {
+  return value ?? '';
+}
+
+/**
+ * Creates the daemon's metrics on `registry` (a fresh one by default, so tests and several
+ * daemons in one process never share series).
+ */
+export function createMetrics(registry: Registry = new Registry(), options: MetricsOptions = {}): DaemonMetrics {
+  const clock = options.clock ?? systemClock;
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+
+  const resources = new Map<string, ResourceStatus>();
+  const observedAt = new Map<string, number>();
+  const observations = new Map<string, ProjectObservation>();
+
+  const driftResources = new Gauge({
+    name: 'reconciler_drift_resources',
+    help: 'Managed resources whose live state differs from the manifests, by project and kind.',
+    labelNames: ['project', 'kind'],
+    registers: [registry],
+  });
+  const resourceInSync = new Gauge({
+    name: 'reconciler_resource_in_sync',
+    help: '1 when the resource matched its manifest at its last observation, else 0.',
+    labelNames: ['project', 'kind', 'name'],
+    registers: [registry],
+  });
+  const reconcileTotal = new Counter({
+    name: 'reconciler_reconcile_total',
+    help: 'Reconcile passes by result (success, failed, invalid: the revision did not load).',
+    labelNames: ['result'],
+    registers: [registry],
+  });
+  const reconcileDuration = new Histogram({
+    name: 'reconciler_reconcile_duration_seconds',
+    help: 'Duration of reconcile passes.',
+    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+    registers: [registry],
+  });
+  const applyTotal = new Counter({
+    name: 'reconciler_apply_total',
+    help: 'Applied changes by resource kind, action and result.',
+    labelNames: ['kind', 'action', 'result'],
+    registers: [registry],
+  });
+  const apiRequests = new Counter({
+    name: 'reconciler_api_requests_total',
+    help: 'Management API requests by method, route template and status code (`error`: no answer).',
+    labelNames: ['method', 'route', 'code'],
+    registers: [registry],
+  });
+  const apiDuration = new Histogram({
+    name: 'reconciler_api_request_duration_seconds',
+    help: 'Management API request durations by method and route template.',
+    labelNames: ['method', 'route'],
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'reconciler_api_rate_limited_total',
+    help: 'Answers with status 429 (the budget was spent, possibly by someone sharing the user).',
+    registers: [registry],
+  });
+  const budgetRemaining = new Gauge({
+    name: 'reconciler_api_budget_remaining',
+    help: 'Requests that may still be sent in the current budget window.',
+    registers: [registry],
+  });
+  const budgetLimit = new Gauge({
+    name: 'reconciler_api_budget_limit',
+    help: 'Effective request budget per window (lowered after unexpected 429s).',
+    registers: [registry],
+  });
+  const queueDepth = new Gauge({
+    name: 'reconciler_queue_depth',
+    help: 'Requests waiting for the budget, by priority.',
+    labelNames: ['priority'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'reconciler_observation_age_seconds',
+    help: 'Seconds since each project was last observed (grows when the budget cannot cover the fleet in one resync interval).',
+    labelNames: ['project'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = clock.now();
+      for (const [project, at] of observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
+    },
+  });
+  const lastSuccess = new Gauge({
+    name: 'reconciler_last_success_timestamp_seconds',
+    help: 'Unix time of the end of the last successful pass.',
+    registers: [registry],
+  });
+  const manifestErrors = new Gauge({
+    name: 'reconciler_manifest_errors',
+    help: 'Errors in the latest revision of the manifests (0 when it loaded cleanly).',
+    registers: [registry],
+  });
+  const sourceInfo = new Gauge({
+    name: 'reconciler_source_info',
+    help: 'The revision (commit) of the manifests the daemon applies; always 1.',
+    labelNames: ['revision'],
+    registers: [registry],
+  });
+  const projectStatus = new Gauge({
+    name: 'reconciler_project_status',
+    help: "The project's live status as last observed; always 1.",
+    labelNames: ['project', 'status'],
+    registers: [registry],
+  });
+  const projectHealth = new Gauge({
+    name: 'reconciler_project_health',
+    help: "1 when the project's service reported healthy at the last observation, else 0.",
+    labelNames: ['project', 'service'],
+    registers: [registry],
+  });
+
+  // Series exist from the start so that rate() and absent() behave before the first event.
+  for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
+  for (const priority of PRIORITIES) queueDepth.set({ priority }, 0);
+  manifestErrors.set(0);
+
+  function rebuildResources(): void {
+    driftResources.reset();
+    resourceInSync.reset();
+    const drift = new Map<string, { project: string; kind: string; count: number }>();
+    for (const status of resources.values()) {
+      const project = label(status.project);
+      resourceInSync.set({ project, kind: status.kind, name: status.name }, status.state === 'in_sync' ? 1 : 0);
+      const key = `${project}\u0000${status.kind}`;
+      const entry = drift.get(key) ?? { project, kind: status.kind, count: 0 };
+      if (status.state === 'drifted') entry.count += 1;
+      drift.set(key, entry);
+    }
+    for (const { project, kind, count } of drift.values()) driftResources.set({ project, kind }, count);
+  }
+
+  function rebuildObservations(): void {
+    projectStatus.reset();
+    projectHealth.reset();
+    for (const observation of observations.values()) {
+      if (observation.status) projectStatus.set({ project: observation.name, status: observation.status }, 1);
+      for (const [service, healthy] of Object.entries(observation.health ?? {})) {
+        projectHealth.set({ project: observation.name, service }, healthy ? 1 : 0);
+      }
+    }
+  }
+
+  const metrics: DaemonMetrics = {
+    registry,
+    contentType: registry.contentType,
+
+    requestFinished({ method, route, code, durationSeconds }) {
+      apiRequests.inc({ method, route, code });
+      apiDuration.observe({ method, route }, durationSeconds);
+    },
+    rateLimited() {
+      rateLimited.inc();
+    },
+    budget(remaining, limit) {
+      budgetRemaining.set(remaining);
+      budgetLimit.set(limit);
+    },
+    queueDepth(priority: Priority, depth: number) {
+      queueDepth.set({ priority }, depth);
+    },
+
+    recordPass(result, scope = {}) {
+      reconcileTotal.inc({ result: result.result });
+      reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
+      if (result.result === 'success') lastSuccess.set(result.finishedAt / 1000);
+      for (const outcome of result.outcomes) {
+        if (outcome.action === 'noop') continue;
+        applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
+      }
+      if (result.result === 'invalid') return;
+
+      const covered = scope.projects ? new Set(scope.projects) : undefined;
+      // A pass limited to some projects says nothing about the others: keep their figures.
+      for (const [id, status] of resources) {
+        if (!covered || (status.project !== undefined && covered.has(status.project))) resources.delete(id);
+      }
+      for (const status of result.resources) resources.set(status.id, status);
+      rebuildResources();
+
+      const observedProjects = covered ?? new Set(result.projects.map((p) => p.name));
+      for (const project of observedProjects) {
+        const fromPass = result.projects.find((p) => p.name === project)?.observedAt;
+        observedAt.set(project, fromPass ?? result.finishedAt);
+      }
+      if (!covered) {
+        for (const project of [...observations.keys()]) if (!observedProjects.has(project)) observations.delete(project);
+      }
+      for (const observation of result.projects) {
+        if (observation.status !== undefined || observation.health !== undefined) observations.set(observation.name, observation);
+      }
+      rebuildObservations();
+    },
+
+    recordInvalidRevision() {
+      reconcileTotal.inc({ result: 'invalid' });
+    },
+
+    setManifestErrors(count) {
+      manifestErrors.set(count);
+    },
+
+    setSourceRevision(revision) {
+      sourceInfo.reset();
+      if (revision) sourceInfo.set({ revision }, 1);
+    },
+
+    setObserved(projects, at) {
+      for (const project of projects) observedAt.set(project, at);
+    },
+
+    setProjectObservations(list) {
+      for (const observation of list) observations.set(observation.name, observation);
+      rebuildObservations();
+    },
+
+    retainProjects(projects) {
+      const keep = new Set(projects);
+      for (const project of [...observedAt.keys()]) if (!keep.has(project)) observedAt.delete(project);
+      for (const project of [...observations.keys()]) if (!keep.has(project)) observations.delete(project);
+      for (const [id, status] of resources) {
+        if (status.project !== undefined && !keep.has(status.project)) resources.delete(id);
+      }
+      rebuildResources();
+      rebuildObservations();
+    },
+
+    render() {
+      return registry.metrics();
+    },
+  };
+  return metrics;
+}

@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/util/clock.js';
+import { METRIC_DEFINITIONS, createMetrics } from '../../src/daemon/metrics.js';
+import { passResult, resource } from './fixtures.js';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Parses the exposition text (enough of it for these assertions). */
+function parseExposition(text: string): { types: Map<string, string>; samples: Sample[] } {
+  const types = new Map<string, string>();
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    const type = /^# TYPE (\S+) (\S+)$/.exec(line);
+    if (type) types.set(type[1]!, type[2]!);
+    if (!line || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match) throw new Error(`unparsed line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1]!] = pair[2]!;
+    samples.push({ name: match[1]!, labels, value: Number(match[3]) });
+  }
+  return { types, samples };
+}
+
+function exercise(metrics: ReturnType<typeof createMetrics>): void {
+  metrics.requestFinished({ method: 'GET', route: '/v1/projects/{ref}/secrets', code: '200', durationSeconds: 0.04 });
+  metrics.requestFinished({ method: 'POST', route: '/v1/projects/{ref}/secrets', code: '503', durationSeconds: 0.2 });
+  metrics.rateLimited();
+  metrics.budget(37, 50);
+  metrics.queueDepth('drift', 4);
+  metrics.setManifestErrors(0);
+  metrics.setSourceRevision('a1b2c3d4e5f60718293a4b5c6d7e8f9012345678');
+  metrics.recordPass(passResult());
+}
+
+describe('createMetrics', () => {
+  it('exports every INTERFACE metric with exactly its type and label names after a pass', async () => {
+    const metrics = createMetrics(undefined, { clock: new ManualClock(Date.UTC(2026, 0, 1, 0, 1, 0)) });
+    exercise(metrics);
+    const { types, samples } = parseExposition(await metrics.render());
+    for (const [name, definition] of Object.entries(METRIC_DEFINITIONS)) {
+      expect(types.get(name), name).toBe(definition.type);
+      const own = samples.filter((s) =>
+        definition.type === 'histogram' ? s.name === `${name}_count` : s.name === name,
+      );
+      expect(own.length, `${name} has samples`).toBeGreaterThan(0);
+      for (const sample of own) {
+        const expected = [...definition.labels].sort();
+        expect(Object.keys(sample.labels).sort(), name).toEqual(expected);
+      }
+    }
+  });
+
+  it('lists exactly the INTERFACE names under the reconciler_ prefix', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    exercise(metrics);
+    const { types } = parseExposition(await metrics.render());
+    expect([...types.keys()].filter((n) => n.startsWith('reconciler_')).sort()).toEqual(Object.keys(METRIC_DEFINITIONS).sort());
+  });
+
+  it('exports the default process metrics', async () => {
+    const metrics = createMetrics();
+    const text = await metrics.render();
+    expect(text).toMatch(/^process_cpu_seconds_total /m);
+    expect(text).toMatch(/^nodejs_eventloop_lag_seconds /m);
+  });
+
+  it('counts drift per project and kind and marks each resource in sync or not', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.recordPass(passResult());
+    const { samples } = parseExposition(await metrics.render());
+    const drift = samples.filter((s) => s.name === 'reconciler_drift_resources');
+    expect(drift).toEqual(
+      expect.arrayContaining([
+        { name: 'reconciler_drift_resources', labels: { project: 'shop', kind: 'Secret' }, value: 1 },
+        { name: 'reconciler_drift_resources', labels: { project: 'shop', kind: 'ProjectAuth' }, value: 0 },
+        { name: 'reconciler_drift_resources', labels: { project: 'blog', kind: 'Function' }, value: 1 },
+      ]),
+    );
+    const inSync = samples.filter((s) => s.name === 'reconciler_resource_in_sync');
+    expect(inSync.find((s) => s.labels.name === 'bye')?.value).toBe(1);
+    expect(inSync.find((s) => s.labels.name === 'hello')?.value).toBe(0);
+    const apply = samples.filter((s) => s.name === 'reconciler_apply_total');
+    expect(apply).toEqual(
+      expect.arrayContaining([
+        { name: 'reconciler_apply_total', labels: { kind: 'ProjectAuth', action: 'update', result: 'success' }, value: 1 },
+        { name: 'reconciler_apply_total', labels: { kind: 'Secret', action: 'create', result: 'failed' }, value: 1 },
+      ]),
+    );
+    expect(samples.find((s) => s.name === 'reconciler_reconcile_total' && s.labels.result === 'failed')?.value).toBe(1);
+    expect(samples.find((s) => s.name === 'reconciler_reconcile_total' && s.labels.result === 'success')?.value).toBe(0);
+    expect(samples.find((s) => s.name === 'reconciler_project_status' && s.labels.project === 'blog')?.labels.status).toBe('INACTIVE');
+    expect(samples.find((s) => s.name === 'reconciler_project_health' && s.labels.service === 'rest')?.value).toBe(0);
+  });
+
+  it('a pass limited to some projects replaces only their figures', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.recordPass(passResult());
+    metrics.recordPass(
+      passResult({ resources: [resource('blog', 'Function', 'hello', 'in_sync')], projects: [], outcomes: [], result: 'success' }),
+      { projects: ['blog'] },
+    );
+    const { samples } = parseExposition(await metrics.render());
+    const drift = Object.fromEntries(
+      samples.filter((s) => s.name === 'reconciler_drift_resources').map((s) => [`${s.labels.project}/${s.labels.kind}`, s.value]),
+    );
+    expect(drift).toEqual({ 'shop/Secret': 1, 'shop/ProjectAuth': 0, 'blog/Function': 0 });
+    // The dropped resource `bye` left with the pass that no longer reports it.
+    expect(samples.some((s) => s.name === 'reconciler_resource_in_sync' && s.labels.name === 'bye')).toBe(false);
+  });
+
+  it('computes observation ages at scrape time from the clock', async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1, 0, 0, 2));
+    const metrics = createMetrics(undefined, { clock, processMetrics: false });
+    metrics.recordPass(passResult());
+    await clock.advance(90_000);
+    const { samples } = parseExposition(await metrics.render());
+    const ages = samples.filter((s) => s.name === 'reconciler_observation_age_seconds');
+    expect(ages.map((s) => [s.labels.project, s.value]).sort()).toEqual([
+      ['blog', 90],
+      ['shop', 90],
+    ]);
+    metrics.retainProjects(['shop']);
+    const after = parseExposition(await metrics.render()).samples.filter((s) => s.name === 'reconciler_observation_age_seconds');
+    expect(after.map((s) => s.labels.project)).toEqual(['shop']);
+  });
+
+  it('keeps one source_info series, for the latest revision', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.setSourceRevision('1111111111111111111111111111111111111111');
+    metrics.setSourceRevision('2222222222222222222222222222222222222222');
+    const { samples } = parseExposition(await metrics.render());
+    expect(samples.filter((s) => s.name === 'reconciler_source_info')).toEqual([
+      { name: 'reconciler_source_info', labels: { revision: '2222222222222222222222222222222222222222' }, value: 1 },
+    ]);
+  });
+
+  it('a successful pass sets the last success time; a failed one does not', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.recordPass(passResult({ result: 'failed' }));
+    let samples = parseExposition(await metrics.render()).samples;
+    expect(samples.find((s) => s.name === 'reconciler_last_success_timestamp_seconds')?.value).toBe(0);
+    metrics.recordPass(passResult({ result: 'success', finishedAt: Date.UTC(2026, 0, 1, 0, 5, 0) }));
+    samples = parseExposition(await metrics.render()).samples;
+    expect(samples.find((s) => s.name === 'reconciler_last_success_timestamp_seconds')?.value).toBe(Date.UTC(2026, 0, 1, 0, 5, 0) / 1000);
+  });
+
+  it('never carries a secret in /metrics: only templates, names and kinds reach labels', async () => {
+    const canary = 'sk_live_CANARY_4f1d9a';
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    exercise(metrics);
+    // The error message and sensitive changes carry text; none of it may become a label.
+    metrics.recordPass(
+      passResult({
+        outcomes: [{ entryId: 'Secret/shop/STRIPE_KEY', kind: 'Secret', action: 'update', result: 'failed', error: { type: 'InvalidError', message: canary } }],
+        plan: { entries: [{ id: 'Secret/shop/STRIPE_KEY', kind: 'Secret', project: 'shop', name: 'STRIPE_KEY', action: 'update', changes: [{ path: 'value', before: canary, after: canary }] }], summary: { create: 0, update: 1, delete: 0, noop: 0, blocked: 0 }, hasChanges: true },
+      }),
+    );
+    const text = await metrics.render();
+    expect(text).not.toContain(canary);
+    expect(text).not.toContain('abcdefghijklmnopqrst');
+  });
+});
