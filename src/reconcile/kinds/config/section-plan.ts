@@ -28,8 +28,12 @@ export function isObserveOnly(scope: ProjectScope): boolean {
   return scope.document.spec.policy?.management === 'observe';
 }
 
+/**
+ * Reads name no priority on purpose: a read defaults to `verify`, and the engine's per-pass
+ * API turns it into `drift` for a scheduled background re-check.
+ */
 export function readOptions(scope: ProjectScope, ctx: KindContext): CallOptions {
-  return { priority: 'verify', project: scope.name, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+  return { project: scope.name, ...(ctx.signal ? { signal: ctx.signal } : {}) };
 }
 
 export function writeOptions(scope: ProjectScope, ctx: KindContext): CallOptions {
