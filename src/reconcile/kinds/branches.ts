@@ -39,7 +39,7 @@ export function diffBranch(doc: BranchDocument, live: BranchResponse): FieldChan
 async function listBranches(project: ProjectScope, ctx: KindContext): Promise<BranchResponse[]> {
   if (!project.ref) return [];
   try {
-    return await ctx.api.listAllBranches(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    return await ctx.api.listAllBranches(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) });
   } catch (error) {
     // A project without branching has no branch list.
     if (error instanceof NotFoundError) return [];
@@ -79,7 +79,7 @@ export const branchesKind: KindModule = {
         entry,
         apply: async (applyCtx) => {
           const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.disablePreviewBranching(ref, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.api.disablePreviewBranching(ref, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
           applyCtx.log.warn({ project: project.name, branches: live.length }, 'preview branching disabled');
         },
       });
@@ -103,7 +103,7 @@ export const branchesKind: KindModule = {
           entry,
           apply: async (applyCtx) => {
             const ref = refAtApply(project, applyCtx);
-            const created = await applyCtx.api.createABranch(ref, body, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+            const created = await applyCtx.api.createABranch(ref, body, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
             applyCtx.log.info({ project: project.name, branch: name, id: created.id }, 'branch created');
           },
         });
@@ -119,7 +119,7 @@ export const branchesKind: KindModule = {
       planned.push({
         entry,
         apply: async (applyCtx) => {
-          await applyCtx.api.updateABranchConfig(current.id, patch, { priority: 'write', project: refAtApply(project, applyCtx), ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.api.updateABranchConfig(current.id, patch, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
           applyCtx.log.info({ project: project.name, branch: name }, 'branch updated');
         },
       });
@@ -145,7 +145,7 @@ export const branchesKind: KindModule = {
       planned.push({
         entry,
         apply: async (applyCtx) => {
-          await applyCtx.api.deleteABranch(branch.id, { priority: 'write', project: refAtApply(project, applyCtx), ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.api.deleteABranch(branch.id, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
           applyCtx.log.info({ project: project.name, branch: branch.name }, 'branch deleted');
         },
       });

@@ -151,7 +151,7 @@ async function planOne(
     } else {
       // No record, or the function was deployed by someone else since: read what is live, once.
       const body = await parseFunctionBody(
-        await ctx.api.getAFunctionBody(project.ref!, slug, { headers: { accept: 'multipart/form-data' }, project: project.ref!, ...(ctx.signal ? { signal: ctx.signal } : {}) }),
+        await ctx.api.getAFunctionBody(project.ref!, slug, { headers: { accept: 'multipart/form-data' }, ...(ctx.signal ? { signal: ctx.signal } : {}) }),
       );
       const liveDigest = body ? sourcesDigest(body.files) : undefined;
       if (liveDigest !== sources.digest) {
@@ -178,13 +178,19 @@ async function planOne(
       const deployed = await applyCtx.api.deployAFunction(ref, form, {
         query: { slug },
         priority: 'write',
-        project: ref,
         ...(applyCtx.signal ? { signal: applyCtx.signal } : {}),
       });
       await applyCtx.state.set(functionStateKey(ref, slug), recordFrom(deployed, digest, now.digest));
       applyCtx.log.info({ project: project.name, function: slug, version: deployed.version }, 'function deployed');
     },
   };
+}
+
+/** Removes a record: the engine's file store can delete keys; any other store gets a null record (read as none). */
+async function forget(ctx: KindContext, key: string): Promise<void> {
+  const store = ctx.state as KindContext['state'] & { delete?: (key: string) => Promise<void> };
+  if (typeof store.delete === 'function') await store.delete(key);
+  else await ctx.state.set(key, null);
 }
 
 function pruneEnabled(project: ProjectScope): boolean {
@@ -211,7 +217,7 @@ export const functionsKind: KindModule = {
       }
     }
     const live = project.ref
-      ? await ctx.api.listAllFunctions(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) })
+      ? await ctx.api.listAllFunctions(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) })
       : [];
     const bySlug = new Map(live.map((fn) => [fn.slug, fn]));
     planned.push(...(await Promise.all(desired.map((d) => planOne(d, bySlug.get(d.slug), project, ctx)))));
@@ -237,8 +243,8 @@ export const functionsKind: KindModule = {
         entry,
         apply: async (applyCtx) => {
           const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.deleteAFunction(ref, fn.slug, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          await applyCtx.state.set(functionStateKey(ref, fn.slug), null);
+          await applyCtx.api.deleteAFunction(ref, fn.slug, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await forget(applyCtx, functionStateKey(ref, fn.slug));
           applyCtx.log.info({ project: project.name, function: fn.slug }, 'function deleted');
         },
       });

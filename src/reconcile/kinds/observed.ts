@@ -7,6 +7,7 @@ import type { ManagementApi } from '../../api/endpoints.js';
 import type { Priority } from '../../api/request.js';
 import type { Clock } from '../../util/clock.js';
 import { systemClock } from '../../util/clock.js';
+import { isApiError } from '../../api/errors.js';
 
 /** Services the health read asks about (every service the API knows). */
 export const HEALTH_SERVICES = ['auth', 'db', 'db_postgres_user', 'pooler', 'realtime', 'rest', 'storage', 'bouncer'] as const;
@@ -57,6 +58,8 @@ export interface ObservedError {
   resource: ObservedResource;
   type: string;
   message: string;
+  /** HTTP status when the service answered (a 4xx is a fact about the project, for example a paused one). */
+  status?: number;
 }
 
 /** Stable shape: the daemon exports it as metrics, `reconcile status` prints it. */
@@ -106,7 +109,9 @@ export async function observeProject(api: ManagementApi, ref: string, options: O
       await fn();
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      state.errors.push({ resource, type: (error as Error).name ?? 'Error', message: (error as Error).message });
+      const entry: ObservedError = { resource, type: (error as Error).name ?? 'Error', message: (error as Error).message };
+      if (isApiError(error) && error.status !== undefined) entry.status = error.status;
+      state.errors.push(entry);
     }
   };
   await Promise.all([
@@ -161,4 +166,9 @@ export async function observeProject(api: ManagementApi, ref: string, options: O
   state.errors.sort((a, b) => (a.resource < b.resource ? -1 : 1));
   state.observedAt = (options.clock ?? systemClock).now();
   return state;
+}
+
+/** True when a read failed for a reason other than the service's answer about the project (network, 5xx, auth, budget). */
+export function observationFailed(state: ObservedProjectState): boolean {
+  return state.errors.some((e) => e.status === undefined || e.status >= 500 || e.status === 401 || e.status === 403 || e.status === 429);
 }

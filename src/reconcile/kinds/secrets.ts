@@ -47,7 +47,7 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
     digests.push({ name, digest: sha256Hex(value) });
   }
 
-  const live = project.ref ? await ctx.api.listAllSecrets(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) }) : [];
+  const live = project.ref ? await ctx.api.listAllSecrets(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) }) : [];
   const diff = diffSecrets(digests, live);
   const prune = doc.spec.prune === true;
 
@@ -55,12 +55,12 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
   const removals = prune ? diff.extra : [];
   const postAll = once(async (applyCtx: KindContext) => {
     const ref = refAtApply(project, applyCtx);
-    await applyCtx.api.bulkCreateSecrets(ref, upserts.map((name) => ({ name, value: values.get(name)! })), { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+    await applyCtx.api.bulkCreateSecrets(ref, upserts.map((name) => ({ name, value: values.get(name)! })), { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
     applyCtx.log.info({ project: project.name, count: upserts.length }, 'secrets written');
   });
   const deleteAll = once(async (applyCtx: KindContext) => {
     const ref = refAtApply(project, applyCtx);
-    await applyCtx.api.bulkDeleteSecrets(ref, removals, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+    await applyCtx.api.bulkDeleteSecrets(ref, removals, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
     applyCtx.log.info({ project: project.name, count: removals.length }, 'secrets deleted');
   });
 

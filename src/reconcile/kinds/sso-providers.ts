@@ -27,7 +27,7 @@ export const ssoProvidersKind: KindModule = {
   async plan(project, ctx) {
     const docs = activeDocuments<SsoProviderDocument>(project, 'SsoProvider');
     const live = project.ref
-      ? (await ctx.api.listAllSsoProvider(project.ref, { project: project.ref, ...(ctx.signal ? { signal: ctx.signal } : {}) })).items
+      ? (await ctx.api.listAllSsoProvider(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) })).items
       : [];
     // Suspended documents still claim their live provider, so that it is never pruned.
     const claims = allDocuments<SsoProviderDocument>(project, 'SsoProvider').map((doc) => ({ key: doc.metadata.name, domains: doc.spec.domains }));
@@ -55,7 +55,7 @@ export const ssoProvidersKind: KindModule = {
           entry,
           apply: async (applyCtx) => {
             const ref = refAtApply(project, applyCtx);
-            const created = await applyCtx.api.createASsoProvider(ref, { type: doc.spec.type, ...body } as CreateProviderBody, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+            const created = await applyCtx.api.createASsoProvider(ref, { type: doc.spec.type, ...body } as CreateProviderBody, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
             applyCtx.log.info({ project: project.name, provider: name, id: created.id }, 'SSO provider created');
           },
         });
@@ -70,7 +70,7 @@ export const ssoProvidersKind: KindModule = {
         entry,
         apply: async (applyCtx) => {
           const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.updateASsoProvider(ref, current.id, body, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.api.updateASsoProvider(ref, current.id, body, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
           applyCtx.log.info({ project: project.name, provider: name, id: current.id }, 'SSO provider updated');
         },
       });
@@ -95,7 +95,7 @@ export const ssoProvidersKind: KindModule = {
         entry,
         apply: async (applyCtx) => {
           const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.deleteASsoProvider(ref, provider.id, { priority: 'write', project: ref, ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
+          await applyCtx.api.deleteASsoProvider(ref, provider.id, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
           applyCtx.log.info({ project: project.name, provider: provider.id }, 'SSO provider deleted');
         },
       });
