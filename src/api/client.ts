@@ -1,0 +1,384 @@
+// The one place where the client's parts are composed: transport, authentication, the
+// budget and its persisted window, the priority dispatcher, retries and telemetry. Each part
+// lives in its own module and knows nothing of the others.
+import type { Clock } from '../util/clock.js';
+import { systemClock } from '../util/clock.js';
+import type { RateSpec } from '../util/rate.js';
+import type { Logger } from '../util/logger.js';
+import { silentLogger } from '../util/logger.js';
+import type { ApiTelemetry } from '../telemetry.js';
+import { noopTelemetry } from '../telemetry.js';
+import type { TokenSource } from './auth.js';
+import { OAUTH_TOKEN_ROUTE, type OAuthTokenSource } from './oauth-token.js';
+import { backoffDelay, validateRetryPolicy, type RetryPolicy } from './backoff.js';
+import { RequestBudget } from './budget.js';
+import { ClientClosedError } from './client-closed-error.js';
+import { Dispatcher, type AcquireSend } from './dispatcher.js';
+import { ManagementApi } from './endpoints.js';
+import { errorForResponse, readSuccessBody } from './error-mapping.js';
+import { RateLimitedError, TransientError, UnauthorizedError } from './errors.js';
+import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { encodeBody, withQuery } from './request-body.js';
+import { fillRoute, type ApiRequest, type ApiResponse, type Priority, type RequestCaller } from './request.js';
+import { DEFAULT_TIMEOUTS, TransportFailure, undiciTransport, type Transport, type TransportResponse } from './transport.js';
+import { loadWindow, WindowWriter } from './window-store.js';
+
+export { ClientClosedError } from './client-closed-error.js';
+
+export interface ClientOptions {
+  /** Base URL of the API, for example `http://127.0.0.1:8787` (a path prefix is kept). */
+  baseUrl: string;
+  auth: TokenSource;
+  /** The request budget; default 50 per 60 s, leaving room for others who share the user's limit. */
+  rate?: RateSpec;
+  /** Where `request-window.json` is kept; without it the window lives in memory only. */
+  stateDir?: string;
+  clock?: Clock;
+  telemetry?: ApiTelemetry;
+  /** Requests in flight at once (default 4). */
+  concurrency?: number;
+  log?: Logger;
+  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
+  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRateLimitRetries?: number };
+  /** Replaces the undici transport (tests drive the client on a fake clock with it). */
+  transport?: Transport;
+  /** Random source for jitter (default Math.random). */
+  random?: () => number;
+}
+
+export interface ClientStats {
+  /** Requests sent (every attempt, token refreshes included). */
+  sent: number;
+  /** 429 answers received. */
+  rateLimited: number;
+  /** Attempts after the first, for any reason. */
+  retries: number;
+  /** Sends per `METHOD /route/{template}`. */
+  byRoute: Record<string, number>;
+}
+
+export interface ApiClient {
+  api: ManagementApi;
+  stats(): ClientStats;
+  budget(): { limit: number; effectiveLimit: number; remaining: number; windowMs: number };
+  /** Resolves when no call is waiting, in flight or backing off. */
+  onIdle(): Promise<void>;
+  /** Refuses new calls, fails waiting ones, lets those in flight finish, persists the request window. */
+  close(): Promise<void>;
+}
+
+export const DEFAULT_RATE: RateSpec = { limit: 50, windowMs: 60_000 };
+const DEFAULT_CONCURRENCY = 4;
+
+interface Call {
+  readonly request: ApiRequest;
+  readonly priority: Priority;
+  readonly project: string;
+  readonly resolve: (response: ApiResponse<unknown>) => void;
+  readonly reject: (error: unknown) => void;
+  transientRetries: number;
+  rateLimitRetries: number;
+  reauthenticated: boolean;
+}
+
+/** What one attempt came to. */
+type Outcome =
+  | { kind: 'done'; response: ApiResponse<unknown> }
+  | { kind: 'failed'; error: unknown }
+  | { kind: 'again'; afterMs: number };
+
+function positiveNumber(name: string, value: unknown, whole: boolean): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+    throw new TypeError(`Expected \`${name}\` to be a ${whole ? 'whole' : 'finite'} number > 0, got \`${String(value)}\` (${typeof value})`);
+  }
+}
+
+function parseBaseUrl(baseUrl: string): { origin: string; basePath: string } {
+  let url: URL;
+  try {
+    url = new URL(baseUrl);
+  } catch {
+    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL, got \`${baseUrl}\``);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL, got \`${baseUrl}\``);
+  }
+  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+}
+
+function isOAuthSource(auth: TokenSource): auth is OAuthTokenSource {
+  return typeof (auth as Partial<OAuthTokenSource>).attachSender === 'function';
+}
+
+export async function createClient(options: ClientOptions): Promise<ApiClient> {
+  if (!options || typeof options !== 'object') throw new TypeError('Expected `options` to be an object');
+  const { origin, basePath } = parseBaseUrl(options.baseUrl);
+  if (!options.auth || typeof options.auth.token !== 'function') throw new TypeError('Expected `auth` to be a TokenSource');
+  const rate = options.rate ?? DEFAULT_RATE;
+  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
+  positiveNumber('concurrency', concurrency, true);
+  const timeouts = { ...DEFAULT_TIMEOUTS };
+  for (const [key, value] of Object.entries(options.timeouts ?? {})) {
+    if (value === undefined) continue;
+    positiveNumber(`timeouts.${key}`, value, false);
+    timeouts[key as keyof typeof timeouts] = value;
+  }
+  const policy: RetryPolicy = validateRetryPolicy(options.retry);
+  const clock = options.clock ?? systemClock;
+  const log = options.log ?? silentLogger;
+  const telemetry = options.telemetry ?? noopTelemetry;
+  const random = options.random ?? Math.random;
+  const auth = options.auth;
+
+  const initial = options.stateDir ? await loadWindow(options.stateDir) : undefined;
+  const budget = new RequestBudget({ rate, random, ...(initial ? { initial } : {}) });
+  const transport = options.transport ?? undiciTransport({ origin, timeouts, connections: concurrency + 1 });
+
+  const stats: ClientStats = { sent: 0, rateLimited: 0, retries: 0, byRoute: {} };
+  let closed = false;
+  const closing = new AbortController();
+  let unsettled = 0;
+  let inFlight = 0;
+  let idleWaiters: Array<() => void> = [];
+
+  const reportBudget = () => {
+    const snapshot = budget.snapshot(clock.now());
+    telemetry.budget(snapshot.remaining, snapshot.effectiveLimit);
+  };
+
+  const writer = options.stateDir
+    ? new WindowWriter({
+        stateDir: options.stateDir,
+        clock,
+        // Often enough that a crash loses at most a send or two; rarely enough to spare the disk.
+        debounceMs: Math.min(1_000, rate.windowMs / 20),
+        snapshot: () => ({ version: 1, windowMs: rate.windowMs, ...budget.persistable(clock.now()) }),
+        onError: (error) => log.error({ err: error }, 'could not persist the request window'),
+      })
+    : undefined;
+
+  const dispatcher: Dispatcher<Call> = new Dispatcher<Call>({
+    clock,
+    budget,
+    concurrency,
+    run: (call, acquire) => attempt(call, acquire),
+    onSend: () => {
+      stats.sent += 1;
+      writer?.changed();
+      reportBudget();
+    },
+    onDepth: (priority, depth) => telemetry.queueDepth(priority, depth),
+  });
+
+  const settle = (call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }) => {
+    if ('response' in outcome) call.resolve(outcome.response);
+    else call.reject(outcome.error);
+    unsettled -= 1;
+    if (unsettled === 0) {
+      const waiters = idleWaiters;
+      idleWaiters = [];
+      for (const wake of waiters) wake();
+    }
+  };
+
+  /** One HTTP exchange, counted against the budget at the moment it is sent. */
+  const exchange = async (
+    request: Pick<ApiRequest, 'method' | 'route'>,
+    path: string,
+    headers: Record<string, string>,
+    body: string | FormData | undefined,
+    acquire: AcquireSend,
+    signal: AbortSignal | undefined,
+  ): Promise<TransportResponse> => {
+    await acquire(signal);
+    const key = `${request.method} ${request.route}`;
+    stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
+    const started = clock.now();
+    inFlight += 1;
+    let response: TransportResponse | undefined;
+    try {
+      response = await transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
+      return response;
+    } finally {
+      inFlight -= 1;
+      telemetry.requestFinished({
+        method: request.method,
+        route: request.route,
+        code: response ? String(response.status) : 'error',
+        durationSeconds: Math.max(0, clock.now() - started) / 1000,
+      });
+      if (response) {
+        const limits = parseRateLimitHeaders(response.headers);
+        if (response.status === 429) {
+          stats.rateLimited += 1;
+          telemetry.rateLimited();
+          const outcome = budget.rateLimited(clock.now(), limits);
+          writer?.changed();
+          const fields = { method: request.method, route: request.route, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
+          if (outcome.unexpected) log.warn(fields, 'unexpected 429: someone else spends this user\'s budget; lowering the effective limit');
+          else log.info(fields, 'rate limited: waiting out the block');
+        } else {
+          budget.observe(clock.now(), limits, inFlight);
+        }
+        reportBudget();
+      }
+    }
+  };
+
+  // OAuth refreshes are requests too: they spend the same budget.
+  if (isOAuthSource(auth)) {
+    auth.attachSender(async (form, signal) => {
+      const request = { method: 'POST', route: OAUTH_TOKEN_ROUTE } as const;
+      return exchange(
+        request,
+        `${basePath}${OAUTH_TOKEN_ROUTE}`,
+        { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'fleet-reconciler' },
+        form,
+        (s) => dispatcher.acquire(s, () => 0),
+        signal,
+      );
+    });
+  }
+
+  const attemptOnce = async (call: Call, acquire: AcquireSend): Promise<Outcome> => {
+    const { request } = call;
+    const signal = request.signal;
+    const context = { method: request.method, route: request.route };
+    let token: string;
+    try {
+      token = await auth.token(signal);
+    } catch (error) {
+      return { kind: 'failed', error };
+    }
+    const encoded = encodeBody(request);
+    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'fleet-reconciler' };
+    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
+    if (encoded.contentType) headers['content-type'] = encoded.contentType;
+    headers.authorization = `Bearer ${token}`;
+    const path = withQuery(`${basePath}${fillRoute(request.route, request.params)}`, request.query);
+    let response: TransportResponse;
+    try {
+      response = await exchange(request, path, headers, encoded.body, acquire, signal);
+    } catch (error) {
+      if (error instanceof TransportFailure) {
+        return { kind: 'failed', error: new TransientError(context, error.message, error.mayHaveApplied, { cause: error }) };
+      }
+      return { kind: 'failed', error };
+    }
+    if (response.status < 400) {
+      try {
+        return { kind: 'done', response: { status: response.status, headers: response.headers, body: readSuccessBody(request, response) } };
+      } catch (error) {
+        return { kind: 'failed', error };
+      }
+    }
+    return { kind: 'failed', error: errorForResponse(request, response, rate.windowMs) };
+  };
+
+  /** Decides what a failure means for the call: give up, or go round again (and when). */
+  const decide = async (call: Call, error: unknown): Promise<Outcome> => {
+    const { request } = call;
+    const fields = { method: request.method, route: request.route };
+    if (error instanceof UnauthorizedError && !call.reauthenticated && auth.invalidate) {
+      // A rotated token or an expired access token: fetch a fresh one, once.
+      call.reauthenticated = true;
+      await auth.invalidate();
+      log.info(fields, 'unauthorized: fetching a fresh token and trying once more');
+      return { kind: 'again', afterMs: 0 };
+    }
+    if (error instanceof RateLimitedError) {
+      // A 429 was refused, not applied: sending it again after the block is safe for any method.
+      if (call.rateLimitRetries < policy.maxRateLimitRetries) {
+        call.rateLimitRetries += 1;
+        return { kind: 'again', afterMs: 0 };
+      }
+      return { kind: 'failed', error };
+    }
+    if (error instanceof TransientError) {
+      // A request that may have applied is repeated only when repeating it is harmless.
+      const safe = request.idempotent || !error.mayHaveApplied;
+      if (safe && call.transientRetries + 1 < policy.maxAttempts) {
+        call.transientRetries += 1;
+        const afterMs = backoffDelay(policy, call.transientRetries, random);
+        log.debug({ ...fields, status: error.status, afterMs }, 'transient failure: retrying');
+        return { kind: 'again', afterMs };
+      }
+      return { kind: 'failed', error };
+    }
+    return { kind: 'failed', error };
+  };
+
+  const attempt = async (call: Call, acquire: AcquireSend): Promise<void> => {
+    let outcome = await attemptOnce(call, acquire);
+    if (outcome.kind === 'failed') {
+      const signal = call.request.signal;
+      if (signal?.aborted) outcome = { kind: 'failed', error: signal.reason };
+      else outcome = await decide(call, outcome.error);
+    }
+    if (outcome.kind === 'done') return settle(call, { response: outcome.response });
+    if (outcome.kind === 'failed') return settle(call, { error: outcome.error });
+    stats.retries += 1;
+    void again(call, outcome.afterMs);
+  };
+
+  /** Puts a call back at the front of its line, after its backoff (without holding a slot). */
+  const again = async (call: Call, afterMs: number): Promise<void> => {
+    try {
+      if (afterMs > 0) {
+        const signals = [closing.signal, call.request.signal].filter((s): s is AbortSignal => s !== undefined);
+        await clock.sleep(afterMs, AbortSignal.any(signals));
+      }
+    } catch (error) {
+      return settle(call, { error: closing.signal.aborted ? new ClientClosedError(call.request.method, call.request.route) : error });
+    }
+    if (closed) return settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
+    dispatcher.push(call, true);
+  };
+
+  const caller: RequestCaller = {
+    call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
+      return new Promise<ApiResponse<T>>((resolve, reject) => {
+        if (closed) return reject(new ClientClosedError(request.method, request.route));
+        if (request.signal?.aborted) return reject(request.signal.reason);
+        const priority: Priority = request.priority ?? (request.method === 'GET' ? 'verify' : 'write');
+        const call: Call = {
+          request,
+          priority,
+          project: request.project ?? '',
+          resolve: resolve as (response: ApiResponse<unknown>) => void,
+          reject,
+          transientRetries: 0,
+          rateLimitRetries: 0,
+          reauthenticated: false,
+        };
+        unsettled += 1;
+        request.signal?.addEventListener(
+          'abort',
+          () => {
+            if (dispatcher.remove(call)) settle(call, { error: request.signal!.reason });
+          },
+          { once: true },
+        );
+        dispatcher.push(call);
+      });
+    },
+  };
+
+  reportBudget();
+  return {
+    api: new ManagementApi(caller),
+    stats: () => ({ ...stats, byRoute: { ...stats.byRoute } }),
+    budget: () => budget.snapshot(clock.now()),
+    onIdle: () => (unsettled === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
+    async close() {
+      if (closed) return;
+      closed = true;
+      closing.abort();
+      for (const call of dispatcher.drain()) settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
+      if (unsettled > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
+      dispatcher.stop();
+      await writer?.flush();
+      await transport.close();
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { Clock } from '../util/clock.js';
+import type { RequestBudget } from './budget.js';
+import { PriorityScheduler } from './priority-scheduler.js';
+import type { Priority } from './request.js';
+
+export interface DispatchItem {
+  readonly priority: Priority;
+  readonly project: string;
+}
+
+/** Given to `run`: waits for the budget, then counts the send. Call it right before sending. */
+export type AcquireSend = (signal?: AbortSignal) => Promise<void>;
+
+export interface DispatcherOptions<T extends DispatchItem> {
+  clock: Clock;
+  budget: RequestBudget;
+  concurrency: number;
+  /** Runs one admitted item (one attempt); the concurrency slot is held until it settles. */
+  run(item: T, acquire: AcquireSend): Promise<void>;
+  onSend(now: number): void;
+  onDepth(priority: Priority, depth: number): void;
+}
+
+/**
+ * Admits waiting items in priority order when a concurrency slot is free and the budget
+ * has room, and wakes itself (on the clock) when the budget will have room again. An item
+ * is admitted only when the budget could take its send now, so a later, more urgent item
+ * is not stuck behind less urgent ones that merely wait for the budget.
+ */
+export class Dispatcher<T extends DispatchItem> {
+  readonly #options: DispatcherOptions<T>;
+  readonly #queue = new PriorityScheduler<T>();
+  #active = 0;
+  // Admitted items that have not sent yet: the budget's room is already promised to them.
+  #reserved = 0;
+  #timer: { at: number; cancel: () => void } | undefined;
+  #stopped = false;
+
+  constructor(options: DispatcherOptions<T>) {
+    this.#options = options;
+  }
+
+  get waiting(): number {
+    return this.#queue.size;
+  }
+
+  get active(): number {
+    return this.#active;
+  }
+
+  push(item: T, front = false): void {
+    this.#queue.push(item, item.priority, item.project, front);
+    this.#options.onDepth(item.priority, this.#queue.depth(item.priority));
+    this.pump();
+  }
+
+  remove(item: T): boolean {
+    const removed = this.#queue.remove(item, item.priority, item.project);
+    if (removed) this.#options.onDepth(item.priority, this.#queue.depth(item.priority));
+    return removed;
+  }
+
+  /** Takes every waiting item out (on close). */
+  drain(): T[] {
+    const items: T[] = [];
+    for (let next = this.#queue.shift(); next; next = this.#queue.shift()) {
+      items.push(next.item);
+      this.#options.onDepth(next.priority, this.#queue.depth(next.priority));
+    }
+    return items;
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  /**
+   * Waits until the budget allows one send and records it, in one synchronous step, so two
+   * senders can never both take the last place in the window. `pending` sends promised to
+   * others are kept free.
+   */
+  async acquire(signal: AbortSignal | undefined, pending: () => number): Promise<void> {
+    const { clock, budget } = this.#options;
+    for (;;) {
+      signal?.throwIfAborted();
+      const wait = budget.delay(clock.now(), pending());
+      if (wait <= 0) {
+        const now = clock.now();
+        budget.recordSend(now);
+        this.#options.onSend(now);
+        return;
+      }
+      await clock.sleep(wait, signal);
+    }
+  }
+
+  pump(): void {
+    if (this.#stopped) return;
+    const { clock, budget, concurrency } = this.#options;
+    while (this.#active < concurrency && this.#queue.size > 0) {
+      const wait = budget.delay(clock.now(), this.#reserved);
+      if (wait > 0) {
+        this.#wakeIn(wait);
+        return;
+      }
+      const next = this.#queue.shift()!;
+      this.#options.onDepth(next.priority, this.#queue.depth(next.priority));
+      this.#start(next.item);
+    }
+  }
+
+  #start(item: T): void {
+    this.#active += 1;
+    this.#reserved += 1;
+    let holdsReservation = true;
+    const release = () => {
+      if (holdsReservation) {
+        holdsReservation = false;
+        this.#reserved -= 1;
+      }
+    };
+    const acquire: AcquireSend = async (signal) => {
+      // Our own reservation does not count against us.
+      await this.acquire(signal, () => this.#reserved - (holdsReservation ? 1 : 0));
+      release();
+      // The promised place is now a real send: others may be admitted against what is left.
+      queueMicrotask(() => this.pump());
+    };
+    void this.#options
+      .run(item, acquire)
+      .catch(() => undefined)
+      .finally(() => {
+        release();
+        this.#active -= 1;
+        this.pump();
+      });
+  }
+
+  #wakeIn(ms: number): void {
+    const at = this.#options.clock.now() + ms;
+    if (this.#timer && this.#timer.at <= at) return;
+    this.#timer?.cancel();
+    const cancel = this.#options.clock.schedule(() => {
+      this.#timer = undefined;
+      this.pump();
+    }, ms);
+    this.#timer = { at, cancel };
+  }
+}

@@ -1,0 +1,53 @@
+import { readFile, stat } from 'node:fs/promises';
+import type { Clock } from '../util/clock.js';
+import { systemClock } from '../util/clock.js';
+import type { TokenSource } from './auth.js';
+import { AuthConfigError } from './auth-errors.js';
+
+/**
+ * A personal access token kept in a file (a mounted secret). Before each request the file's
+ * identity (inode, size, mtime) is compared with what was read last, a cheap `stat`; the
+ * content is read again only when it changed, so a rotated token is used from the next
+ * request on with no restart. `recheckMs` spaces the checks out on the clock (0: every request).
+ */
+export function tokenFile(path: string, options: { clock?: Clock; recheckMs?: number } = {}): TokenSource {
+  if (typeof path !== 'string' || path === '') throw new TypeError(`Expected \`path\` to be a non-empty string, got \`${String(path)}\``);
+  const clock = options.clock ?? systemClock;
+  const recheckMs = options.recheckMs ?? 0;
+  if (!Number.isFinite(recheckMs) || recheckMs < 0) {
+    throw new TypeError(`Expected \`recheckMs\` to be a finite number >= 0, got \`${recheckMs}\` (${typeof recheckMs})`);
+  }
+  let identity = '';
+  let token = '';
+  let checkedAt = Number.NEGATIVE_INFINITY;
+
+  async function refresh(force: boolean): Promise<string> {
+    if (!force && token && clock.now() - checkedAt < recheckMs) return token;
+    let info;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      throw new AuthConfigError(`Cannot read the token file ${path}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
+    }
+    checkedAt = clock.now();
+    const next = `${info.ino}:${info.size}:${info.mtimeMs}`;
+    if (!force && next === identity && token) return token;
+    const text = (await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new AuthConfigError(`Cannot read the token file ${path}: ${error.code ?? 'error'}`, { cause: error });
+    })).trim();
+    if (text === '') throw new AuthConfigError(`The token file ${path} is empty`);
+    if (/\s/.test(text)) throw new AuthConfigError(`The token file ${path} must hold one token and nothing else`);
+    identity = next;
+    token = text;
+    return token;
+  }
+
+  return {
+    token: () => refresh(false),
+    async invalidate() {
+      // A 401: the file may have been rewritten within one mtime tick; read it regardless.
+      identity = '';
+      await refresh(true).catch(() => undefined);
+    },
+  };
+}
