@@ -67,6 +67,8 @@ export interface Plan {
   summary: Record<PlanAction, number>;
   /** True when an apply would write anything. */
   hasChanges: boolean;
+  /** Entries under the observe policy whose live state differs (reported, never written). */
+  drift?: number;
 }
 
 export type OutcomeResult = 'success' | 'failed' | 'skipped';

@@ -1,6 +1,111 @@
-import type { CommandContext } from '../context.js';
+// `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
+// chosen format, logs on stderr. `--watch` hands over to the daemon.
+import { resolve } from 'node:path';
+import type { Writable } from 'node:stream';
+import { openApiSession, type ApiSession } from '../api-session.js';
+import { openSandboxSession } from '../sandbox-session.js';
+import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { createLogger, type Logger } from '../../util/logger.js';
+import type { Clock } from '../../util/clock.js';
+import type { PassResult } from '../../reconcile/types.js';
+import { renderText } from '../../reconcile/render/text.js';
+import { renderJson } from '../../reconcile/render/json.js';
+import { renderMarkdown } from '../../reconcile/render/markdown.js';
+
+export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Exit codes of the reconcile command (shared/INTERFACE.md). */
+export const EXIT = { success: 0, error: 1, changes: 2 } as const;
+
+/** The manifests directory: DIR or --manifests (not both, unless equal), default the working directory. */
+export function manifestsDir(context: CommandContext): string {
+  const positional = context.positionals[0];
+  const flag = stringOption(context, 'manifests');
+  if (context.positionals.length > 1) throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
+  if (positional !== undefined && flag !== undefined && resolve(context.cwd, positional) !== resolve(context.cwd, flag)) {
+    throw new UsageError(`two manifests directories given: ${positional} and --manifests ${flag}`);
+  }
+  return resolve(context.cwd, positional ?? flag ?? '.');
+}
+
+export function outputFormat(context: CommandContext): OutputFormat {
+  const value = stringOption(context, 'output') ?? 'text';
+  if (!(OUTPUT_FORMATS as readonly string[]).includes(value)) {
+    throw new UsageError(`--output: expected one of ${OUTPUT_FORMATS.join(', ')}, got \`${value}\``);
+  }
+  return value as OutputFormat;
+}
+
+export function render(result: PassResult, format: OutputFormat, color: boolean): string {
+  if (format === 'json') return renderJson(result);
+  if (format === 'markdown') return renderMarkdown(result);
+  return renderText(result, { color });
+}
+
+/** 0 success; 1 invalid manifests, API failure or partial apply; 2 changes planned (dry run with --detailed-exitcode). */
+export function exitCode(result: PassResult, detailed: boolean): number {
+  if (result.result !== 'success') return EXIT.error;
+  if (detailed && result.dryRun && result.plan.hasChanges) return EXIT.changes;
+  return EXIT.success;
+}
+
+function isTty(stream: Writable): boolean {
+  return (stream as Writable & { isTTY?: boolean }).isTTY === true;
+}
+
+/** One-shot runs log to stderr so that stdout carries only the plan. */
+export function commandLogger(context: CommandContext): Logger {
+  const level = stringOption(context, 'log-level') ?? 'info';
+  const pretty = context.stderr === process.stderr && isTty(process.stderr);
+  return createLogger({ level, pretty, ...(context.stderr === process.stderr ? {} : { destination: context.stderr }) });
+}
 
 export async function run(context: CommandContext): Promise<number> {
-  context.stderr.write('reconcile: the reconcile command is being built\n');
-  return 1;
+  if (context.values.watch === true) {
+    const { runDaemon } = await import('../../daemon/daemon.js');
+    return runDaemon(context);
+  }
+  const format = outputFormat(context);
+  const dir = manifestsDir(context);
+  const dryRun = context.values['dry-run'] === true;
+  const detailed = context.values['detailed-exitcode'] === true;
+  const log = commandLogger(context);
+
+  const { loadManifests } = await import('../../manifests/load.js');
+  const manifests = await loadManifests(dir);
+  const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
+
+  const { runPass, invalidPassResult } = await import('../../reconcile/engine.js');
+  if (manifests.errors.length > 0) {
+    // Invalid manifests need no API: report every error and stop.
+    for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
+    context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color));
+    return EXIT.error;
+  }
+
+  const session: ApiSession & { clock?: Clock } =
+    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
+  try {
+    const result = await runPass({
+      manifests,
+      client: session.client,
+      stateDir: session.stateDir,
+      dryRun,
+      env: context.env,
+      log,
+      sandbox: context.values.sandbox === true,
+      allowEmpty: context.values['allow-empty'] === true,
+      signal: context.signal,
+      ...(session.clock ? { clock: session.clock } : {}),
+    });
+    context.stdout.write(render(result, format, color));
+    log.info(
+      { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun },
+      'pass finished',
+    );
+    return exitCode(result, detailed);
+  } finally {
+    await session.close();
+  }
 }

@@ -1,0 +1,600 @@
+// One reconciliation pass, in a fixed order: manifests (given) -> secret references ->
+// observe -> plan -> (dry run: render and stop) -> apply in dependency order -> verify ->
+// record. The plan is a value; the dry run differs from the apply in exactly one place.
+import type { ApiClient } from '../api/client.js';
+import { isApiError, UnauthorizedError } from '../api/errors.js';
+import type { ManagementApi } from '../api/endpoints.js';
+import type { AnyDocument, ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { makeEntry } from './diff.js';
+import { IntentLog } from './intents.js';
+import { loadInventory, saveInventory, type Inventory } from './inventory.js';
+import { observeFleet, type FleetObservation } from './observe.js';
+import { createOrganization, type OrganizationUnit } from './organizations.js';
+import { effectivePolicy } from './policy.js';
+import {
+  createProject,
+  isPausedStatus,
+  refOf,
+  servicesNeeded,
+  setPaused,
+  waitUntilReady,
+  type ProjectUnit,
+} from './projects.js';
+import { KIND_MODULES } from './registry.js';
+import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
+import { secretResolver, type SecretResolver } from './secret-check.js';
+import { openStateStore, type FileStateStore } from './state.js';
+import { isChange, summarizePlan, statusesFor } from './summary.js';
+import type {
+  ApplyOutcome,
+  KindContext,
+  KindModule,
+  Logger,
+  PassResult,
+  PlanEntry,
+  PlannedChange,
+  ProjectObservation,
+  ProjectScope,
+} from './types.js';
+
+export interface PassOptions {
+  /** Already loaded (the daemon keeps the last good set). */
+  manifests: ManifestSet;
+  client: ApiClient;
+  stateDir: string;
+  dryRun: boolean;
+  env: NodeJS.ProcessEnv;
+  log: Logger;
+  clock?: Clock;
+  sandbox?: boolean;
+  allowEmpty?: boolean;
+  signal?: AbortSignal;
+  /** `drift`: a scheduled background re-check (its reads yield to everything else). */
+  priority?: 'write' | 'drift';
+  /** Limit the pass to these project manifest names. */
+  projects?: string[];
+  /** Registered kinds (default: the registry); tests pass their own. */
+  kinds?: readonly KindModule[];
+  /** Waiting for a new project: first poll delay, cap and give-up time (clock ms). */
+  wait?: { initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
+}
+
+/** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
+export const LAST_PASS_KEY = 'last-pass';
+
+/** Per project work of a pass: the same scope object goes to every module. */
+interface ProjectWork {
+  unit: ProjectUnit;
+  scope: ProjectScope;
+  changes: PlannedChange[];
+  /** Modules were planned without a ref: plan again once the project is ready. */
+  deferred: boolean;
+  /** Modules not planned at all (paused project), with the reason. */
+  modulesSkipped?: string;
+  /** Module kinds whose observation failed. */
+  failures: PlanEntry[];
+  /** Entries of the read-back after the apply (verification). */
+  verified?: PlanEntry[];
+  health?: Record<string, boolean>;
+  observedAt: number;
+}
+
+class PassAbortedError extends Error {
+  constructor() {
+    super('the pass was stopped before this change');
+    this.name = 'PassAbortedError';
+  }
+}
+
+class BlockedError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'Blocked';
+  }
+}
+
+/** The result of a pass over manifests that did not load (or whose references do not resolve): nothing planned. */
+export function invalidPassResult(manifests: ManifestSet, errors: ManifestError[], dryRun: boolean, now: number): PassResult {
+  return {
+    startedAt: now,
+    finishedAt: now,
+    dryRun,
+    ...(manifests.revision !== undefined ? { revision: manifests.revision } : {}),
+    manifestErrors: errors,
+    plan: summarizePlan([]),
+    outcomes: [],
+    resources: [],
+    projects: [],
+    result: 'invalid',
+    requests: 0,
+  };
+}
+
+export async function runPass(options: PassOptions): Promise<PassResult> {
+  const clock = options.clock ?? systemClock;
+  const startedAt = clock.now();
+  const log = options.log;
+  const base = (): Omit<PassResult, 'result' | 'finishedAt'> => ({
+    startedAt,
+    dryRun: options.dryRun,
+    ...(options.manifests.revision !== undefined ? { revision: options.manifests.revision } : {}),
+    manifestErrors: options.manifests.errors,
+    plan: summarizePlan([]),
+    outcomes: [],
+    resources: [],
+    projects: [],
+    requests: 0,
+  });
+
+  // 1. Manifests: any error and nothing is planned, applied or deleted.
+  if (options.manifests.errors.length > 0) {
+    log.error({ errors: options.manifests.errors.length }, 'manifests have errors: nothing is planned or applied');
+    return invalidPassResult(options.manifests, options.manifests.errors, options.dryRun, clock.now());
+  }
+
+  // 2. Secret references, all of them, before anything is read.
+  const documents = options.manifests.documents;
+  const secrets = secretResolver({
+    env: options.env,
+    sandbox: options.sandbox ?? false,
+    onPlaceholder: (reference) => log.warn({ reference }, 'secret reference does not resolve: a generated placeholder is used (sandbox only)'),
+  });
+  const referenceErrors = await secrets.check(documents);
+  if (referenceErrors.length > 0) {
+    for (const error of referenceErrors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
+    return invalidPassResult(options.manifests, referenceErrors, options.dryRun, clock.now());
+  }
+
+  const state = openStateStore(options.stateDir);
+  const inventory = await loadInventory(state);
+  const intents = await IntentLog.open(state);
+  const tally: RequestTally = { total: 0, byMethod: {} };
+  const caller = callerOf(options.client.api);
+  const readPriority = options.priority === 'drift' ? 'drift' : 'verify';
+  const apiFor = (project?: string): ManagementApi =>
+    scopedApi(caller, { readPriority, ...(project ? { project } : {}), ...(options.signal ? { signal: options.signal } : {}) }, tally);
+  const passApi = apiFor();
+  const kinds = options.kinds ?? KIND_MODULES;
+  const selection = options.projects ? new Set(options.projects) : undefined;
+  const projectRefs = new Map<string, string>();
+
+  const organizationDocuments = documents.filter((d): d is OrganizationDocument => d.kind === 'Organization');
+  const allProjectDocuments = documents.filter((d): d is ProjectDocument => d.kind === 'Project');
+  const activeProjects = allProjectDocuments.filter(
+    (d) => !effectivePolicy(d.spec.policy).suspend && (!selection || selection.has(d.metadata.name)),
+  );
+  const neededOrganizations = new Set(activeProjects.map((d) => d.spec.organization));
+  const activeOrganizations = organizationDocuments.filter(
+    (d) => !effectivePolicy(d.spec?.policy).suspend && (!selection || neededOrganizations.has(d.metadata.name)),
+  );
+
+  // 3. Observe.
+  let fleet: FleetObservation;
+  try {
+    fleet = await observeFleet({
+      api: passApi,
+      organizationDocuments: activeOrganizations,
+      projectDocuments: activeProjects,
+      declaredProjects: new Set(allProjectDocuments.map((d) => d.metadata.name)),
+      ...(selection ? { selection } : {}),
+      inventory,
+      intents,
+      manifestsEmpty: documents.length === 0,
+      allowEmpty: options.allowEmpty ?? false,
+      readPriority,
+      ...(options.signal ? { signal: options.signal } : {}),
+      log,
+    });
+  } catch (error) {
+    log.error({ error: describe(error).message }, 'observing the fleet failed: nothing is planned or applied');
+    return {
+      ...base(),
+      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describe(error) }],
+      requests: tally.total,
+      result: 'failed',
+      finishedAt: clock.now(),
+    };
+  }
+  for (const unit of fleet.projects) if (unit.live) projectRefs.set(unit.name, refOf(unit.live));
+
+  const contextFor = (name: string): KindContext => ({
+    api: apiFor(name),
+    clock,
+    state,
+    documents,
+    resolveSecret: (ref, document) => secrets.resolve(ref, document),
+    projectRefs,
+    dryRun: options.dryRun,
+    ...(options.signal ? { signal: options.signal } : {}),
+    log,
+  });
+
+  // 4. Plan: the project's kinds, for every project that exists or will be created.
+  const works: ProjectWork[] = await Promise.all(
+    fleet.projects.map(async (unit) => {
+      const work = newWork(unit, documents, clock.now());
+      if (unit.entry?.action === 'blocked' && !unit.live) return work;
+      const status = unit.live?.status;
+      if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
+        work.modulesSkipped = `paused (status ${status}): configuration is not checked while paused`;
+        return work;
+      }
+      // A project that is not running yet (or will be restored) cannot be read: plan without a ref.
+      const running = unit.live && !isPausedStatus(status) && (status === 'ACTIVE_HEALTHY' || status === 'ACTIVE_UNHEALTHY');
+      if (!running) {
+        work.deferred = true;
+        delete work.scope.ref;
+      }
+      Object.assign(work, await planModules(work, kinds, contextFor(unit.name), log));
+      return work;
+    }),
+  );
+
+  const organizationEntries = fleet.organizations.map((org) => org.entry!).filter(Boolean);
+  const assemble = (): PlanEntry[] => [
+    ...organizationEntries,
+    ...fleet.projects.map((unit) => unit.entry!),
+    ...fleet.removals.map((removal) => removal.entry),
+    ...works.flatMap((work) => [
+      ...work.changes.map((change) => change.entry),
+      ...work.failures,
+      ...(work.unit.lifecycle ? [work.unit.lifecycle] : []),
+    ]),
+  ];
+
+  const outcomes: ApplyOutcome[] = [];
+  // 5. Apply (the one place where a dry run differs).
+  if (!options.dryRun) {
+    const failed = new Set<string>();
+    const record = (entry: PlanEntry, result: ApplyOutcome['result'], started: number, error?: unknown) => {
+      const outcome: ApplyOutcome = { entryId: entry.id, kind: entry.kind, action: entry.action, result, durationMs: clock.now() - started };
+      if (error !== undefined) outcome.error = describe(error);
+      if (result !== 'success') failed.add(entry.id);
+      outcomes.push(outcome);
+      const fields = { entry: entry.id, action: entry.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
+      if (result === 'failed') log.error(fields, 'change failed');
+      else if (result === 'skipped') log.warn(fields, 'change skipped');
+      else log.info(fields, 'change applied');
+    };
+    const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
+      if (entry.observeOnly || entry.action === 'noop') return;
+      const started = clock.now();
+      if (entry.action === 'blocked') return record(entry, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));
+      const waitingOn = (entry.dependsOn ?? []).filter((id) => failed.has(id));
+      if (waitingOn.length > 0) return record(entry, 'skipped', started, new Error(`depends on ${waitingOn.join(', ')}, which did not succeed`));
+      if (options.signal?.aborted) return record(entry, 'skipped', started, new PassAbortedError());
+      if (!apply) return record(entry, 'skipped', started, new Error('nothing can apply this change'));
+      try {
+        await apply();
+        record(entry, 'success', started);
+      } catch (error) {
+        record(entry, 'failed', started, error);
+      }
+    };
+
+    // Organizations first.
+    for (const org of fleet.organizations) {
+      const entry = org.entry!;
+      await runEntry(entry, entry.action === 'create' ? () => createOrganization(org, passApi, intents, () => clock.now(), log).then(() => undefined) : undefined);
+      if (entry.action === 'create' && !failed.has(entry.id) && org.id !== undefined) {
+        inventory.organizations[org.name] = { id: org.id, name: org.name };
+        await saveInventory(state, inventory, clock.now());
+        await intents.clearOrganization(org.name);
+      }
+    }
+    const orgByName = new Map(fleet.organizations.map((org) => [org.name, org]));
+
+    // Then every project on its own: one failing never stops the others.
+    await Promise.all(
+      works.map((work) =>
+        applyProject(work, {
+          organization: orgByName.get(work.unit.organization),
+          runEntry,
+          failed,
+          context: contextFor(work.unit.name),
+          kinds,
+          inventory,
+          intents,
+          state,
+          secrets,
+          clock,
+          log,
+          projectRefs,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.wait ? { wait: options.wait } : {}),
+        }).catch((error: unknown) => {
+          log.error({ project: work.unit.name, error: describe(error).message }, 'applying the project stopped');
+        }),
+      ),
+    );
+
+    // Deletions last, each only from the inventory and only under its recorded policy.
+    for (const removal of fleet.removals) {
+      const ref = refOf(removal.live);
+      await runEntry(removal.entry, async () => {
+        await passApi.deleteAProject(ref, { priority: 'write', project: removal.name });
+      });
+      if (removal.entry.action === 'delete' && !failed.has(removal.entry.id) && !removal.entry.observeOnly) {
+        delete inventory.projects[removal.name];
+      }
+    }
+  }
+
+  // 6. Record: the inventory (apply only) and the statuses of this pass.
+  const entries = assemble();
+  const plan = summarizePlan(entries);
+  const now = clock.now();
+  const resources = statusesFor(entries, outcomes, options.dryRun, now, works.flatMap((w) => w.verified ?? []));
+  if (!options.dryRun) {
+    for (const org of fleet.organizations) {
+      if (org.confirmed && org.id !== undefined) inventory.organizations[org.name] = { id: org.id, name: org.name };
+    }
+    for (const unit of fleet.projects) {
+      const ref = projectRefs.get(unit.name);
+      const org = fleet.organizations.find((o) => o.name === unit.organization);
+      if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
+      const previous = inventory.projects[unit.name];
+      inventory.projects[unit.name] = {
+        ref,
+        name: unit.apiName,
+        organization: unit.organization,
+        organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
+        deletion: unit.policy.deletion,
+        management: unit.policy.management,
+        file: unit.document.source.file,
+        origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
+        since: previous?.since ?? now,
+      };
+      if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
+    }
+    for (const removal of fleet.removals) {
+      // Orphaned: left in place and no longer managed.
+      if (removal.entry.action === 'noop') delete inventory.projects[removal.name];
+    }
+    for (const name of fleet.vanished) delete inventory.projects[name];
+    inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
+    await saveInventory(state, inventory, now);
+  }
+
+  const projects: ProjectObservation[] = works.map((work) => {
+    const observation: ProjectObservation = { name: work.unit.name, observedAt: work.observedAt };
+    const ref = projectRefs.get(work.unit.name);
+    if (ref) observation.ref = ref;
+    const status = work.scope.status ?? work.unit.live?.status;
+    if (status) observation.status = status;
+    if (work.health) observation.health = work.health;
+    return observation;
+  });
+
+  const anyFailed =
+    outcomes.some((o) => o.result !== 'success') ||
+    entries.some((e) => e.action === 'blocked') ||
+    works.some((w) => w.failures.length > 0);
+  const result: PassResult = {
+    startedAt,
+    finishedAt: clock.now(),
+    dryRun: options.dryRun,
+    ...(options.manifests.revision !== undefined ? { revision: options.manifests.revision } : {}),
+    manifestErrors: [],
+    plan,
+    outcomes,
+    resources,
+    projects,
+    result: anyFailed ? 'failed' : 'success',
+    requests: tally.total,
+  };
+  await state.set(LAST_PASS_KEY, { finishedAt: result.finishedAt, dryRun: result.dryRun, result: result.result, revision: result.revision, resources, projects });
+  return result;
+}
+
+function newWork(unit: ProjectUnit, documents: readonly AnyDocument[], now: number): ProjectWork {
+  const scope: ProjectScope = {
+    name: unit.name,
+    document: unit.document,
+    documents: documents.filter(
+      (d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === unit.name,
+    ),
+  };
+  if (unit.live) {
+    scope.ref = refOf(unit.live);
+    scope.status = unit.live.status;
+    if (unit.live.database) scope.database = { ...unit.live.database };
+  }
+  return { unit, scope, changes: [], deferred: false, failures: [], observedAt: now };
+}
+
+/** Plans every managed kind of the project (concurrently; entries keep the registry's order). */
+async function planModules(
+  work: ProjectWork,
+  kinds: readonly KindModule[],
+  ctx: KindContext,
+  log: Logger,
+  only?: ReadonlySet<KindModule>,
+): Promise<{ changes: PlannedChange[]; failures: PlanEntry[] }> {
+  const scope = work.scope;
+  const selected = kinds.filter((kind) => (!only || only.has(kind)) && kind.manages(scope, ctx));
+  const planned = await Promise.all(
+    selected.map(async (kind) => {
+      try {
+        return { kind, changes: await kind.plan(scope, ctx) };
+      } catch (error) {
+        if (error instanceof UnauthorizedError) throw error;
+        log.error({ project: work.unit.name, kind: kind.kind, error: describe(error).message }, 'observing a kind failed');
+        return { kind, error };
+      }
+    }),
+  );
+  const changes: PlannedChange[] = [];
+  const failures: PlanEntry[] = [];
+  for (const item of planned) {
+    if ('error' in item) {
+      failures.push(
+        makeEntry({ kind: item.kind.kind, project: work.unit.name, name: '*', changes: [], reason: `could not observe: ${describe(item.error).message}` }),
+      );
+    } else {
+      changes.push(...item.changes);
+    }
+  }
+  work.observedAt = ctx.clock.now();
+  return { changes, failures };
+}
+
+interface ApplyContext {
+  organization: OrganizationUnit | undefined;
+  runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
+  failed: Set<string>;
+  context: KindContext;
+  kinds: readonly KindModule[];
+  inventory: Inventory;
+  intents: IntentLog;
+  state: FileStateStore;
+  secrets: SecretResolver;
+  clock: Clock;
+  log: Logger;
+  projectRefs: Map<string, string>;
+  signal?: AbortSignal;
+  wait?: PassOptions['wait'];
+}
+
+async function applyProject(work: ProjectWork, a: ApplyContext): Promise<void> {
+  const unit = work.unit;
+  const entry = unit.entry!;
+  const waitOptions = {
+    api: a.context.api,
+    clock: a.clock,
+    log: a.log,
+    ...(a.signal ? { signal: a.signal } : {}),
+    ...(a.wait?.initialDelayMs !== undefined ? { initialDelayMs: a.wait.initialDelayMs } : {}),
+    ...(a.wait?.maxDelayMs !== undefined ? { maxDelayMs: a.wait.maxDelayMs } : {}),
+    ...(a.wait?.timeoutMs !== undefined ? { timeoutMs: a.wait.timeoutMs } : {}),
+  };
+  const services = servicesNeeded(unit.document, work.scope.documents);
+  let ready = !work.deferred;
+
+  if (entry.action === 'create' && !entry.observeOnly) {
+    await a.runEntry(entry, async () => {
+      const organizationId = a.organization?.id;
+      if (organizationId === undefined) throw new Error(`organization \`${unit.organization}\` has no id`);
+      const dbPass = unit.document.spec.db_pass;
+      const created = await createProject(unit, organizationId, {
+        api: a.context.api,
+        intents: a.intents,
+        clock: a.clock,
+        log: a.log,
+        resolveDbPass: async () => (dbPass === undefined ? undefined : a.secrets.resolve(dbPass, unit.document)),
+        ...(a.signal ? { signal: a.signal } : {}),
+      });
+      const ref = refOf(created as { ref?: string; id: string });
+      a.projectRefs.set(unit.name, ref);
+      // Recorded before anything else can fail: the project is ours from now on.
+      const org = a.organization!;
+      a.inventory.projects[unit.name] = {
+        ref,
+        name: unit.apiName,
+        organization: unit.organization,
+        organizationId,
+        deletion: unit.policy.deletion,
+        management: unit.policy.management,
+        file: unit.document.source.file,
+        origin: 'created',
+        since: a.clock.now(),
+      };
+      a.inventory.organizations[org.name] = { id: organizationId, name: org.name };
+      await saveInventory(a.state, a.inventory, a.clock.now());
+      await a.intents.clearProject(unit.name);
+      work.scope.ref = ref;
+      work.scope.status = (created as { status?: string }).status ?? 'COMING_UP';
+    });
+    if (a.failed.has(entry.id)) {
+      // Its dependants are skipped through dependsOn; entries without it still cannot run.
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+      if (unit.lifecycle) await a.runEntry(unit.lifecycle, undefined);
+      return;
+    }
+  } else if (entry.action === 'create') {
+    return; // observe only: a missing project is reported, nothing below it can be applied
+  } else {
+    await a.runEntry(entry, undefined); // blocked entries are reported as skipped
+  }
+
+  const ref = a.projectRefs.get(unit.name);
+  if (!ref) return;
+  const lifecycle = unit.lifecycle;
+  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === false;
+  if (restoring) {
+    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, false, a.signal));
+    if (a.failed.has(lifecycle.id)) {
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, lifecycle.id), undefined);
+      return;
+    }
+    ready = false;
+  }
+  if (work.modulesSkipped && !restoring) {
+    return;
+  }
+
+  if (!ready) {
+    const readyEntryId = restoring ? lifecycle!.id : entry.id;
+    try {
+      const readiness = await waitUntilReady(unit.name, ref, services, waitOptions);
+      work.health = readiness.health;
+      work.scope = { ...work.scope, ref, status: readiness.status };
+      // Plan again now that the live configuration can be read: apply only what differs.
+      Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
+    } catch (error) {
+      a.log.error({ project: unit.name, error: describe(error).message }, 'the project did not become ready: its configuration is not applied');
+      const blocker = makeEntry({ kind: 'Project', name: unit.name, changes: [] });
+      const outcomeEntry = { ...blocker, id: `${readyEntryId}#ready` };
+      a.failed.add(outcomeEntry.id);
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, outcomeEntry.id), undefined);
+      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, outcomeEntry.id), undefined);
+      throw error;
+    }
+  }
+
+  // The project's kinds, in registry order; one failing does not stop the next.
+  const applied = new Set<string>();
+  for (const change of work.changes) {
+    const before = a.failed.size;
+    const isWrite = !change.entry.observeOnly && (change.entry.action === 'create' || change.entry.action === 'update' || change.entry.action === 'delete');
+    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
+    if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
+  }
+
+  // Pause last: the configuration above is written while the project runs.
+  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
+    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
+  }
+
+  // Verify: read back what was written; the statuses come from this second look.
+  if (applied.size > 0 && !isPausedAfter(lifecycle, a.failed)) {
+    const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
+    try {
+      const verified = await planModules(work, a.kinds, a.context, a.log, only);
+      work.verified = [...verified.changes.map((c) => c.entry), ...verified.failures];
+      for (const entry of work.verified) {
+        if (isChange(entry) && !entry.pending) a.log.warn({ entry: entry.id }, 'verification still shows a difference after the apply');
+      }
+    } catch (error) {
+      a.log.warn({ project: unit.name, error: describe(error).message }, 'verification reads failed');
+    }
+  }
+}
+
+function isPausedAfter(lifecycle: PlanEntry | undefined, failed: Set<string>): boolean {
+  return !!lifecycle && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true && !failed.has(lifecycle.id);
+}
+
+function withDependency(entry: PlanEntry, id: string): PlanEntry {
+  return { ...entry, dependsOn: [...new Set([...(entry.dependsOn ?? []), id])] };
+}
+
+/** Error class name and a message free of secrets (API errors carry method, route and status only). */
+export function describe(error: unknown): { type: string; message: string } {
+  if (isApiError(error)) {
+    return { type: error.name, message: error.serviceMessage ? `${error.message} (${error.serviceMessage})` : error.message };
+  }
+  if (error instanceof Error) return { type: error.name, message: error.message };
+  return { type: 'Error', message: String(error) };
+}

@@ -1,0 +1,72 @@
+// The inventory: what this tool manages. Deletion works only from it (a project that was
+// never in it is never deleted), and the deletion policy recorded here is the one from the
+// project's last manifest, so removing a manifest cannot change the policy that applies.
+import type { StateStore } from './types.js';
+
+export const INVENTORY_KEY = 'inventory';
+export const INVENTORY_VERSION = 1;
+
+export interface InventoryOrganization {
+  /** Organization id as the API names it (also used as `organization_id` on create). */
+  id: string;
+  slug?: string;
+  /** Name in the API. */
+  name: string;
+}
+
+export interface InventoryProject {
+  ref: string;
+  /** Name in the API. */
+  name: string;
+  /** Manifest name of its Organization document. */
+  organization: string;
+  organizationId: string;
+  /** From the project's last manifest. */
+  deletion: 'orphan' | 'delete';
+  management: 'full' | 'observe';
+  /** Manifest file it was last declared in. */
+  file?: string;
+  /** How it came under management. */
+  origin: 'created' | 'adopted';
+  since: number;
+}
+
+export interface Inventory {
+  version: number;
+  updatedAt: number;
+  /** By Organization manifest name. */
+  organizations: Record<string, InventoryOrganization>;
+  /** By Project manifest name. */
+  projects: Record<string, InventoryProject>;
+  /** Ids of every plan entry under management at the end of the last pass. */
+  resources: string[];
+}
+
+export function emptyInventory(): Inventory {
+  return { version: INVENTORY_VERSION, updatedAt: 0, organizations: {}, projects: {}, resources: [] };
+}
+
+export class UnsupportedStateError extends Error {
+  constructor(readonly key: string, readonly version: unknown) {
+    super(`The state file \`${key}.json\` has version ${String(version)}; this build reads version ${INVENTORY_VERSION}`);
+    this.name = 'UnsupportedStateError';
+  }
+}
+
+export async function loadInventory(state: StateStore): Promise<Inventory> {
+  const stored = await state.get<Partial<Inventory>>(INVENTORY_KEY);
+  if (!stored) return emptyInventory();
+  if (stored.version !== INVENTORY_VERSION) throw new UnsupportedStateError(INVENTORY_KEY, stored.version);
+  return {
+    version: INVENTORY_VERSION,
+    updatedAt: stored.updatedAt ?? 0,
+    organizations: stored.organizations ?? {},
+    projects: stored.projects ?? {},
+    resources: stored.resources ?? [],
+  };
+}
+
+export async function saveInventory(state: StateStore, inventory: Inventory, now: number): Promise<void> {
+  inventory.updatedAt = now;
+  await state.set(INVENTORY_KEY, inventory);
+}

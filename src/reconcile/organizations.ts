@@ -1,0 +1,135 @@
+// Organizations: found by slug or name, created when declared and missing. The organization
+// list is read only when something needs it; an id cached in the inventory is trusted when
+// the project list shows one of our projects in it.
+import { TransientError } from '../api/errors.js';
+import type { ManagementApi } from '../api/endpoints.js';
+import type { OrganizationResponseV1 } from '../api/types.js';
+import type { OrganizationDocument } from '../manifests/types.js';
+import { entryId, makeEntry } from './diff.js';
+import type { IntentLog } from './intents.js';
+import type { Inventory } from './inventory.js';
+import { effectivePolicy, type EffectivePolicy } from './policy.js';
+import type { Logger, PlanEntry } from './types.js';
+
+export interface OrganizationUnit {
+  /** Manifest name, also the organization's name in the API. */
+  name: string;
+  document: OrganizationDocument;
+  policy: EffectivePolicy;
+  /** Known id (slug): from the manifest, the inventory cache, the list, or the create answer. */
+  id?: string;
+  /** The id was confirmed by the project list or the organization list this pass. */
+  confirmed: boolean;
+  /** Set once planned. */
+  entry?: PlanEntry;
+}
+
+export function organizationUnit(document: OrganizationDocument, inventory: Inventory): OrganizationUnit {
+  const cached = inventory.organizations[document.metadata.name];
+  const unit: OrganizationUnit = {
+    name: document.metadata.name,
+    document,
+    policy: effectivePolicy(document.spec?.policy),
+    confirmed: false,
+  };
+  const id = document.spec?.slug ?? cached?.id;
+  if (id !== undefined) unit.id = id;
+  return unit;
+}
+
+/** The live project says which organization it is in: that confirms (or corrects) an unconfirmed cached id. */
+export function confirmFromProject(unit: OrganizationUnit, organizationId: string, organizationSlug: string | undefined): boolean {
+  const slug = unit.document.spec?.slug;
+  if (slug !== undefined && slug !== organizationId && slug !== organizationSlug) return false;
+  unit.id = organizationId;
+  unit.confirmed = true;
+  return true;
+}
+
+/** Resolves the unit against the organization list. */
+export function resolveFromList(unit: OrganizationUnit, organizations: readonly OrganizationResponseV1[]): void {
+  const slug = unit.document.spec?.slug;
+  let match: OrganizationResponseV1 | undefined;
+  if (slug !== undefined) {
+    match = organizations.find((o) => o.slug === slug || o.id === slug);
+  } else {
+    const byId = unit.id === undefined ? undefined : organizations.find((o) => o.id === unit.id && o.name === unit.name);
+    const byName = organizations.filter((o) => o.name === unit.name);
+    match = byId ?? (byName.length === 1 ? byName[0] : undefined);
+    if (!match && byName.length > 1) {
+      unit.entry = makeEntry({
+        kind: 'Organization',
+        name: unit.name,
+        changes: [],
+        action: 'blocked',
+        reason: `${byName.length} organizations are named \`${unit.name}\`: set spec.slug to choose one`,
+        source: sourceOf(unit),
+      });
+      return;
+    }
+  }
+  if (match) {
+    unit.id = match.id;
+    unit.confirmed = true;
+    return;
+  }
+  delete unit.id;
+  if (slug !== undefined) {
+    unit.entry = makeEntry({
+      kind: 'Organization',
+      name: unit.name,
+      changes: [],
+      action: 'blocked',
+      reason: `no organization with slug \`${slug}\` is visible to this token`,
+      source: sourceOf(unit),
+    });
+  }
+}
+
+/** The plan entry of an organization (call after resolution). */
+export function planOrganization(unit: OrganizationUnit): PlanEntry {
+  if (unit.entry) return unit.entry;
+  const observeOnly = unit.policy.management === 'observe';
+  unit.entry =
+    unit.id !== undefined
+      ? makeEntry({ kind: 'Organization', name: unit.name, changes: [], source: sourceOf(unit) })
+      : makeEntry({
+          kind: 'Organization',
+          name: unit.name,
+          action: 'create',
+          changes: [{ path: 'name', after: unit.name }],
+          reason: observeOnly ? 'missing; under the observe policy it is not created' : 'declared and not found',
+          observeOnly,
+          source: sourceOf(unit),
+        });
+  return unit.entry;
+}
+
+export function organizationEntryId(name: string): string {
+  return entryId('Organization', name);
+}
+
+/**
+ * Creates the organization. An intent is recorded first; after a lost answer the list is read
+ * and an organization of that name adopted instead of sending the create again.
+ */
+export async function createOrganization(unit: OrganizationUnit, api: ManagementApi, intents: IntentLog, now: () => number, log: Logger): Promise<string> {
+  await intents.recordOrganization(unit.name, { name: unit.name, sentAt: now() });
+  try {
+    const created = await api.createAnOrganization({ name: unit.name }, { priority: 'write' });
+    unit.id = created.id;
+  } catch (error) {
+    if (!(error instanceof TransientError)) throw error;
+    log.warn({ organization: unit.name, error: error.message }, 'organization create answer lost: looking for it before trying again');
+    const listed = await api.listAllOrganizations({ priority: 'write' });
+    const found = listed.filter((o) => o.name === unit.name);
+    if (found.length !== 1) throw error;
+    unit.id = found[0]!.id;
+  }
+  unit.confirmed = true;
+  return unit.id;
+}
+
+function sourceOf(unit: OrganizationUnit): { file: string; line: number } {
+  return { file: unit.document.source.file, line: unit.document.source.line };
+}

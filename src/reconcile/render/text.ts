@@ -1,0 +1,55 @@
+// The plan as a reviewed diff: `+` create, `~` update, `-` delete, `!` blocked; field paths with
+// before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
+import type { PassResult } from '../types.js';
+import { changeMarker, changeText, entryMarker, entryNote, outcomeCounts, summaryLine, visibleEntries, type Marker } from './format.js';
+
+const COLORS: Record<Marker, string> = { '+': '\u001b[32m', '~': '\u001b[33m', '-': '\u001b[31m', '!': '\u001b[35m', ' ': '' };
+const RESET = '\u001b[0m';
+const DIM = '\u001b[2m';
+const BOLD = '\u001b[1m';
+
+export interface TextOptions {
+  color: boolean;
+}
+
+export function renderText(result: PassResult, options: TextOptions): string {
+  const paint = (code: string, text: string) => (options.color && code ? `${code}${text}${RESET}` : text);
+  const lines: string[] = [];
+  if (result.result === 'invalid') {
+    lines.push(paint(COLORS['-'], `Manifests are invalid (${result.manifestErrors.length} error${result.manifestErrors.length === 1 ? '' : 's'}): nothing was planned or applied.`));
+    for (const error of result.manifestErrors) {
+      const where = `${error.file}:${error.line}:${error.column}`;
+      lines.push(`  ${where}${error.path ? ` ${error.path}` : ''}: ${error.message}${error.hint ? ` (${error.hint})` : ''}`);
+    }
+    return `${lines.join('\n')}\n`;
+  }
+  const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan';
+  lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
+  const entries = visibleEntries(result);
+  if (entries.length === 0) lines.push('', 'No changes. The live state matches the manifests.');
+  for (const entry of entries) {
+    const marker = entryMarker(entry);
+    const note = entryNote(entry);
+    lines.push('');
+    lines.push(`${paint(COLORS[marker], `${marker} ${entry.id}`)} ${paint(DIM, entry.action)}${note ? paint(DIM, `  (${note})`) : ''}`);
+    for (const change of entry.changes) {
+      const m = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : changeMarker(change);
+      lines.push(paint(COLORS[m], `    ${m} ${changeText(change)}`));
+    }
+  }
+  lines.push('', paint(BOLD, `${summaryLine(result)}.`));
+  if (!result.dryRun && result.outcomes.length > 0) {
+    const counts = outcomeCounts(result);
+    lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    for (const outcome of result.outcomes.filter((o) => o.result !== 'success')) {
+      const marker = outcome.result === 'failed' ? 'x' : '-';
+      lines.push(paint(COLORS['-'], `  ${marker} ${outcome.entryId} ${outcome.result}${outcome.error ? `: ${outcome.error.message}` : ''}`));
+    }
+  }
+  if (result.result === 'failed' && result.outcomes.length === 0) {
+    const failures = result.resources.filter((r) => r.state === 'failed');
+    if (failures.length > 0) lines.push(`Failed: ${failures.map((r) => `${r.id}${r.message ? ` (${r.message})` : ''}`).join('; ')}`);
+  }
+  lines.push(`Result: ${result.result} (${result.requests} API request${result.requests === 1 ? '' : 's'}).`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,56 @@
+// The state directory: small JSON documents, each written atomically (temp file + rename),
+// so a crash leaves either the old or the new version of a file, never a torn one.
+import { join } from 'node:path';
+import { unlink } from 'node:fs/promises';
+import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
+import type { StateStore } from './types.js';
+
+/** Keys are relative file names without `.json`: segments of letters, digits, `.`, `_` and `-`, joined by `/`. */
+const KEY = /^[A-Za-z0-9_][A-Za-z0-9._-]*(\/[A-Za-z0-9_][A-Za-z0-9._-]*)*$/;
+
+export class InvalidStateKeyError extends Error {
+  constructor(readonly key: string) {
+    super(`Expected a state key of letters, digits, '.', '_' and '-' segments joined by '/', got \`${key}\``);
+    this.name = 'InvalidStateKeyError';
+  }
+}
+
+/** A state store that also removes keys (intents are removed once resolved). */
+export interface FileStateStore extends StateStore {
+  readonly dir: string;
+  delete(key: string): Promise<void>;
+}
+
+export function openStateStore(stateDir: string): FileStateStore {
+  if (typeof stateDir !== 'string' || stateDir === '') {
+    throw new TypeError(`Expected \`stateDir\` to be a non-empty string, got \`${String(stateDir)}\` (${typeof stateDir})`);
+  }
+  const pathOf = (key: string) => {
+    if (!KEY.test(key) || key.split('/').some((segment) => segment === '..' || segment === '.')) throw new InvalidStateKeyError(key);
+    return join(stateDir, `${key}.json`);
+  };
+  // Writes to one key are serialised so that two concurrent writers cannot interleave renames
+  // out of order (the last call always wins).
+  const chains = new Map<string, Promise<void>>();
+  return {
+    dir: stateDir,
+    async get<T>(key: string): Promise<T | undefined> {
+      const path = pathOf(key);
+      await chains.get(key);
+      return readJsonFile<T>(path);
+    },
+    set(key: string, value: unknown): Promise<void> {
+      const path = pathOf(key);
+      const next = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => writeJsonAtomic(path, value));
+      chains.set(key, next);
+      return next;
+    },
+    async delete(key: string): Promise<void> {
+      const path = pathOf(key);
+      await chains.get(key)?.catch(() => undefined);
+      await unlink(path).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// The plan's summary and the per-resource statuses of a pass: computed once, at the end of the
+// pass, from the entries and outcomes whatever happened (the renderers, `reconcile status` and
+// the metrics read these).
+import type { ApplyOutcome, Plan, PlanAction, PlanEntry, ResourceStatus } from './types.js';
+
+/** Actions that write when applied. */
+const CHANGES: ReadonlySet<PlanAction> = new Set(['create', 'update', 'delete']);
+
+export function isChange(entry: PlanEntry): boolean {
+  return CHANGES.has(entry.action) && !entry.observeOnly;
+}
+
+/** Drift reported under the observe policy (never written). */
+export function isObservedDrift(entry: PlanEntry): boolean {
+  return CHANGES.has(entry.action) && entry.observeOnly === true;
+}
+
+export function summarizePlan(entries: PlanEntry[]): Plan {
+  const summary: Record<PlanAction, number> = { create: 0, update: 0, delete: 0, noop: 0, blocked: 0 };
+  let drift = 0;
+  for (const entry of entries) {
+    if (isObservedDrift(entry)) {
+      // Entries under observe count as drift, not as changes.
+      summary.noop += 1;
+      drift += 1;
+    } else {
+      summary[entry.action] += 1;
+    }
+  }
+  return { entries, summary, hasChanges: entries.some(isChange), drift };
+}
+
+export function statusesFor(
+  entries: PlanEntry[],
+  outcomes: ApplyOutcome[],
+  dryRun: boolean,
+  now: number,
+  /** Entries of the read-back after an apply. */
+  verified: PlanEntry[] = [],
+): ResourceStatus[] {
+  const byEntry = new Map(outcomes.map((o) => [o.entryId, o]));
+  const check = new Map(verified.map((e) => [e.id, e]));
+  return entries.map((entry) => {
+    const status: ResourceStatus = { id: entry.id, kind: entry.kind, name: entry.name, state: 'in_sync', observedAt: now };
+    if (entry.project !== undefined) status.project = entry.project;
+    const fields = entry.changes.map((c) => c.path);
+    const outcome = byEntry.get(entry.id);
+    if (entry.action === 'blocked') {
+      status.state = 'failed';
+      status.message = entry.reason ?? 'blocked';
+      if (fields.length) status.fields = fields;
+    } else if (entry.reason?.startsWith('could not observe')) {
+      status.state = 'failed';
+      status.message = entry.reason;
+    } else if (outcome && outcome.result === 'failed') {
+      status.state = 'failed';
+      status.message = outcome.error?.message ?? 'failed';
+      if (fields.length) status.fields = fields;
+    } else if (outcome && outcome.result === 'skipped') {
+      status.state = 'pending';
+      status.message = outcome.error?.message ?? 'skipped';
+      if (fields.length) status.fields = fields;
+    } else if (entry.pending) {
+      status.state = 'pending';
+      if (entry.reason) status.message = entry.reason;
+    } else if (outcome && outcome.result === 'success') {
+      const after = check.get(entry.id);
+      if (after?.pending) {
+        status.state = 'pending';
+        if (after.reason) status.message = after.reason;
+      } else if (after && isChange(after)) {
+        status.state = 'drifted';
+        status.fields = after.changes.map((c) => c.path);
+        status.message = 'still differs after the apply';
+      }
+    } else if (CHANGES.has(entry.action)) {
+      // Not applied: a dry run, or drift under the observe policy.
+      status.state = 'drifted';
+      status.fields = fields;
+      if (entry.observeOnly) status.message = 'observe policy: reported, not written';
+      else if (!dryRun) status.message = 'not applied';
+    }
+    return status;
+  });
+}
