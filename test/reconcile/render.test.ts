@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { renderJson } from '../../src/reconcile/render/json.js';
+import { renderMarkdown } from '../../src/reconcile/render/markdown.js';
+import { renderText } from '../../src/reconcile/render/text.js';
+import { summarizePlan } from '../../src/reconcile/summary.js';
+import type { PassResult, PlanEntry } from '../../src/reconcile/types.js';
+
+const CANARY = 'canary-Zq8vX1';
+
+function entries(): PlanEntry[] {
+  return [
+    { id: 'Organization/acme', kind: 'Organization', name: 'acme', action: 'noop', changes: [] },
+    {
+      id: 'Project/shop', kind: 'Project', name: 'shop', action: 'create',
+      changes: [{ path: 'name', after: 'shop' }, { path: 'region', after: 'eu-west-1' }, { path: 'db_pass', sensitive: true }],
+    },
+    {
+      id: 'ProjectAuth/web/auth', kind: 'ProjectAuth', project: 'web', name: 'auth', action: 'update',
+      changes: [
+        { path: 'auth.site_url', before: 'http://old.example', after: 'https://new.example' },
+        // A sensitive change that (wrongly) carries values: renderers must not print them.
+        { path: 'auth.smtp_pass', sensitive: true, before: CANARY, after: CANARY },
+        { path: 'auth.jwt_exp', after: 3600 },
+      ],
+    },
+    { id: 'Project/legacy', kind: 'Project', name: 'legacy', action: 'delete', changes: [{ path: 'ref', before: 'abc' }], reason: 'manifest removed; deletion policy `delete`' },
+    { id: 'ProjectCryptoext/web/cryptoext', kind: 'ProjectCryptoext', project: 'web', name: 'cryptoext', action: 'blocked', changes: [{ path: 'cryptoext.root_key', sensitive: true }], reason: 'needs confirm_root_key_change' },
+    { id: 'ProjectPostgres/web/postgres', kind: 'ProjectPostgres', project: 'web', name: 'postgres', action: 'update', observeOnly: true, changes: [{ path: 'postgres.work_mem', before: '4MB', after: '8MB' }] },
+  ];
+}
+
+function result(overrides: Partial<PassResult> = {}): PassResult {
+  return {
+    startedAt: Date.UTC(2026, 0, 1), finishedAt: Date.UTC(2026, 0, 1, 0, 0, 2), dryRun: true, revision: 'abc123',
+    manifestErrors: [], plan: summarizePlan(entries()), outcomes: [], resources: [], projects: [], result: 'failed', requests: 7,
+    ...overrides,
+  };
+}
+
+describe('summarizePlan', () => {
+  it('counts observe-only drift apart from changes', () => {
+    const plan = summarizePlan(entries());
+    expect(plan.summary).toEqual({ create: 1, update: 1, delete: 1, noop: 2, blocked: 1 });
+    expect(plan.drift).toBe(1);
+    expect(plan.hasChanges).toBe(true);
+    expect(summarizePlan([entries()[5]!]).hasChanges).toBe(false);
+  });
+});
+
+describe('renderText', () => {
+  it('renders a reviewed diff with markers, paths, before -> after and the summary line', () => {
+    const text = renderText(result(), { color: false });
+    expect(text).toContain('+ Project/shop');
+    expect(text).toContain('    + region: "eu-west-1"');
+    expect(text).toContain('~ ProjectAuth/web/auth');
+    expect(text).toContain('    ~ auth.site_url: "http://old.example" -> "https://new.example"');
+    expect(text).toContain('    + auth.jwt_exp: 3600');
+    expect(text).toContain('- Project/legacy');
+    expect(text).toContain('! ProjectCryptoext/web/cryptoext');
+    expect(text).toContain('observe only: not applied');
+    expect(text).toContain('Plan: 1 to create, 1 to update, 1 to delete, 1 blocked, 1 drifted under observe.');
+    expect(text).not.toContain('Organization/acme');
+    expect(text).not.toMatch(/\u001b\[/);
+  });
+
+  it('shows a secret only as a sensitive change', () => {
+    const text = renderText(result(), { color: true });
+    expect(text).toContain('auth.smtp_pass: (sensitive value changed)');
+    expect(text).toContain('db_pass: (sensitive value changed)');
+    expect(text).not.toContain(CANARY);
+  });
+
+  it('colours only when asked', () => {
+    expect(renderText(result(), { color: true })).toMatch(/\u001b\[32m\+ Project\/shop/);
+  });
+
+  it('says so when nothing changes', () => {
+    const text = renderText(result({ plan: summarizePlan([entries()[0]!]), result: 'success' }), { color: false });
+    expect(text).toContain('No changes.');
+    expect(text).toContain('Plan: 0 to create, 0 to update, 0 to delete, 0 blocked.');
+  });
+
+  it('lists every located manifest error of an invalid pass', () => {
+    const text = renderText(
+      result({ result: 'invalid', plan: summarizePlan([]), manifestErrors: [
+        { file: 'a.yaml', line: 3, column: 5, path: '/spec/auth/site_ur', message: 'unknown field', hint: 'did you mean `site_url`?' },
+        { file: 'b.yaml', line: 1, column: 1, path: '', message: 'not YAML' },
+      ] }),
+      { color: false },
+    );
+    expect(text).toContain('a.yaml:3:5 /spec/auth/site_ur: unknown field (did you mean `site_url`?)');
+    expect(text).toContain('b.yaml:1:1: not YAML');
+    expect(text).toContain('nothing was planned or applied');
+  });
+
+  it('reports the outcomes of an apply', () => {
+    const text = renderText(
+      result({ dryRun: false, outcomes: [
+        { entryId: 'Project/shop', kind: 'Project', action: 'create', result: 'success' },
+        { entryId: 'ProjectAuth/web/auth', kind: 'ProjectAuth', action: 'update', result: 'failed', error: { type: 'TransientError', message: 'PATCH /v1/projects/{ref}/config/auth: 500' } },
+      ] }),
+      { color: false },
+    );
+    expect(text).toContain('Apply: 1 succeeded, 1 failed, 0 skipped.');
+    expect(text).toContain('x ProjectAuth/web/auth failed: PATCH /v1/projects/{ref}/config/auth: 500');
+  });
+});
+
+describe('renderJson', () => {
+  it('is a versioned document with summary, entries and outcomes, and no secret value', () => {
+    const text = renderJson(result());
+    const doc = JSON.parse(text);
+    expect(doc.version).toBe(1);
+    expect(Object.keys(doc)).toEqual(['version', 'result', 'dryRun', 'revision', 'startedAt', 'finishedAt', 'summary', 'entries', 'outcomes', 'resources', 'projects', 'manifestErrors', 'requests']);
+    expect(doc.summary).toEqual({ create: 1, update: 1, delete: 1, blocked: 1, noop: 2, drift: 1, hasChanges: true });
+    const auth = doc.entries.find((e: { id: string }) => e.id === 'ProjectAuth/web/auth');
+    expect(auth.changes[1]).toEqual({ path: 'auth.smtp_pass', sensitive: true });
+    expect(text).not.toContain(CANARY);
+  });
+});
+
+describe('renderMarkdown', () => {
+  it('puts the summary line first, warns of deletions before the details, and folds the details', () => {
+    const md = renderMarkdown(result());
+    const lines = md.split('\n');
+    expect(lines[0]).toBe('**Plan: 1 to create, 1 to update, 1 to delete, 1 blocked, 1 drifted under observe** (dry run, revision `abc123`)');
+    const warning = md.indexOf('[!WARNING]');
+    const details = md.indexOf('<details>');
+    expect(warning).toBeGreaterThan(0);
+    expect(warning).toBeLessThan(details);
+    expect(md).toContain('> - `Project/legacy`');
+    expect(md).toContain('```diff');
+    expect(md).toContain('</details>');
+    expect(md).toContain('auth.smtp_pass: (sensitive value changed)');
+    expect(md).not.toContain(CANARY);
+  });
+
+  it('cannot be broken out of by a value holding a code fence or table pipes', () => {
+    const md = renderMarkdown(result({ plan: summarizePlan([
+      { id: 'ProjectAuth/p/auth', kind: 'ProjectAuth', project: 'p', name: 'auth', action: 'update', reason: 'a|b', changes: [{ path: 'auth.sms_template', after: '```\n<script>' }] },
+    ]) }));
+    const fences = md.match(/^```/gm) ?? [];
+    expect(fences).toHaveLength(2);
+    expect(md).toContain('a\\|b');
+  });
+});
