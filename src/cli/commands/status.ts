@@ -1,6 +1,58 @@
-import type { CommandContext } from '../context.js';
+// `reconcile status [DIR]`: a dry pass (reads only) plus the observed-only reads of every
+// live project, as a table per project or JSON. Drift is not an error: exit 0 unless the
+// manifests are invalid or a read failed.
+import { resolve } from 'node:path';
+import { createLogger } from '../../util/logger.js';
+import { systemClock } from '../../util/clock.js';
+import { observationFailed, observeProject, type ObservedProjectState } from '../../reconcile/kinds/observed.js';
+import { buildStatusReport, renderStatusJson, renderStatusText } from '../../reconcile/kinds/status-report.js';
+import { openApiSession } from '../api-session.js';
+import { UsageError, stringOption, type CommandContext } from '../context.js';
 
 export async function run(context: CommandContext): Promise<number> {
-  context.stderr.write('reconcile: the status command is being built\n');
-  return 1;
+  if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
+  const output = stringOption(context, 'output') ?? 'text';
+  if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
+  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
+  const log = createLogger({ level: stringOption(context, 'log-level') ?? 'info', destination: context.stderr });
+
+  const { loadManifests } = await import('../../manifests/load.js');
+  const manifests = await loadManifests(dir);
+  if (manifests.errors.length) {
+    for (const e of manifests.errors) {
+      context.stderr.write(`${e.file}:${e.line}:${e.column}: ${e.path ? `${e.path}: ` : ''}${e.message}${e.hint ? ` (${e.hint})` : ''}\n`);
+    }
+    context.stderr.write(`reconcile: status: ${manifests.errors.length} manifest error(s); nothing was read\n`);
+    return 1;
+  }
+
+  const session = await openApiSession(context, { log });
+  try {
+    const { runPass } = await import('../../reconcile/engine.js');
+    const result = await runPass({
+      manifests,
+      client: session.client,
+      stateDir: session.stateDir,
+      dryRun: true,
+      env: context.env,
+      log,
+      signal: context.signal,
+      ...(context.values.sandbox === true ? { sandbox: true } : {}),
+    });
+    const observed = new Map<string, ObservedProjectState>();
+    // A user waits for this: the reads go at `verify` priority, all projects at once (the client paces them).
+    await Promise.all(
+      result.projects.map(async (project) => {
+        if (!project.ref) return;
+        observed.set(project.ref, await observeProject(session.client.api, project.ref, { priority: 'verify', project: project.name, signal: context.signal }));
+      }),
+    );
+    const report = buildStatusReport(result, observed, systemClock.now());
+    const stdoutIsTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
+    context.stdout.write(output === 'json' ? renderStatusJson(report) : renderStatusText(report, { color: stdoutIsTty && !context.env.NO_COLOR }));
+    const readFailed = [...observed.values()].some(observationFailed);
+    return result.result === 'success' && !readFailed ? 0 : 1;
+  } finally {
+    await session.close();
+  }
 }
