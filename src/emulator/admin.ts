@@ -1,0 +1,100 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { readBody } from './body.js';
+import { validateFaultConfig } from './faults.js';
+import type { Emulator } from './emulator.js';
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  const payload = Buffer.from(JSON.stringify(body), 'utf8');
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': String(payload.length) });
+  res.end(payload);
+}
+
+async function jsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  const read = await readBody(req, limit);
+  if (read.tooLarge) throw new AdminError(413, `Request body too large: the limit is ${limit} bytes`);
+  if (read.bytes.length === 0) return {};
+  try {
+    return JSON.parse(read.bytes.toString('utf8'));
+  } catch (error) {
+    throw new AdminError(400, `Malformed JSON in request body: ${(error as Error).message}`);
+  }
+}
+
+class AdminError extends Error {
+  constructor(readonly status: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * The administration API under /_emulator/: no auth, no rate limit, not in the request log.
+ * Documented in the README (section emulator).
+ */
+export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+  const method = (req.method ?? 'GET').toUpperCase();
+  const path = url.pathname.replace(/\/+$/, '');
+  const key = `${method} ${path}`;
+  try {
+    switch (key) {
+      case 'GET /_emulator/requests': {
+        await readBody(req, 0);
+        const since = url.searchParams.get('since');
+        const sinceMs = since === null ? undefined : Number(since);
+        if (sinceMs !== undefined && !Number.isFinite(sinceMs)) throw new AdminError(400, `Invalid \`since\`: expected milliseconds since the epoch, got \`${since}\``);
+        return json(res, 200, emulator.requests(sinceMs));
+      }
+      case 'DELETE /_emulator/requests':
+        await readBody(req, 0);
+        emulator.clearRequests();
+        return json(res, 200, {});
+      case 'GET /_emulator/faults':
+        await readBody(req, 0);
+        return json(res, 200, emulator.faultConfig());
+      case 'POST /_emulator/faults': {
+        const body = await jsonBody(req, 1024 * 1024);
+        let config;
+        try {
+          config = validateFaultConfig(body);
+        } catch (error) {
+          throw new AdminError(400, (error as Error).message);
+        }
+        emulator.setFaults(config);
+        return json(res, 200, emulator.faultConfig());
+      }
+      case 'DELETE /_emulator/faults':
+        await readBody(req, 0);
+        emulator.setFaults({});
+        return json(res, 200, {});
+      case 'POST /_emulator/reset':
+        await readBody(req, 1024);
+        emulator.reset();
+        return json(res, 200, emulator.info());
+      case 'POST /_emulator/seed': {
+        const body = await jsonBody(req, 64 * 1024 * 1024);
+        try {
+          emulator.seed(body as never);
+        } catch (error) {
+          throw new AdminError(400, (error as Error).message);
+        }
+        return json(res, 200, emulator.info());
+      }
+      case 'POST /_emulator/clock/advance': {
+        const body = (await jsonBody(req, 1024)) as { ms?: unknown };
+        if (typeof body.ms !== 'number' || !Number.isFinite(body.ms) || body.ms < 0) {
+          throw new AdminError(400, `Expected \`ms\` to be a number >= 0, got \`${String(body.ms)}\``);
+        }
+        emulator.advanceClock(body.ms);
+        return json(res, 200, { now: emulator.now() });
+      }
+      case 'GET /_emulator/info':
+        await readBody(req, 0);
+        return json(res, 200, emulator.info());
+      default:
+        await readBody(req, 1024 * 1024);
+        throw new AdminError(404, `Not found: no admin endpoint ${method} ${url.pathname}`);
+    }
+  } catch (error) {
+    if (error instanceof AdminError) return json(res, error.status, { message: error.message });
+    return json(res, 500, { message: `Internal emulator error: ${(error as Error).message}` });
+  }
+}

@@ -1,0 +1,93 @@
+import type { RateSpec } from '../util/rate.js';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the window (or the block) resets. */
+  resetMs: number;
+}
+
+interface UserWindow {
+  /** Wall-clock times of the requests counted in the current window, oldest first. */
+  times: number[];
+  blockedUntil: number;
+}
+
+/**
+ * The service's limit: `limit` requests per rolling window per user, counted across all of the
+ * user's tokens. The request past the limit, and every request of that user for the following
+ * whole window, are refused.
+ */
+export class RateLimiter {
+  readonly #windows = new Map<string, UserWindow>();
+  #spec: RateSpec;
+
+  constructor(spec: RateSpec) {
+    this.#spec = spec;
+  }
+
+  get spec(): RateSpec {
+    return this.#spec;
+  }
+
+  #window(userId: string): UserWindow {
+    let window = this.#windows.get(userId);
+    if (!window) {
+      window = { times: [], blockedUntil: 0 };
+      this.#windows.set(userId, window);
+    }
+    return window;
+  }
+
+  #prune(window: UserWindow, now: number): void {
+    const from = now - this.#spec.windowMs;
+    while (window.times.length > 0 && window.times[0]! <= from) window.times.shift();
+  }
+
+  /** Counts one request of `userId` at `now` (wall clock) and says whether it may proceed. */
+  take(userId: string, now: number): RateDecision {
+    const window = this.#window(userId);
+    const { limit, windowMs } = this.#spec;
+    if (window.blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: window.blockedUntil - now };
+    this.#prune(window, now);
+    if (window.times.length >= limit) {
+      window.blockedUntil = now + windowMs;
+      return { allowed: false, limit, remaining: 0, resetMs: windowMs };
+    }
+    window.times.push(now);
+    return { allowed: true, limit, remaining: limit - window.times.length, resetMs: window.times[0]! + windowMs - now };
+  }
+
+  /** The headers' view for a user without counting a request. */
+  peek(userId: string | undefined, now: number): RateDecision {
+    const { limit, windowMs } = this.#spec;
+    if (!userId) return { allowed: true, limit, remaining: limit, resetMs: windowMs };
+    const window = this.#window(userId);
+    if (window.blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: window.blockedUntil - now };
+    this.#prune(window, now);
+    const oldest = window.times[0];
+    return { allowed: true, limit, remaining: limit - window.times.length, resetMs: oldest === undefined ? windowMs : oldest + windowMs - now };
+  }
+
+  /** Refuses every request of the user (or of every user) for `ms`, as if the limit had been crossed. */
+  block(userId: string, now: number, ms = this.#spec.windowMs): void {
+    const window = this.#window(userId);
+    window.blockedUntil = Math.max(window.blockedUntil, now + ms);
+  }
+
+  reset(spec?: RateSpec): void {
+    this.#windows.clear();
+    if (spec) this.#spec = spec;
+  }
+}
+
+export function rateLimitHeaders(decision: RateDecision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(Math.max(0, decision.remaining)),
+    'x-ratelimit-reset': String(Math.max(0, Math.ceil(decision.resetMs / 1000))),
+    // Scaled windows (tests, benchmarks) need more precision than whole seconds.
+    'x-ratelimit-reset-ms': String(Math.max(0, Math.ceil(decision.resetMs))),
+  };
+}
