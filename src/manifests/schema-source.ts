@@ -526,7 +526,6 @@ function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
         policy: POLICY,
       },
       required: ['project', 'type', 'domains'],
-      oneOf: [{ required: ['metadata_url'] }, { required: ['metadata_xml'] }],
       additionalProperties: false,
     },
   };

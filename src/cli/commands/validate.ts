@@ -1,6 +1,88 @@
-import type { CommandContext } from '../context.js';
+// `reconcile validate [DIR]`: offline checks of a manifests directory (schemas, references
+// between documents, function sources, secret references), every problem at once. No token,
+// no network. Exit 0 when there is no error (warnings allowed), 1 otherwise.
+import { resolve } from 'node:path';
+import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { checkSecretReferences } from '../../manifests/check-refs.js';
+import { loadManifests } from '../../manifests/load.js';
+import type { ManifestError, ManifestSet } from '../../manifests/types.js';
+
+/** Version of the `--output json` shape; bumped only on an incompatible change. */
+export const VALIDATE_JSON_VERSION = 1;
+
+export interface ValidateProblem {
+  file: string;
+  line: number;
+  column: number;
+  path: string;
+  message: string;
+  hint?: string;
+  reference?: string;
+}
+
+export interface ValidateReport {
+  version: typeof VALIDATE_JSON_VERSION;
+  valid: boolean;
+  /** The directory read (symlinks resolved). */
+  root: string;
+  revision: string | null;
+  files: number;
+  documents: number;
+  /** Count of documents per kind (valid ones). */
+  kinds: Record<string, number>;
+  errors: ValidateProblem[];
+  warnings: ValidateProblem[];
+}
+
+function problem(error: ManifestError): ValidateProblem {
+  const { file, line, column, path, message, hint, reference } = error;
+  return { file, line, column, path, message, ...(hint ? { hint } : {}), ...(reference ? { reference } : {}) };
+}
+
+export function buildReport(set: ManifestSet, referenceProblems: ManifestError[]): ValidateReport {
+  const all = [...set.errors, ...referenceProblems];
+  const errors = all.filter((e) => (e.severity ?? 'error') === 'error').map(problem);
+  const warnings = all.filter((e) => e.severity === 'warning').map(problem);
+  const byPosition = (a: ValidateProblem, b: ValidateProblem) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column;
+  const kinds: Record<string, number> = {};
+  for (const document of set.documents) kinds[document.kind] = (kinds[document.kind] ?? 0) + 1;
+  return {
+    version: VALIDATE_JSON_VERSION,
+    valid: errors.length === 0,
+    root: set.root,
+    revision: set.revision ?? null,
+    files: set.files?.length ?? 0,
+    documents: set.documents.length,
+    kinds,
+    errors: errors.sort(byPosition),
+    warnings: warnings.sort(byPosition),
+  };
+}
+
+export function formatProblem(item: ValidateProblem, severity: 'error' | 'warning'): string {
+  const prefix = severity === 'warning' ? 'warning: ' : '';
+  return `${item.file}:${item.line}:${item.column} ${item.path || '/'}: ${prefix}${item.message}${item.hint ? ` (${item.hint})` : ''}`;
+}
+
+export function renderText(report: ValidateReport): string {
+  const lines = [...report.errors.map((e) => formatProblem(e, 'error')), ...report.warnings.map((w) => formatProblem(w, 'warning'))];
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+  const summary = report.valid
+    ? `valid: ${plural(report.documents, 'document')} in ${plural(report.files, 'file')}${report.warnings.length ? `, ${plural(report.warnings.length, 'warning')}` : ''}`
+    : `invalid: ${plural(report.errors.length, 'error')}${report.warnings.length ? `, ${plural(report.warnings.length, 'warning')}` : ''} (${plural(report.files, 'file')} read)`;
+  return `${[...lines, summary].join('\n')}\n`;
+}
 
 export async function run(context: CommandContext): Promise<number> {
-  context.stderr.write('reconcile: the validate command is being built\n');
-  return 1;
+  if (context.positionals.length > 1) throw new UsageError(`validate takes at most one directory, got ${context.positionals.length}`);
+  const output = stringOption(context, 'output') ?? 'text';
+  if (output !== 'text' && output !== 'json') throw new UsageError(`validate: --output must be text or json, got \`${output}\``);
+  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
+  const set = await loadManifests(dir);
+  // Offline in CI the secrets are usually absent: an unset variable is a warning here, while
+  // a missing file is an error (files are part of the checkout or of the deployment).
+  const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });
+  const report = buildReport(set, referenceProblems);
+  context.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
+  return report.valid ? 0 : 1;
 }

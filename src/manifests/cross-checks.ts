@@ -1,0 +1,190 @@
+// Checks that span documents: unique names, references that resolve, one Secrets document per
+// project, SSO domains claimed once, and function sources that exist inside the checkout.
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import { didYouMean } from './suggest.js';
+import type { ManifestError, ManifestKind } from './types.js';
+import type { Position } from './yaml-source.js';
+
+/** A document with a recognised kind, valid against its schema or not. */
+export interface CheckedEntry {
+  file: string;
+  /** Absolute directory of the file. */
+  dir: string;
+  kind: ManifestKind;
+  name: string | undefined;
+  spec: Record<string, unknown>;
+  /** Passed its schema: its fields have the documented types. */
+  valid: boolean;
+  locate(pointer: string, options?: { key?: boolean }): Position;
+}
+
+const PROJECT_SCOPED: ReadonlySet<ManifestKind> = new Set(['Function', 'SsoProvider', 'Branch']);
+const FUNCTION_SLUG = /^[A-Za-z][A-Za-z0-9_-]*$/;
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function at(entry: CheckedEntry, pointer: string): { file: string; line: number; column: number } {
+  return { file: entry.file, ...entry.locate(pointer) };
+}
+
+function where(entry: CheckedEntry, pointer: string): string {
+  const { file, line, column } = at(entry, pointer);
+  return `${file}:${line}:${column}`;
+}
+
+function inside(root: string, path: string): boolean {
+  const rel = relative(root, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+export function crossCheck(entries: CheckedEntry[], root: string): ManifestError[] {
+  const errors: ManifestError[] = [];
+  const error = (entry: CheckedEntry, path: string, message: string, hint?: string) =>
+    errors.push({ ...at(entry, path), path, message, ...(hint ? { hint } : {}) });
+
+  // Unique names: per kind, and per project for the project-scoped kinds.
+  const byName = new Map<string, CheckedEntry>();
+  for (const entry of entries) {
+    if (!entry.name) continue;
+    const scope = PROJECT_SCOPED.has(entry.kind) ? `${str(entry.spec.project) ?? ''}/` : '';
+    const key = `${entry.kind}\u0000${scope}${entry.name}`;
+    const first = byName.get(key);
+    if (first) {
+      const owner = scope ? ` in project \`${str(entry.spec.project)}\`` : '';
+      error(entry, '/metadata/name', `duplicate ${entry.kind} \`${entry.name}\`${owner}: also defined at ${where(first, '/metadata/name')}`);
+    } else byName.set(key, entry);
+  }
+
+  const organizations = entries.filter((e) => e.kind === 'Organization');
+  const projects = entries.filter((e) => e.kind === 'Project');
+  const organizationNames = new Set(organizations.map((e) => e.name).filter((n): n is string => n !== undefined));
+  const projectNames = new Set(projects.map((e) => e.name).filter((n): n is string => n !== undefined));
+
+  const firstBy = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => {
+    if (value === undefined) return;
+    const key = `${kind}\u0000${value}`;
+    const first = seen.get(key);
+    if (first) error(entry, pointer, message(first));
+    else seen.set(key, entry);
+  };
+
+  const seen = new Map<string, CheckedEntry>();
+  for (const org of organizations) {
+    const slug = str(org.spec.slug);
+    firstBy('org-slug', slug, org, '/spec/slug', seen, (first) => `organization slug \`${slug}\` is adopted twice: also by ${where(first, '/spec/slug')}`);
+  }
+
+  for (const project of projects) {
+    const organization = str(project.spec.organization);
+    if (organization !== undefined && !organizationNames.has(organization)) {
+      error(project, '/spec/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, organizationNames));
+    }
+    const ref = str(project.spec.ref);
+    firstBy('project-ref', ref, project, '/spec/ref', seen, (first) => `project ref \`${ref}\` is adopted twice: also by ${where(first, '/spec/ref')}`);
+    const apiName = str(project.spec.name) ?? project.name;
+    if (organization !== undefined && apiName !== undefined) {
+      firstBy('project-name', `${organization}\u0000${apiName}`, project, str(project.spec.name) ? '/spec/name' : '/metadata/name', seen, (first) =>
+        `two projects named \`${apiName}\` in organization \`${organization}\`: also ${where(first, '/metadata/name')}`,
+      );
+    }
+  }
+
+  const branchingDisabled = new Set(projects.filter((p) => p.spec.branching_disabled === true && p.name).map((p) => p.name!));
+  const domainOwners = new Map<string, { entry: CheckedEntry; index: number }>();
+
+  for (const entry of entries) {
+    if (entry.kind === 'Organization' || entry.kind === 'Project') continue;
+    const project = str(entry.spec.project);
+    if (project !== undefined && !projectNames.has(project)) {
+      error(entry, '/spec/project', `unknown project \`${project}\`: no Project document has this name`, didYouMean(project, projectNames));
+    }
+    switch (entry.kind) {
+      case 'Secrets':
+        firstBy('secrets', project, entry, '/spec/project', seen, (first) => `a second Secrets document for project \`${project}\`: the first is at ${where(first, '/metadata/name')} (one document holds a project's whole set)`);
+        break;
+      case 'Function':
+        checkFunction(entry, project, root, seen, error, firstBy);
+        break;
+      case 'Branch': {
+        const branchName = str(entry.spec.branch_name) ?? entry.name;
+        if (project !== undefined && branchName !== undefined) {
+          firstBy('branch-name', `${project}\u0000${branchName}`, entry, str(entry.spec.branch_name) ? '/spec/branch_name' : '/metadata/name', seen, (first) => `two branches named \`${branchName}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
+        }
+        if (project !== undefined && branchingDisabled.has(project)) {
+          error(entry, '/spec/project', `project \`${project}\` sets branching_disabled: true, so it can have no branches`);
+        }
+        break;
+      }
+      case 'SsoProvider': {
+        // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
+        const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);
+        if (sources.length !== 1) {
+          error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
+        }
+        const domains = Array.isArray(entry.spec.domains) ? entry.spec.domains : [];
+        domains.forEach((domain, index) => {
+          if (typeof domain !== 'string' || project === undefined) return;
+          const key = `${project}\u0000${domain.toLowerCase()}`;
+          const first = domainOwners.get(key);
+          if (first) {
+            error(entry, `/spec/domains/${index}`, `SSO domain \`${domain}\` is claimed twice in project \`${project}\`: also at ${where(first.entry, `/spec/domains/${first.index}`)}`);
+          } else domainOwners.set(key, { entry, index });
+        });
+        break;
+      }
+    }
+  }
+  return errors;
+}
+
+type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;
+type FirstByFn = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => void;
+
+function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn): void {
+  const slug = str(entry.spec.slug) ?? entry.name;
+  if (!str(entry.spec.slug) && entry.name !== undefined && !FUNCTION_SLUG.test(entry.name)) {
+    error(entry, '/metadata/name', `\`${entry.name}\` is not a valid function slug (${FUNCTION_SLUG.source}): set spec.slug or rename`);
+  }
+  if (project !== undefined && slug !== undefined) {
+    firstBy('function-slug', `${project}\u0000${slug}`, entry, str(entry.spec.slug) ? '/spec/slug' : '/metadata/name', seen, (first) => `two functions with slug \`${slug}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
+  }
+  const source = str(entry.spec.source);
+  if (source === undefined) return;
+  const sourceDir = resolve(entry.dir, source);
+  if (!inside(root, sourceDir)) {
+    error(entry, '/spec/source', `source \`${source}\` lies outside the manifests directory: sources are read from the checkout only`);
+    return;
+  }
+  let realSource: string;
+  try {
+    realSource = realpathSync(sourceDir);
+    if (!statSync(realSource).isDirectory()) {
+      error(entry, '/spec/source', `source \`${source}\` is not a directory`);
+      return;
+    }
+  } catch {
+    error(entry, '/spec/source', `source directory \`${source}\` does not exist (relative to ${entry.file})`);
+    return;
+  }
+  if (!inside(root, realSource)) {
+    error(entry, '/spec/source', `source \`${source}\` links outside the manifests directory`);
+    return;
+  }
+  for (const field of ['entrypoint', 'import_map'] as const) {
+    const file = str(entry.spec[field]);
+    if (file === undefined) continue;
+    const path = resolve(realSource, file);
+    if (!inside(realSource, path) || path === realSource) {
+      error(entry, `/spec/${field}`, `${field} \`${file}\` must lie inside the source directory`);
+      continue;
+    }
+    try {
+      if (!statSync(path).isFile()) error(entry, `/spec/${field}`, `${field} \`${file}\` is not a file`);
+    } catch {
+      error(entry, `/spec/${field}`, `${field} \`${file}\` does not exist in the source directory \`${source}\``);
+    }
+  }
+}

@@ -1,0 +1,157 @@
+// Loads a manifests directory: finds the files, parses every document, validates each against
+// its kind's schema and all of them against each other. Bad input never throws: every problem
+// becomes a located error in the set, and only valid documents are handed on.
+import { open, realpath, stat } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { crossCheck, type CheckedEntry } from './cross-checks.js';
+import { discoverManifestFiles } from './discover.js';
+import { DEFAULT_MAX_FILE_BYTES } from './limits.js';
+import { registerLocator } from './locations.js';
+import { revisionOf } from './revision.js';
+import { validateAgainstSchema } from './schema-validator.js';
+import { didYouMean, nearest } from './suggest.js';
+import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type ManifestKind, type ManifestSet } from './types.js';
+import { parseYamlFile, type SourceDocument } from './yaml-source.js';
+
+export interface LoadOptions {
+  /** Largest file read, in bytes (default 1 MiB). Larger files are rejected from their size alone. */
+  maxFileBytes?: number;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(bytes % 1024 === 0 ? 0 : 1)} KiB`;
+  return `${bytes} bytes`;
+}
+
+type FileRead = { text: string } | { problem: string };
+
+/** Reads a file unless it is too large, binary or not UTF-8; never more than the cap. */
+async function readManifestFile(path: string, maxBytes: number): Promise<FileRead> {
+  let handle;
+  try {
+    handle = await open(path, 'r');
+  } catch (error) {
+    return { problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) return { problem: 'is not a regular file' };
+    if (info.size > maxBytes) return { problem: `is ${formatBytes(info.size)}, larger than the ${formatBytes(maxBytes)} limit for a manifest file` };
+    // Read at most one byte past the cap, in case the file grew after the stat.
+    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > maxBytes) return { problem: `is larger than the ${formatBytes(maxBytes)} limit for a manifest file` };
+    const bytes = buffer.subarray(0, bytesRead);
+    if (bytes.includes(0)) return { problem: 'is a binary file (it contains NUL bytes), not YAML' };
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      return { problem: 'is not valid UTF-8 text' };
+    }
+    return { text: text.replace(/^\uFEFF/, '') };
+  } catch (error) {
+    return { problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+  } finally {
+    await handle.close();
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+interface DocumentOutcome {
+  entry?: CheckedEntry;
+  document?: AnyDocument;
+  errors: ManifestError[];
+}
+
+function checkDocument(file: string, dir: string, source: SourceDocument): DocumentOutcome {
+  const errors: ManifestError[] = [];
+  const fail = (path: string, message: string, hint?: string, key = false) =>
+    errors.push({ file, ...source.locate(path, { key }), path, message, ...(hint ? { hint } : {}) });
+  const value = source.value;
+  if (!isPlainObject(value)) {
+    fail('', 'a manifest document must be a mapping with apiVersion, kind, metadata and spec');
+    return { errors };
+  }
+  const kind = value.kind;
+  if (typeof kind !== 'string') {
+    if (kind === undefined) {
+      const typo = Object.keys(value).find((key) => nearest(key, ['kind']) !== undefined);
+      fail('', `missing required field \`kind\` (one of ${MANIFEST_KINDS.join(', ')})`, typo ? `is \`${typo}\` meant to be \`kind\`?` : undefined);
+    } else fail('/kind', `expected a string, one of ${MANIFEST_KINDS.join(', ')}`);
+    return { errors };
+  }
+  if (!(MANIFEST_KINDS as readonly string[]).includes(kind)) {
+    fail('/kind', `unknown kind \`${kind}\`: expected one of ${MANIFEST_KINDS.join(', ')}`, didYouMean(kind, MANIFEST_KINDS));
+    return { errors };
+  }
+  const manifestKind = kind as ManifestKind;
+  for (const problem of validateAgainstSchema(manifestKind, value)) fail(problem.path, problem.message, problem.hint, problem.atKey ?? false);
+  const metadata = isPlainObject(value.metadata) ? value.metadata : {};
+  const name = typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : undefined;
+  const spec = isPlainObject(value.spec) ? value.spec : {};
+  const valid = errors.length === 0;
+  const entry: CheckedEntry = { file, dir, kind: manifestKind, name, spec, valid, locate: source.locate };
+  if (!valid) return { entry, errors };
+  const document = {
+    apiVersion: API_VERSION,
+    kind: manifestKind,
+    metadata: value.metadata,
+    spec: value.spec,
+    source: { file, line: source.start.line, column: source.start.column, dir },
+  } as AnyDocument;
+  registerLocator(document, source.locate);
+  return { entry, document, errors };
+}
+
+function compareErrors(a: ManifestError, b: ManifestError): number {
+  return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.path.localeCompare(b.path);
+}
+
+export async function loadManifests(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
+  const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1) {
+    throw new TypeError(`Expected \`maxFileBytes\` to be a positive integer, got \`${String(maxFileBytes)}\` (${typeof maxFileBytes})`);
+  }
+  const requested = resolve(dir);
+  const errors: ManifestError[] = [];
+  const rootError = (message: string): ManifestSet => ({ root: requested, documents: [], errors: [{ file: dir, line: 1, column: 1, path: '', message }], files: [] });
+
+  // Resolve the git-sync symlink once: everything below is read from this one tree, even if
+  // the link is swapped to a newer commit while we read.
+  let root: string;
+  try {
+    root = await realpath(requested);
+    if (!(await stat(root)).isDirectory()) return rootError('the manifests path is not a directory');
+  } catch {
+    return rootError('the manifests directory does not exist');
+  }
+  const [revision, discovered] = await Promise.all([revisionOf(root), discoverManifestFiles(root)]);
+  for (const problem of discovered.problems) errors.push({ file: '.', line: 1, column: 1, path: '', message: problem });
+
+  const entries: CheckedEntry[] = [];
+  const documents: AnyDocument[] = [];
+  for (const file of discovered.files) {
+    const path = join(root, file);
+    const read = await readManifestFile(path, maxFileBytes);
+    if ('problem' in read) {
+      errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.problem}` });
+      continue;
+    }
+    const parsed = parseYamlFile(read.text);
+    for (const problem of parsed.problems) errors.push({ file, line: problem.line, column: problem.column, path: problem.path ?? '', message: problem.message });
+    for (const source of parsed.documents) {
+      const outcome = checkDocument(file, dirname(path), source);
+      errors.push(...outcome.errors);
+      if (outcome.entry) entries.push(outcome.entry);
+      if (outcome.document) documents.push(outcome.document);
+    }
+  }
+  errors.push(...crossCheck(entries, root));
+  errors.sort(compareErrors);
+  return { root, ...(revision ? { revision } : {}), documents, errors, files: discovered.files };
+}

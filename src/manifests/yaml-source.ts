@@ -1,0 +1,183 @@
+// Parses one manifest file into documents and keeps, for each, a way back from a field path
+// (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
+
+export interface Position {
+  line: number;
+  column: number;
+}
+
+export interface LocatedProblem extends Position {
+  message: string;
+  path?: string;
+}
+
+/** A parsed document: its value and how to find the position of any of its fields. */
+export interface SourceDocument {
+  /** 0-based index of the document in its file. */
+  index: number;
+  value: unknown;
+  /** Where the document's content starts. */
+  start: Position;
+  /** Position of the node at a JSON-pointer path; `key` asks for the key of the last segment. */
+  locate(pointer: string, options?: { key?: boolean }): Position;
+}
+
+export interface ParsedFile {
+  documents: SourceDocument[];
+  problems: LocatedProblem[];
+}
+
+export function pointerSegments(pointer: string): string[] {
+  if (pointer === '' || pointer === '/') return [];
+  return pointer
+    .replace(/^\//, '')
+    .split('/')
+    .map((segment) => segment.replaceAll('~1', '/').replaceAll('~0', '~'));
+}
+
+export function toPointer(segments: Array<string | number>): string {
+  return segments.length === 0 ? '' : `/${segments.map((s) => String(s).replaceAll('~', '~0').replaceAll('/', '~1')).join('/')}`;
+}
+
+/** Deepest run of unclosed brackets, ignoring quoting: a cheap guard in front of the parser. */
+function flowDepth(text: string): { depth: number; offset: number } {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x5b || c === 0x7b) {
+      depth++;
+      if (depth > MAX_FLOW_DEPTH_PRESCAN) return { depth, offset: i };
+    } else if ((c === 0x5d || c === 0x7d) && depth > 0) depth--;
+  }
+  return { depth, offset: -1 };
+}
+
+function keyText(node: unknown): string | undefined {
+  if (isScalar(node)) return String(node.value);
+  return undefined;
+}
+
+/** First node nested deeper than the limit, without following aliases (iterative: no recursion). */
+function tooDeep(root: Node | null | undefined): Node | undefined {
+  const stack: Array<[Node, number]> = root ? [[root, 1]] : [];
+  while (stack.length) {
+    const [node, depth] = stack.pop()!;
+    if (depth > MAX_NESTING_DEPTH) return node;
+    if (isMap(node)) {
+      for (const pair of node.items) {
+        if (isPair(pair) && pair.value && (isMap(pair.value) || isSeq(pair.value))) stack.push([pair.value as Node, depth + 1]);
+        if (isPair(pair) && pair.key && (isMap(pair.key) || isSeq(pair.key))) stack.push([pair.key as Node, depth + 1]);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) if (isMap(item) || isSeq(item)) stack.push([item as Node, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+export function parseYamlFile(text: string): ParsedFile {
+  const lineCounter = new LineCounter();
+  const position = (offset: number): Position => {
+    const { line, col } = lineCounter.linePos(Math.max(0, offset));
+    return { line, column: col };
+  };
+  const problems: LocatedProblem[] = [];
+
+  const prescan = flowDepth(text);
+  if (prescan.offset >= 0) {
+    // The line counter is only filled by parsing, so count lines of the prefix directly.
+    const before = text.slice(0, prescan.offset);
+    const line = before.split('\n').length;
+    const column = prescan.offset - before.lastIndexOf('\n');
+    problems.push({ line, column, message: `nesting deeper than ${MAX_FLOW_DEPTH_PRESCAN} levels of brackets: refused before parsing` });
+    return { documents: [], problems };
+  }
+
+  let parsed: Document.Parsed[];
+  try {
+    const result = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+    // An empty stream is an empty array too.
+    parsed = [...result] as Document.Parsed[];
+  } catch (error) {
+    // A stack overflow or a parser bug must not take the loader down with it.
+    problems.push({ line: 1, column: 1, message: `YAML could not be parsed: ${error instanceof RangeError ? 'nesting too deep' : (error as Error).message}` });
+    return { documents: [], problems };
+  }
+
+  if (parsed.length > MAX_DOCUMENTS_PER_FILE) {
+    problems.push({ line: 1, column: 1, message: `more than ${MAX_DOCUMENTS_PER_FILE} documents in one file` });
+    return { documents: [], problems };
+  }
+
+  const documents: SourceDocument[] = [];
+  parsed.forEach((doc, index) => {
+    const docErrors = doc.errors.map((error) => ({ ...position(error.pos[0]), message: `YAML syntax: ${firstLine(error.message)}` }));
+    if (docErrors.length) {
+      problems.push(...docErrors);
+      return;
+    }
+    const contents = doc.contents as Node | null;
+    const start = position(contents?.range?.[0] ?? doc.range?.[0] ?? 0);
+    const deep = tooDeep(contents);
+    if (deep) {
+      problems.push({ ...position(deep.range?.[0] ?? 0), message: `nesting deeper than ${MAX_NESTING_DEPTH} levels` });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      const aliasBomb = error instanceof ReferenceError && /alias/i.test(error.message);
+      problems.push({
+        ...start,
+        message: aliasBomb
+          ? `YAML aliases expand too much (more than ${MAX_ALIAS_COUNT} alias uses): refused as a resource exhaustion attack`
+          : `YAML could not be read: ${firstLine((error as Error).message)}`,
+      });
+      return;
+    }
+    if (value === null || value === undefined) return; // an empty document (a stray `---`)
+    documents.push({
+      index,
+      value,
+      start,
+      locate: (pointer, options) => {
+        const offset = locateOffset(doc, pointerSegments(pointer), options?.key ?? false);
+        return offset === undefined ? start : position(offset);
+      },
+    });
+  });
+  return { documents, problems };
+}
+
+function firstLine(message: string): string {
+  return message.split('\n')[0]!.trim();
+}
+
+/** Offset of the deepest node on the path that exists (its key for `key`). */
+function locateOffset(doc: Document.Parsed, segments: string[], key: boolean): number | undefined {
+  let node: unknown = doc.contents;
+  let offset = (node as Node | null)?.range?.[0];
+  for (let i = 0; i < segments.length; i++) {
+    const segment = segments[i]!;
+    const last = i === segments.length - 1;
+    if (isAlias(node)) break;
+    if (isMap(node)) {
+      const pair = node.items.find((item) => keyText(item.key) === segment);
+      if (!pair) break;
+      const keyNode = pair.key as Node | null;
+      if (last && key) return keyNode?.range?.[0] ?? offset;
+      const valueNode = pair.value as Node | null;
+      node = valueNode;
+      offset = valueNode?.range?.[0] ?? keyNode?.range?.[0] ?? offset;
+    } else if (isSeq(node)) {
+      const item = node.items[Number(segment)] as Node | undefined;
+      if (!item) break;
+      node = item;
+      offset = item.range?.[0] ?? offset;
+    } else break;
+  }
+  return offset;
+}
