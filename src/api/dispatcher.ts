@@ -81,7 +81,7 @@ export class Dispatcher<T extends DispatchItem> {
    * senders can never both take the last place in the window. `pending` sends promised to
    * others are kept free.
    */
-  async acquire(signal: AbortSignal | undefined, pending: () => number): Promise<void> {
+  async acquire(signal: AbortSignal | undefined, pending: () => number, onRecorded?: () => void): Promise<void> {
     const { clock, budget } = this.#options;
     for (;;) {
       signal?.throwIfAborted();
@@ -89,6 +89,9 @@ export class Dispatcher<T extends DispatchItem> {
       if (wait <= 0) {
         const now = clock.now();
         budget.recordSend(now);
+        // In the same synchronous step: a promise hop here would let another sender see the
+        // send counted and its reservation still held, and wait a whole window for nothing.
+        onRecorded?.();
         this.#options.onSend(now);
         return;
       }
@@ -123,8 +126,7 @@ export class Dispatcher<T extends DispatchItem> {
     };
     const acquire: AcquireSend = async (signal) => {
       // Our own reservation does not count against us.
-      await this.acquire(signal, () => this.#reserved - (holdsReservation ? 1 : 0));
-      release();
+      await this.acquire(signal, () => this.#reserved - (holdsReservation ? 1 : 0), release);
       // The promised place is now a real send: others may be admitted against what is left.
       queueMicrotask(() => this.pump());
     };

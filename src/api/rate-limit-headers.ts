@@ -19,9 +19,12 @@ export function parseRateLimitHeaders(headers: Record<string, string>): RateLimi
   const result: RateLimitHeaders = {};
   const limit = numberHeader(headers, 'x-ratelimit-limit');
   const remaining = numberHeader(headers, 'x-ratelimit-remaining');
+  // Whole seconds are too coarse for a scaled window; a millisecond variant wins when present.
+  const resetMs = numberHeader(headers, 'x-ratelimit-reset-ms');
   const reset = numberHeader(headers, 'x-ratelimit-reset');
   if (limit !== undefined) result.limit = Math.floor(limit);
   if (remaining !== undefined) result.remaining = Math.floor(remaining);
-  if (reset !== undefined) result.resetMs = Math.ceil(reset * 1000);
+  if (resetMs !== undefined) result.resetMs = Math.ceil(resetMs);
+  else if (reset !== undefined) result.resetMs = Math.ceil(reset * 1000);
   return result;
 }

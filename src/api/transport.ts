@@ -1,4 +1,6 @@
-import { Pool, type FormData as UndiciFormData } from 'undici';
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { Pool } from 'undici';
 
 export interface TransportRequest {
   method: string;
@@ -82,18 +84,29 @@ export function undiciTransport(options: { origin: string; timeouts: TransportTi
   });
   return {
     async send(request) {
+      let headers = request.headers;
+      let body: string | Readable | null = null;
+      if (request.body instanceof FormData) {
+        // undici takes only FormData of its own package instance: serialise through the
+        // platform's encoder and stream it, so large sources are not held twice in memory.
+        const encoded = new Response(request.body);
+        headers = { ...headers, 'content-type': encoded.headers.get('content-type')! };
+        body = Readable.fromWeb(encoded.body as WebReadableStream<Uint8Array>);
+      } else if (request.body !== undefined) {
+        body = request.body;
+      }
       let response;
       try {
         response = await pool.request({
           method: request.method as 'GET',
           path: request.path,
-          headers: request.headers,
-          // Node's global FormData is undici's own (bundled): undici recognises it by shape.
-          body: (request.body ?? null) as string | UndiciFormData | null,
+          headers,
+          body,
           signal: request.signal ?? null,
         });
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
+        if ((error as { code?: string }).code === 'UND_ERR_INVALID_ARG') throw error;
         throw classify(error);
       }
       try {

@@ -1,0 +1,272 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/util/clock.js';
+import { createClient, type ClientOptions } from '../../src/api/client.js';
+import { staticToken, type TokenSource } from '../../src/api/auth.js';
+import { RateLimitedError, TransientError, UnauthorizedError } from '../../src/api/errors.js';
+import { TransportFailure } from '../../src/api/transport.js';
+import type { ApiTelemetry } from '../../src/telemetry.js';
+import { fakeTransport, reply, runUntil, track } from './helpers/fake-transport.js';
+
+const BODY = { name: 'x', organization_id: 'o', db_pass: 'pw', region: 'eu-west-1' };
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+function setup(extra: Partial<ClientOptions> = {}) {
+  const clock = new ManualClock();
+  const fake = fakeTransport(clock, { latencyMs: 10 });
+  const events: Array<[string, ...unknown[]]> = [];
+  const telemetry: ApiTelemetry = {
+    requestFinished: (e) => events.push(['finished', e.method, e.route, e.code]),
+    rateLimited: () => events.push(['rateLimited']),
+    budget: (remaining, limit) => events.push(['budget', remaining, limit]),
+    queueDepth: (priority, depth) => events.push(['depth', priority, depth]),
+  };
+  const options: ClientOptions = {
+    baseUrl: 'http://api.test',
+    auth: staticToken('tok'),
+    clock,
+    transport: fake.transport,
+    telemetry,
+    random: () => 0.5,
+    retry: { maxAttempts: 4, baseDelayMs: 100, maxDelayMs: 1_000 },
+    ...extra,
+  };
+  return { clock, fake, events, options };
+}
+
+describe('priority queue', () => {
+  it('serves write before verify before drift, and takes turns across projects within a priority', async () => {
+    const { clock, fake, options } = setup({ rate: { limit: 1, windowMs: 1_000 }, concurrency: 1 });
+    const client = await createClient(options);
+    const calls = [
+      client.api.getProject('warmup', { priority: 'verify', project: 'z' }),
+      client.api.getProject('a1', { priority: 'drift', project: 'a' }),
+      client.api.getProject('a2', { priority: 'drift', project: 'a' }),
+      client.api.getProject('a3', { priority: 'drift', project: 'a' }),
+      client.api.getProject('e1', { priority: 'drift', project: 'e' }),
+      client.api.getProject('b1', { priority: 'verify', project: 'b' }),
+      client.api.updateAuthServiceConfig('c1', {}, { priority: 'write', project: 'c' }),
+      client.api.updateAuthServiceConfig('c2', {}, { priority: 'write', project: 'c' }),
+      client.api.updateAuthServiceConfig('d1', {}, { priority: 'write', project: 'd' }),
+      client.api.getProject('b2', { priority: 'verify', project: 'b' }),
+    ].map(track);
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    const order = fake.sent.map((s) => s.path.split('/')[3]);
+    expect(order).toEqual(['warmup', 'c1', 'd1', 'c2', 'b1', 'b2', 'a1', 'e1', 'a2', 'a3']);
+    // One per window: the budget, not the queue, sets the pace.
+    expect(fake.sent.map((s) => s.at - fake.sent[0]!.at)).toEqual([0, 1000, 2000, 3000, 4000, 5000, 6000, 7000, 8000, 9000]);
+    await client.close();
+  });
+
+  it('reports the queue depth per priority', async () => {
+    const { clock, events, options } = setup({ rate: { limit: 1, windowMs: 1_000 }, concurrency: 1 });
+    const client = await createClient(options);
+    const calls = [client.api.listAllProjects(), client.api.listAllProjects({ priority: 'drift' }), client.api.listAllProjects({ priority: 'drift' })].map(track);
+    expect(events.filter((e) => e[0] === 'depth' && e[1] === 'drift').map((e) => e[2])).toEqual([1, 2]);
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    expect(events.filter((e) => e[0] === 'depth' && e[1] === 'drift').map((e) => e[2])).toEqual([1, 2, 1, 0]);
+    await client.close();
+  });
+});
+
+describe('retries', () => {
+  it('retries an idempotent call on 5xx and resets with backoff on the clock, and counts every attempt', async () => {
+    const { clock, fake, options } = setup();
+    fake.script('GET', '/v1/projects', reply(503, { message: 'down' }), new TransportFailure('reset', true, 'reset'), reply(200, [{ ref: 'r' }]));
+    const client = await createClient(options);
+    const call = track(client.api.listAllProjects());
+    await runUntil(clock, () => call.settled);
+    expect(call.value).toEqual([{ ref: 'r' }]);
+    expect(fake.sent).toHaveLength(3);
+    // Full jitter with random() = 0.5: half of 100, then half of 200, after each 10 ms answer.
+    expect(fake.sent.map((s) => s.at - fake.sent[0]!.at)).toEqual([0, 60, 170]);
+    expect(client.stats()).toMatchObject({ sent: 3, retries: 2 });
+    await client.close();
+  });
+
+  it('never sends a POST twice when it may have applied: the caller gets mayHaveApplied', async () => {
+    const { clock, fake, options } = setup();
+    fake.script('POST', '/v1/projects', new TransportFailure('reset', true, 'reset'), reply(201, { ref: 'dup' }));
+    const client = await createClient(options);
+    const call = track(client.api.createAProject(BODY));
+    await runUntil(clock, () => call.settled);
+    expect(call.error).toBeInstanceOf(TransientError);
+    expect((call.error as TransientError).mayHaveApplied).toBe(true);
+    expect(fake.sent).toHaveLength(1);
+    const second = track(client.api.createAProject(BODY));
+    fake.script('POST', '/v1/projects', reply(502, { message: 'bad gateway' }));
+    await runUntil(clock, () => second.settled);
+    expect(fake.sent).toHaveLength(2);
+    await client.close();
+  });
+
+  it('repeats a POST that cannot have reached the service (connection refused)', async () => {
+    const { clock, fake, options } = setup();
+    fake.script('POST', '/v1/projects', new TransportFailure('connect', false, 'refused'), reply(201, { ref: 'new' }));
+    const client = await createClient(options);
+    const call = track(client.api.createAProject(BODY));
+    await runUntil(clock, () => call.settled);
+    expect(call.value).toEqual({ ref: 'new' });
+    expect(fake.sent).toHaveLength(2);
+    await client.close();
+  });
+
+  it('gives up after maxAttempts with the last TransientError', async () => {
+    const { clock, fake, options } = setup({ retry: { maxAttempts: 2, baseDelayMs: 10 } });
+    fake.setDefault(reply(500, { message: 'boom' }));
+    const client = await createClient(options);
+    const call = track(client.api.getProject('abc'));
+    await runUntil(clock, () => call.settled);
+    expect(call.error).toBeInstanceOf(TransientError);
+    expect(fake.sent).toHaveLength(2);
+    await client.close();
+  });
+
+  it('on a 401 fetches a fresh token once, then gives up with UnauthorizedError', async () => {
+    const { clock, fake, options } = setup();
+    let n = 0;
+    let invalidated = 0;
+    const auth: TokenSource = { token: async () => `tok-${++n}`, invalidate: async () => void invalidated++ };
+    fake.setDefault(reply(401, { message: 'Unauthorized' }));
+    fake.script('GET', '/v1/projects/ok', reply(401, { message: 'Unauthorized' }), reply(200, { ref: 'ok' }));
+    const client = await createClient({ ...options, auth });
+    const ok = track(client.api.getProject('ok'));
+    await runUntil(clock, () => ok.settled);
+    expect(ok.value).toEqual({ ref: 'ok' });
+    expect(fake.sent.map((s) => s.headers.authorization)).toEqual(['Bearer tok-1', 'Bearer tok-2']);
+    const bad = track(client.api.getProject('bad'));
+    await runUntil(clock, () => bad.settled);
+    expect(bad.error).toBeInstanceOf(UnauthorizedError);
+    expect(fake.sent).toHaveLength(4);
+    expect(invalidated).toBe(2);
+    await client.close();
+  });
+});
+
+describe('rate limiting', () => {
+  it('stops every request for the announced block plus jitter, then resends what was refused', async () => {
+    const { clock, fake, events, options } = setup({ rate: { limit: 10, windowMs: 1_000 }, random: () => 0 });
+    fake.script('GET', '/v1/projects/p0', reply(429, { message: 'Too many' }, { 'x-ratelimit-reset': '5', 'x-ratelimit-remaining': '0' }));
+    const client = await createClient(options);
+    const calls = Array.from({ length: 5 }, (_, i) => track(client.api.getProject(`p${i}`)));
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    expect(calls.every((c) => c.error === undefined)).toBe(true);
+    const start = fake.sent[0]!.at;
+    const p0 = fake.sent.filter((s) => s.path.endsWith('/p0'));
+    expect(p0).toHaveLength(2);
+    // The 429 answer arrived at +10 ms: nothing at all was sent for the following 5 s.
+    const after = fake.sent.filter((s) => s.at > start + 10);
+    expect(after.every((s) => s.at >= start + 10 + 5_000)).toBe(true);
+    expect(client.stats().rateLimited).toBe(1);
+    expect(events.some((e) => e[0] === 'rateLimited')).toBe(true);
+    await client.close();
+  });
+
+  it('fails with RateLimitedError once a call has waited out maxRateLimitRetries blocks', async () => {
+    const { clock, fake, options } = setup({ retry: { maxRateLimitRetries: 1 } });
+    fake.setDefault(reply(429, { message: 'Too many' }, { 'x-ratelimit-reset': '1' }));
+    const client = await createClient(options);
+    const call = track(client.api.listAllProjects());
+    await runUntil(clock, () => call.settled);
+    expect(call.error).toBeInstanceOf(RateLimitedError);
+    expect(fake.sent).toHaveLength(2);
+    await client.close();
+  });
+
+  it('halves the effective limit after an unexpected 429, reports it, and recovers step by step', async () => {
+    const { clock, fake, events, options } = setup({ rate: { limit: 20, windowMs: 1_000 }, random: () => 0 });
+    fake.script('GET', '/v1/projects', reply(429, { message: 'Too many' }, { 'x-ratelimit-reset': '1' }));
+    const client = await createClient(options);
+    const call = track(client.api.listAllProjects());
+    await runUntil(clock, () => call.settled);
+    expect(client.budget()).toMatchObject({ limit: 20, effectiveLimit: 10 });
+    expect(events.some((e) => e[0] === 'budget' && e[2] === 10)).toBe(true);
+    // Recovery: +2 (a tenth of the limit) per window once the block (until +1010 ms) is over.
+    await clock.advance(3_000);
+    expect(client.budget().effectiveLimit).toBe(16);
+    await clock.advance(10_000);
+    expect(client.budget().effectiveLimit).toBe(20);
+    await client.close();
+  });
+
+  it('never plans beyond what the service says remains', async () => {
+    const { clock, fake, options } = setup({ rate: { limit: 50, windowMs: 10_000 }, concurrency: 1 });
+    fake.script('GET', '/v1/projects/a', reply(200, {}, { 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '3' }));
+    const client = await createClient(options);
+    const calls = ['a', 'b', 'c'].map((ref) => track(client.api.getProject(ref)));
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    const start = fake.sent[0]!.at;
+    // a answered at +10 saying one remains for 3 s: b goes at once, c waits for the reset.
+    expect(fake.sent.map((s) => s.at - start)).toEqual([0, 10, 3_010]);
+    await client.close();
+  });
+});
+
+describe('persisted window', () => {
+  it('a new client with the same state directory waits for the previous run\'s window', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'client-window-'));
+    dirs.push(stateDir);
+    const first = setup({ rate: { limit: 3, windowMs: 60_000 }, stateDir });
+    const clientA = await createClient(first.options);
+    const calls = [1, 2, 3].map(() => track(clientA.api.listAllProjects()));
+    await runUntil(first.clock, () => calls.every((c) => c.settled));
+    await clientA.close();
+    const saved = JSON.parse(await readFile(join(stateDir, 'request-window.json'), 'utf8')) as { sends: number[] };
+    expect(saved.sends).toHaveLength(3);
+
+    // A restart 5 s later (same clock time base): the window is still full until +60 s.
+    const second = setup({ rate: { limit: 3, windowMs: 60_000 }, stateDir });
+    await second.clock.advance(first.clock.now() - second.clock.now() + 5_000);
+    const clientB = await createClient(second.options);
+    expect(clientB.budget().remaining).toBe(0);
+    const call = track(clientB.api.listAllProjects());
+    await runUntil(second.clock, () => call.settled);
+    expect(second.fake.sent[0]!.at).toBeGreaterThanOrEqual(first.fake.sent[0]!.at + 60_000);
+    await clientB.close();
+  });
+
+  it('refuses a corrupt window file instead of starting empty', async () => {
+    const stateDir = await mkdtemp(join(tmpdir(), 'client-window-'));
+    dirs.push(stateDir);
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(join(stateDir, 'request-window.json'), '{"sends": [1, "x"]}');
+    await expect(createClient(setup({ stateDir }).options)).rejects.toThrow(/request-window\.json: expected `sends` to be an array of numbers/);
+  });
+});
+
+describe('lifecycle', () => {
+  it('onIdle waits for calls backing off; close fails waiting calls and refuses new ones', async () => {
+    const { clock, fake, options } = setup({ rate: { limit: 1, windowMs: 1_000 }, concurrency: 1 });
+    fake.script('GET', '/v1/projects', reply(503, {}), reply(200, []));
+    const client = await createClient(options);
+    const first = track(client.api.listAllProjects());
+    const idle = track(client.onIdle());
+    await runUntil(clock, () => first.settled);
+    await idle.promise;
+    expect(idle.settled).toBe(true);
+    const queued = [track(client.api.listAllProjects()), track(client.api.listAllProjects())];
+    await clock.advance(0);
+    await client.close();
+    await Promise.all(queued.map((q) => q.promise));
+    expect(queued.filter((q) => q.error !== undefined).length).toBeGreaterThanOrEqual(1);
+    await expect(client.api.listAllProjects()).rejects.toThrow('the API client is closed');
+  });
+
+  it('a call aborted while waiting leaves the queue and never sends', async () => {
+    const { clock, fake, options } = setup({ rate: { limit: 1, windowMs: 1_000 }, concurrency: 1 });
+    const client = await createClient(options);
+    const controller = new AbortController();
+    const first = track(client.api.getProject('first'));
+    const second = track(client.api.getProject('second', { signal: controller.signal }));
+    controller.abort(new Error('no longer needed'));
+    await runUntil(clock, () => first.settled && second.settled);
+    expect((second.error as Error).message).toBe('no longer needed');
+    expect(fake.sent.map((s) => s.path)).toEqual(['/v1/projects/first']);
+    await client.close();
+  });
+});
