@@ -81,7 +81,8 @@ export function oauthTokenSource(options: OAuthTokenSourceOptions): OAuthTokenSo
       const text = (await readFile(options.refreshTokenFile, 'utf8')).trim();
       if (text !== '') return text;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') {
         throw new AuthConfigError(`Cannot read the refresh token file ${options.refreshTokenFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
       }
     }
