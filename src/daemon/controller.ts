@@ -90,6 +90,7 @@ export class Daemon {
       runSlice: (projects, signal) => this.#driftSlice(projects, signal),
       budget: options.budget,
       readsPerProject: () => this.#readsPerProject,
+      isBusy: (project) => this.#locks.busy([project]),
       driftShare: options.driftShare,
       minSpacingMs: options.minSliceSpacingMs,
       onPacing: (pacing) => {

@@ -2,8 +2,8 @@ import type { Clock } from '../util/clock.js';
 import type { CronTrigger } from './cron-trigger.js';
 
 export interface SweepPacingInput {
-  /** Projects waiting for a drift re-check, in order. */
-  due: number;
+  /** Projects in the fleet: the slice size and the even spacing derive from it. */
+  fleet: number;
   /** Length of the resync interval, ms. */
   intervalMs: number;
   /** Estimated requests one project's re-check costs. */
@@ -31,11 +31,11 @@ export interface SweepPacing {
  * observation ages say so).
  */
 export function planSweepPacing(input: SweepPacingInput): SweepPacing {
-  const { due, intervalMs, readsPerProject, budget, driftShare, minSpacingMs } = input;
-  if (due <= 0) return { sliceSize: 0, spacingMs: intervalMs, overBudget: false };
+  const { fleet, intervalMs, readsPerProject, budget, driftShare, minSpacingMs } = input;
+  if (fleet <= 0) return { sliceSize: 0, spacingMs: intervalMs, overBudget: false };
   const maxSlices = Math.max(1, Math.floor(intervalMs / Math.max(1, minSpacingMs)));
-  const sliceSize = Math.max(1, Math.ceil(due / maxSlices));
-  const slices = Math.ceil(due / sliceSize);
+  const sliceSize = Math.max(1, Math.ceil(fleet / maxSlices));
+  const slices = Math.ceil(fleet / sliceSize);
   // One extra read per slice: each pass starts with a project list.
   const sliceReads = sliceSize * readsPerProject + 1;
   const readsPerMs = (budget.limit * driftShare) / budget.windowMs;
@@ -57,6 +57,8 @@ export interface DriftSweepOptions {
   runSlice(projects: string[], signal: AbortSignal): Promise<void>;
   budget(): { limit: number; windowMs: number };
   readsPerProject(): number;
+  /** A project already in a pass is being observed right now: it leaves the queue without a slot. */
+  isBusy?(project: string): boolean;
   driftShare?: number;
   minSpacingMs?: number;
   onPacing?(pacing: SweepPacing & { due: number }): void;
@@ -73,6 +75,8 @@ export class DriftSweep {
   readonly #controller = new AbortController();
   #running: Promise<void> | undefined;
   #started = false;
+  /** Earliest start of the next slice: the pace holds across ticks, not only within one sweep. */
+  #nextSliceAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: DriftSweepOptions) {
     const share = options.driftShare ?? 0.8;
@@ -126,9 +130,22 @@ export class DriftSweep {
     const { clock } = this.#options;
     const signal = this.#controller.signal;
     while (this.#due.length > 0 && !signal.aborted) {
-      // Re-planned before each slice: the budget, the estimate and the queue all move.
+      const wait = this.#nextSliceAt - clock.now();
+      if (wait > 0) {
+        try {
+          await clock.sleep(wait, signal);
+        } catch {
+          break;
+        }
+      }
+      if (this.#options.isBusy) {
+        const free = this.#due.filter((project) => !this.#options.isBusy!(project));
+        this.#due.splice(0, this.#due.length, ...free);
+      }
+      if (this.#due.length === 0 || signal.aborted) break;
+      // Planned before each slice: the budget, the estimate and the fleet all move.
       const pacing = planSweepPacing({
-        due: this.#due.length,
+        fleet: Math.max(this.#due.length, this.#options.projects().length),
         intervalMs: this.#options.trigger.intervalMs(),
         readsPerProject: this.#options.readsPerProject(),
         budget: this.#options.budget(),
@@ -137,17 +154,8 @@ export class DriftSweep {
       });
       this.#options.onPacing?.({ ...pacing, due: this.#due.length });
       const slice = this.#due.splice(0, pacing.sliceSize);
-      const startedAt = clock.now();
+      this.#nextSliceAt = clock.now() + pacing.spacingMs;
       await this.#options.runSlice(slice, signal);
-      if (this.#due.length === 0 || signal.aborted) break;
-      const wait = pacing.spacingMs - (clock.now() - startedAt);
-      if (wait > 0) {
-        try {
-          await clock.sleep(wait, signal);
-        } catch {
-          break;
-        }
-      }
     }
   }
 }
