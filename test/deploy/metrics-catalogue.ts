@@ -1,0 +1,76 @@
+// The metric names and labels users' dashboards and alerts depend on (the interface table,
+// copied here so the tests run without it; metrics.test.ts compares this copy with the
+// interface document when that document is beside the repository).
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './tools.js';
+
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
+  reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'] },
+  reconciler_resource_in_sync: { type: 'gauge', labels: ['project', 'kind', 'name'] },
+  reconciler_reconcile_total: { type: 'counter', labels: ['result'] },
+  reconciler_reconcile_duration_seconds: { type: 'histogram', labels: [] },
+  reconciler_apply_total: { type: 'counter', labels: ['kind', 'action', 'result'] },
+  reconciler_api_requests_total: { type: 'counter', labels: ['method', 'route', 'code'] },
+  reconciler_api_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'] },
+  reconciler_api_rate_limited_total: { type: 'counter', labels: [] },
+  reconciler_api_budget_remaining: { type: 'gauge', labels: [] },
+  reconciler_api_budget_limit: { type: 'gauge', labels: [] },
+  reconciler_queue_depth: { type: 'gauge', labels: ['priority'] },
+  reconciler_observation_age_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [] },
+  reconciler_manifest_errors: { type: 'gauge', labels: [] },
+  reconciler_source_info: { type: 'gauge', labels: ['revision'] },
+  reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
+  reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
+};
+
+/** prom-client's default process and Node.js metrics that the dashboard and alerts use. */
+export const DEFAULT_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
+  process_start_time_seconds: { type: 'gauge', labels: [] },
+  process_resident_memory_bytes: { type: 'gauge', labels: [] },
+  process_cpu_seconds_total: { type: 'counter', labels: [] },
+  nodejs_heap_size_used_bytes: { type: 'gauge', labels: [] },
+};
+
+/** Labels Prometheus adds to every scraped series (target labels), plus `up`. */
+export const TARGET_LABELS = ['job', 'instance', 'namespace'];
+export const SYNTHETIC_METRICS = new Set(['up']);
+
+/** The series names a metric family exposes. */
+export function seriesNames(name: string, type: MetricType): string[] {
+  return type === 'histogram' ? [`${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
+}
+
+/** Base metric of a series name (`x_bucket` -> `x` for histograms), with its catalogue entry. */
+export function familyOf(series: string): { name: string; type: MetricType; labels: string[]; extraLabels: string[] } | undefined {
+  const all = { ...RECONCILER_METRICS, ...DEFAULT_METRICS };
+  if (all[series]) return { name: series, ...all[series]!, extraLabels: [] };
+  for (const suffix of ['_bucket', '_sum', '_count']) {
+    const base = series.endsWith(suffix) ? series.slice(0, -suffix.length) : undefined;
+    if (base && all[base]?.type === 'histogram') return { name: base, ...all[base]!, extraLabels: suffix === '_bucket' ? ['le'] : [] };
+  }
+  return undefined;
+}
+
+/** The interface document, when the repository sits beside it (developers' machines and CI). */
+export function interfaceDocument(): string | undefined {
+  for (const path of [join(REPO_ROOT, '..', 'shared', 'INTERFACE.md'), join(REPO_ROOT, 'shared', 'INTERFACE.md')]) {
+    if (existsSync(path)) return readFileSync(path, 'utf8');
+  }
+  return undefined;
+}
+
+/** Parses the metrics table of the interface document: `| name | type | labels |`. */
+export function metricsFromInterface(text: string): Record<string, { type: MetricType; labels: string[] }> {
+  const metrics: Record<string, { type: MetricType; labels: string[] }> = {};
+  for (const line of text.split('\n')) {
+    const match = /^\|\s*`(reconciler_[a-z_]+)`\s*\|\s*([a-z]+)[^|]*\|\s*([^|]*)\|/.exec(line);
+    if (!match) continue;
+    const labels = match[3]!.split(',').map((l) => l.trim()).filter(Boolean);
+    metrics[match[1]!] = { type: match[2] as MetricType, labels };
+  }
+  return metrics;
+}
