@@ -10,6 +10,7 @@ import type { Logger } from '../util/logger.js';
 import { parseRate, type RateSpec } from '../util/rate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ApiSession } from './api-session.js';
+import type { ApiTelemetry } from '../telemetry.js';
 import { OPTIONS } from './options.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
 
@@ -34,7 +35,11 @@ export function optionGiven(context: CommandContext, name: string): boolean {
   return value !== spec?.default;
 }
 
-export async function openSandboxSession(context: CommandContext, log?: Logger): Promise<SandboxSession> {
+export async function openSandboxSession(
+  context: CommandContext,
+  log?: Logger,
+  options: { telemetry?: ApiTelemetry } = {},
+): Promise<SandboxSession> {
   let rate = SANDBOX_CLIENT_RATE;
   if (optionGiven(context, 'rate-limit')) {
     try {
@@ -62,7 +67,15 @@ export async function openSandboxSession(context: CommandContext, log?: Logger):
   };
   let client;
   try {
-    client = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate, stateDir, ...(log ? { log } : {}) });
+    client = await createClient({
+      baseUrl: emulator.url,
+      auth: staticToken(emulator.token),
+      rate,
+      stateDir,
+      ...(log ? { log } : {}),
+      // The daemon's metrics (`--sandbox --watch`).
+      ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    });
   } catch (error) {
     await cleanup();
     throw error;
