@@ -86,5 +86,5 @@ export function checkSecretReferences(set: ManifestSet, options: CheckReferences
       reference,
     });
   }
-  return errors;
+  return errors.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
 }

@@ -47,6 +47,8 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
 
   // Unique names: per kind, and per project for the project-scoped kinds.
   const byName = new Map<string, CheckedEntry>();
+  // A document already reported as a duplicate is not reported again for its derived names.
+  const duplicates = new Set<CheckedEntry>();
   for (const entry of entries) {
     if (!entry.name) continue;
     const scope = PROJECT_SCOPED.has(entry.kind) ? `${str(entry.spec.project) ?? ''}/` : '';
@@ -55,6 +57,7 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
     if (first) {
       const owner = scope ? ` in project \`${str(entry.spec.project)}\`` : '';
       error(entry, '/metadata/name', `duplicate ${entry.kind} \`${entry.name}\`${owner}: also defined at ${where(first, '/metadata/name')}`);
+      duplicates.add(entry);
     } else byName.set(key, entry);
   }
 
@@ -85,7 +88,7 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
     const ref = str(project.spec.ref);
     firstBy('project-ref', ref, project, '/spec/ref', seen, (first) => `project ref \`${ref}\` is adopted twice: also by ${where(first, '/spec/ref')}`);
     const apiName = str(project.spec.name) ?? project.name;
-    if (organization !== undefined && apiName !== undefined) {
+    if (organization !== undefined && apiName !== undefined && !duplicates.has(project)) {
       firstBy('project-name', `${organization}\u0000${apiName}`, project, str(project.spec.name) ? '/spec/name' : '/metadata/name', seen, (first) =>
         `two projects named \`${apiName}\` in organization \`${organization}\`: also ${where(first, '/metadata/name')}`,
       );
@@ -106,11 +109,11 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         firstBy('secrets', project, entry, '/spec/project', seen, (first) => `a second Secrets document for project \`${project}\`: the first is at ${where(first, '/metadata/name')} (one document holds a project's whole set)`);
         break;
       case 'Function':
-        checkFunction(entry, project, root, seen, error, firstBy);
+        checkFunction(entry, project, root, seen, error, firstBy, duplicates.has(entry));
         break;
       case 'Branch': {
         const branchName = str(entry.spec.branch_name) ?? entry.name;
-        if (project !== undefined && branchName !== undefined) {
+        if (project !== undefined && branchName !== undefined && !duplicates.has(entry)) {
           firstBy('branch-name', `${project}\u0000${branchName}`, entry, str(entry.spec.branch_name) ? '/spec/branch_name' : '/metadata/name', seen, (first) => `two branches named \`${branchName}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
         }
         if (project !== undefined && branchingDisabled.has(project)) {
@@ -143,12 +146,12 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
 type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;
 type FirstByFn = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => void;
 
-function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn): void {
+function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn, duplicate: boolean): void {
   const slug = str(entry.spec.slug) ?? entry.name;
   if (!str(entry.spec.slug) && entry.name !== undefined && !FUNCTION_SLUG.test(entry.name)) {
     error(entry, '/metadata/name', `\`${entry.name}\` is not a valid function slug (${FUNCTION_SLUG.source}): set spec.slug or rename`);
   }
-  if (project !== undefined && slug !== undefined) {
+  if (project !== undefined && slug !== undefined && !duplicate) {
     firstBy('function-slug', `${project}\u0000${slug}`, entry, str(entry.spec.slug) ? '/spec/slug' : '/metadata/name', seen, (first) => `two functions with slug \`${slug}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
   }
   const source = str(entry.spec.source);

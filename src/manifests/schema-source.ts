@@ -334,16 +334,16 @@ function projectDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
         db_pass: { description: 'Database password used when the project is created (required then); never readable back.', ...SECRET_REF },
         paused: { type: 'boolean', description: 'true: pause the project; false: restore it when paused. Unset: not managed.' },
         postgres_version: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$', description: 'Target Postgres version: upgrade when the live version is older and the project is eligible.' },
-        auth: { $ref: '#/$defs/AuthSpec' },
-        postgres: { $ref: '#/$defs/PostgresSpec' },
-        pooler: { $ref: '#/$defs/PoolerSpec' },
-        restapi: { $ref: '#/$defs/RestapiSpec' },
-        storage: { $ref: '#/$defs/StorageSpec' },
-        network_restrictions: { $ref: '#/$defs/NetworkRestrictionsSpec' },
-        ssl_enforcement: { $ref: '#/$defs/SslEnforcementSpec' },
-        custom_hostname: { $ref: '#/$defs/CustomHostnameSpec' },
-        vanity_subdomain: { $ref: '#/$defs/VanitySubdomainSpec' },
-        cryptoext: { $ref: '#/$defs/CryptoextSpec' },
+        auth: { description: 'The auth configuration: the API\'s auth config fields; secret-bearing ones as references.', $ref: '#/$defs/AuthSpec' },
+        postgres: { description: 'Postgres parameters, plus `restart_database`.', $ref: '#/$defs/PostgresSpec' },
+        pooler: { description: 'The connection pooler configuration.', $ref: '#/$defs/PoolerSpec' },
+        restapi: { description: 'The REST API configuration.', $ref: '#/$defs/RestapiSpec' },
+        storage: { description: 'The storage configuration.', $ref: '#/$defs/StorageSpec' },
+        network_restrictions: { description: 'Database network restrictions (allowed address ranges).', $ref: '#/$defs/NetworkRestrictionsSpec' },
+        ssl_enforcement: { description: 'SSL enforcement for database connections.', $ref: '#/$defs/SslEnforcementSpec' },
+        custom_hostname: { description: 'A custom hostname for the project.', $ref: '#/$defs/CustomHostnameSpec' },
+        vanity_subdomain: { description: 'A vanity subdomain for the project.', $ref: '#/$defs/VanitySubdomainSpec' },
+        cryptoext: { description: 'The cryptoext root key (a change needs an explicit confirmation).', $ref: '#/$defs/CryptoextSpec' },
         read_replicas: { type: 'array', items: { $ref: '#/$defs/ReadReplicaSpec' }, description: 'The complete set of read replicas, one item each.' },
         prune: {
           type: 'object',
@@ -501,6 +501,15 @@ function functionDefs(): Record<string, JsonSchema> {
   };
 }
 
+const ATTRIBUTE_MAPPING_FIELDS: Record<string, string> = {
+  '': 'Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`.',
+  keys: 'User field -> how to read it from the SAML assertion.',
+  'keys.*.name': 'The SAML attribute holding the value.',
+  'keys.*.names': 'SAML attributes to try in order; the first present wins.',
+  'keys.*.default': 'Value used when the assertion carries none of the attributes.',
+  'keys.*.array': 'Keep every value of a multi-valued attribute (a list), not only the first.',
+};
+
 function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   const body = openapi.components.schemas.CreateProviderBody!.properties as Record<string, JsonSchema>;
   return {
@@ -519,9 +528,7 @@ function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
           items: { type: 'string', format: 'hostname' },
           description: 'Email domains whose users sign in through this provider; a domain belongs to one provider only.',
         },
-        attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) =>
-          path.length === 0 ? 'Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`.' : undefined,
-        ),
+        attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) => ATTRIBUTE_MAPPING_FIELDS[path.join('.')]),
         name_id_format: { ...convertOpenApiSchema(body.name_id_format!), description: 'SAML NameID format requested from the provider.' },
         policy: POLICY,
       },
@@ -576,8 +583,8 @@ function documentSchema(kind: ManifestKind, file: string, defs: Record<string, J
     properties: {
       apiVersion: { type: 'string', const: 'reconciler/v1', description: 'Always `reconciler/v1`.' },
       kind: { type: 'string', const: kind, description: `Always \`${kind}\`.` },
-      metadata: { $ref: '#/$defs/Metadata' },
-      spec: { $ref: `#/$defs/${specDef}` },
+      metadata: { description: 'Name (unique per kind), labels and annotations of this document.', $ref: '#/$defs/Metadata' },
+      spec: { description: `The desired state: ${KIND_DESCRIPTIONS[kind].replace(/\.$/, '').replace(/^An? /, 'the ').replace(/^A project's/, "the project's")}.`, $ref: `#/$defs/${specDef}` },
     },
     required: ['apiVersion', 'kind', 'metadata', 'spec'],
     additionalProperties: false,

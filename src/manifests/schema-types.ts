@@ -60,15 +60,25 @@ export type ProjectSpec = {
   paused?: boolean;
   /** Target Postgres version: upgrade when the live version is older and the project is eligible. */
   postgres_version?: string;
+  /** The auth configuration: the API's auth config fields; secret-bearing ones as references. */
   auth?: AuthSpec;
+  /** Postgres parameters, plus `restart_database`. */
   postgres?: PostgresSpec;
+  /** The connection pooler configuration. */
   pooler?: PoolerSpec;
+  /** The REST API configuration. */
   restapi?: RestapiSpec;
+  /** The storage configuration. */
   storage?: StorageSpec;
+  /** Database network restrictions (allowed address ranges). */
   network_restrictions?: NetworkRestrictionsSpec;
+  /** SSL enforcement for database connections. */
   ssl_enforcement?: SslEnforcementSpec;
+  /** A custom hostname for the project. */
   custom_hostname?: CustomHostnameSpec;
+  /** A vanity subdomain for the project. */
   vanity_subdomain?: VanitySubdomainSpec;
+  /** The cryptoext root key (a change needs an explicit confirmation). */
   cryptoext?: CryptoextSpec;
   /** The complete set of read replicas, one item each. */
   read_replicas?: ReadReplicaSpec[];
@@ -677,10 +687,15 @@ export type SsoProviderSpec = {
   domains: string[];
   /** Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`. */
   attribute_mapping?: {
+    /** User field -> how to read it from the SAML assertion. */
     keys: Record<string, {
+      /** The SAML attribute holding the value. */
       name?: string;
+      /** SAML attributes to try in order; the first present wins. */
       names?: string[];
+      /** Value used when the assertion carries none of the attributes. */
       default?: Record<string, unknown> | number | string | boolean;
+      /** Keep every value of a multi-valued attribute (a list), not only the first. */
       array?: boolean;
     }>;
   };
