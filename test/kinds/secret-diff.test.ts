@@ -20,4 +20,8 @@ describe('diffSecrets', () => {
   it('an empty value is a value: its digest is compared like any other', () => {
     expect(diffSecrets([{ name: 'E', digest: sha256Hex('') }], [{ name: 'E', value: sha256Hex('') }]).unchanged).toEqual(['E']);
   });
+
+  it('never counts the service secrets as extra (they cannot be deleted)', () => {
+    expect(diffSecrets([], [{ name: 'PLATFORM_URL', value: sha256Hex('u') }, { name: 'MINE', value: sha256Hex('m') }]).extra).toEqual(['MINE']);
+  });
 });

@@ -5,6 +5,15 @@ import type { SecretResponse } from '../../api/types.js';
 /** The service's limits on one secret. */
 export const SECRET_NAME_MAX = 256;
 export const SECRET_VALUE_MAX = 24_576;
+/**
+ * Secrets the service provides itself (its URL, keys, database URL): listed with the others,
+ * but neither settable nor deletable, so they are never pruned and cannot be declared.
+ */
+export const RESERVED_SECRET_PREFIX = 'PLATFORM_';
+
+export function isReservedSecret(name: string): boolean {
+  return name.startsWith(RESERVED_SECRET_PREFIX);
+}
 
 export interface DesiredSecretDigest {
   name: string;
@@ -31,7 +40,7 @@ export function diffSecrets(desired: readonly DesiredSecretDigest[], live: reado
     else if (have !== digest.toLowerCase()) diff.update.push(name);
     else diff.unchanged.push(name);
   }
-  for (const s of live) if (!wanted.has(s.name)) diff.extra.push(s.name);
+  for (const s of live) if (!wanted.has(s.name) && !isReservedSecret(s.name)) diff.extra.push(s.name);
   for (const list of Object.values(diff)) list.sort();
   return diff;
 }

@@ -6,7 +6,7 @@ import type { SecretsDocument } from '../../manifests/types.js';
 import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, isObserveOnly, once, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
-import { diffSecrets, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
+import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
 export const secretsKind: KindModule = {
   kind: 'Secret',
@@ -36,10 +36,12 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
       planned.push({ entry: makeEntry({ ...base, name, changes: [], action: 'blocked', reason: (error as Error).message }) });
       continue;
     }
-    if (name.length > SECRET_NAME_MAX || value.length > SECRET_VALUE_MAX) {
-      const reason = name.length > SECRET_NAME_MAX
-        ? `secret name longer than ${SECRET_NAME_MAX} characters`
-        : `secret value longer than ${SECRET_VALUE_MAX} characters`;
+    if (name.length > SECRET_NAME_MAX || value.length > SECRET_VALUE_MAX || isReservedSecret(name)) {
+      const reason = isReservedSecret(name)
+        ? `secret names starting with ${RESERVED_SECRET_PREFIX} are reserved for the service`
+        : name.length > SECRET_NAME_MAX
+          ? `secret name longer than ${SECRET_NAME_MAX} characters`
+          : `secret value longer than ${SECRET_VALUE_MAX} characters`;
       planned.push({ entry: makeEntry({ ...base, name, changes: [], action: 'blocked', reason }) });
       continue;
     }
