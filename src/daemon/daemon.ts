@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import { pino } from 'pino';
 import { openApiSession, type ApiSession } from '../cli/api-session.js';
+import { openSandboxSession } from '../cli/sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
-import { systemClock } from '../util/clock.js';
+import { systemClock, type Clock } from '../util/clock.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
@@ -103,9 +104,12 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
 
-  let session: ApiSession;
+  let session: ApiSession & { clock?: Clock };
   try {
-    session = await openApiSession(context, { telemetry: health.wrap(metrics), log, clock });
+    const telemetry = health.wrap(metrics);
+    session = settings.sandbox
+      ? await openSandboxSession(context, log, { telemetry })
+      : await openApiSession(context, { telemetry, log, clock });
   } catch (error) {
     if (error instanceof UsageError) throw error;
     log.fatal({ err: error }, 'could not set up the API client');
@@ -130,7 +134,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         dryRun: settings.dryRun,
         env: context.env,
         log,
-        clock,
+        // The sandbox's clock runs waits at the emulator's lifecycle speed.
+        clock: session.clock ?? clock,
         sandbox: settings.sandbox,
         allowEmpty: settings.allowEmpty,
         signal: request.signal,

@@ -7,28 +7,12 @@ export interface PassLogContext {
 }
 
 /**
- * One line per change (applied, failed, or drift seen in a dry run or under the observe policy)
- * and one summary per pass. Field paths only, never values: a value may be a secret.
+ * The daemon's lines for a pass: the engine logs each change it applies as it applies it; this
+ * adds a line per change it did not apply (drift seen in a dry run or under the observe policy,
+ * a blocked change) and one summary per pass. Field paths only, never values: a value may be a
+ * secret.
  */
 export function logPass(log: Logger, result: PassResult, context: PassLogContext): void {
-  const entries = new Map(result.plan.entries.map((entry) => [entry.id, entry]));
-  for (const outcome of result.outcomes) {
-    if (outcome.action === 'noop') continue;
-    const entry = entries.get(outcome.entryId);
-    const line = {
-      id: outcome.entryId,
-      kind: outcome.kind,
-      project: entry?.project,
-      action: outcome.action,
-      result: outcome.result,
-      fields: entry?.changes.map((change) => change.path),
-      durationMs: outcome.durationMs,
-      error: outcome.error,
-    };
-    if (outcome.result === 'failed') log.error(line, 'change failed');
-    else if (outcome.result === 'skipped') log.warn(line, 'change skipped');
-    else log.info(line, 'change applied');
-  }
   const applied = new Set(result.outcomes.map((outcome) => outcome.entryId));
   for (const entry of result.plan.entries) {
     if (entry.action === 'noop' || applied.has(entry.id)) continue;
