@@ -11,6 +11,8 @@ import { Router } from './router.js';
 import { buildStateFromSeed, loadSeedFile, type SeedInput } from './seed.js';
 import { createHttpServer, type EmulatorCore } from './server.js';
 import type { EmulatorState } from './state.js';
+import { buildHandlers } from './handlers/index.js';
+import type { Handler } from './handlers/context.js';
 
 export interface EmulatorOptions {
   /** Address to bind (default 127.0.0.1). */
@@ -81,6 +83,7 @@ export class Emulator implements EmulatorCore {
   readonly faults = new FaultInjector();
   readonly log = new RequestLog();
   readonly router = new Router();
+  readonly handlers: Record<string, Handler> = buildHandlers({ oauthTokenTtlSeconds: () => this.oauthTokenTtlSeconds });
   readonly wallClock: Clock;
   readonly bodyLimitBytes: number;
   readonly deployBodyLimitBytes: number;

@@ -11,8 +11,7 @@ import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { Router } from './router.js';
 import type { LifecycleDurations } from './durations.js';
 import type { EmulatorState, UserRecord } from './state.js';
-import type { HandlerContext, HandlerResult } from './handlers/context.js';
-import { HANDLERS } from './handlers/index.js';
+import type { Handler, HandlerContext, HandlerResult } from './handlers/context.js';
 
 /** Operations that authenticate an OAuth client themselves (no bearer token). */
 const CLIENT_AUTHENTICATED = new Set(['v1-exchange-oauth-token', 'v1-revoke-token']);
@@ -32,6 +31,8 @@ export interface EmulatorCore {
   bodyLimitBytes: number;
   deployBodyLimitBytes: number;
   admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+  /** One handler per operationId. */
+  handlers: Record<string, Handler>;
 }
 
 interface Exchange {
@@ -193,7 +194,7 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
     const { body, parts } = await parseRequestBody(operation, req, read.bytes);
     const now = core.now();
     core.state.settle(now);
-    const handler = HANDLERS[operation.operationId];
+    const handler = core.handlers[operation.operationId];
     if (!handler) throw new EmulatorHttpError(501, `The emulator does not implement ${operation.operationId}`);
     const context: HandlerContext = {
       state: core.state, durations: core.durations, now, wallNow: core.wallClock.now(), method, route: operation.route,
