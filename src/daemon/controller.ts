@@ -1,5 +1,5 @@
 import type { ManifestSet } from '../manifests/types.js';
-import type { Logger, PassResult } from '../reconcile/types.js';
+import type { Logger, PassResult, ProjectObservation } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
 import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
 import type { CronTrigger } from './cron-trigger.js';
@@ -22,10 +22,18 @@ export interface DaemonPassRequest {
 
 export type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
+/**
+ * The observed-only reads of a drift re-check (service health): given the projects a pass saw,
+ * returns their observations with health filled in. Never throws for a failed read.
+ */
+export type DaemonObserve = (projects: ProjectObservation[], signal: AbortSignal) => Promise<ProjectObservation[]>;
+
 export interface DaemonOptions {
   /** The manifests path as given (a directory or a git-sync link). */
   manifestsPath: string;
   runPass: DaemonRunPass;
+  /** Observed-only reads after each drift re-check (project health); none when absent. */
+  observe?: DaemonObserve;
   loadManifests: LoadManifests;
   metrics: DaemonMetrics;
   log: Logger;
@@ -252,7 +260,18 @@ export class Daemon {
     const work = (async () => {
       try {
         const result = await this.#run({ manifests: this.#current!.set, priority: 'drift', projects: free, signal }, this.#current!.revision);
-        if (result) this.#readsPerProject = 0.7 * this.#readsPerProject + 0.3 * Math.max(1, result.requests / free.length);
+        if (!result) return;
+        let requests = result.requests;
+        if (this.#options.observe && !signal.aborted) {
+          const seen = result.projects.filter((project) => project.ref !== undefined);
+          requests += seen.length;
+          try {
+            this.#options.metrics.setProjectObservations(await this.#options.observe(seen, signal));
+          } catch (error) {
+            if (!signal.aborted) this.#options.log.warn({ err: error, projects: free }, 'observed-only reads failed');
+          }
+        }
+        this.#readsPerProject = 0.7 * this.#readsPerProject + 0.3 * Math.max(1, requests / free.length);
       } finally {
         release();
       }

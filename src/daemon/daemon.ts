@@ -118,9 +118,10 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   }
   metrics.budget(session.client.budget().remaining, session.client.budget().effectiveLimit);
 
-  const [{ runPass }, { loadManifests }] = await Promise.all([
+  const [{ runPass }, { loadManifests }, { observeProject }] = await Promise.all([
     import('../reconcile/engine.js'),
     import('../manifests/load.js'),
+    import('../reconcile/kinds/observed.js'),
   ]);
 
   const daemon = new Daemon({
@@ -142,6 +143,19 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         priority: request.priority,
         ...(request.projects ? { projects: request.projects } : {}),
       }),
+    observe: (projects, signal) =>
+      Promise.all(
+        projects.map(async (project) => {
+          // One health read per project and sweep, at drift priority: the other observed-only
+          // facts are for `reconcile status`, not for metrics.
+          const state = await observeProject(session.client.api, project.ref!, { priority: 'drift', project: project.name, resources: ['health'], signal, clock });
+          if (!state.health) {
+            if (state.errors.length > 0) log.warn({ project: project.name, errors: state.errors }, 'reading project health failed');
+            return project;
+          }
+          return { ...project, health: Object.fromEntries(state.health.map((service) => [service.name, service.healthy])), observedAt: state.observedAt };
+        }),
+      ),
     metrics,
     log,
     clock,

@@ -302,4 +302,39 @@ describe('Daemon (fake pass, real files)', () => {
     expect(await metricValue('reconciler_manifest_errors')).toBe(0);
     await d.stop(1000);
   });
+
+  it('feeds the observed health of each re-checked project into the metrics', async () => {
+    await dir.worktree(commitId(1), { 'a.yaml': 'a' });
+    await dir.publish(commitId(1));
+    const observedFor: string[][] = [];
+    const d = new Daemon({
+      manifestsPath: dir.link,
+      runPass: async (request) => {
+        await runPass(request);
+        return passResult({ result: 'success', resources: [], outcomes: [], projects: [{ name: 'a', ref: 'aaaaaaaaaaaaaaaaaaaa', status: 'ACTIVE_HEALTHY' }] });
+      },
+      observe: async (projects) => {
+        observedFor.push(projects.map((p) => p.name));
+        return projects.map((p) => ({ ...p, health: { db: true, rest: false } }));
+      },
+      loadManifests: fakeLoadManifests,
+      metrics,
+      log: silentLogger,
+      clock,
+      trigger,
+      budget: () => ({ limit: 50, windowMs: 60_000 }),
+    });
+    await d.start();
+    await d.idle();
+    // The write pass does not read health; the scheduled re-check does.
+    expect(observedFor).toEqual([]);
+    trigger.tick();
+    await settle(d.idle());
+    expect(observedFor).toEqual([['a']]);
+    const text = await metrics.render();
+    expect(text).toContain('reconciler_project_health{project="a",service="db"} 1');
+    expect(text).toContain('reconciler_project_health{project="a",service="rest"} 0');
+    expect(text).toContain('reconciler_project_status{project="a",status="ACTIVE_HEALTHY"} 1');
+    await d.stop(1000);
+  });
 });
