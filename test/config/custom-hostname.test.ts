@@ -1,0 +1,94 @@
+// The custom hostname followed through its statuses on the emulator's manual clock:
+// initialize, reverify while DNS is pending (pending, never failed), wait for the origin,
+// activate, in sync.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { customHostnameConfig } from '../../src/reconcile/kinds/config/custom-hostname.js';
+import { applyAll, createLiveProject, DURATIONS, gets, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const HOST = 'api.hosted.example.org';
+
+describe('custom hostname', () => {
+  it('is initialized, reverified while pending, activated once the origin is set up', async () => {
+    const document = projectDocument('hosted', { custom_hostname: { custom_hostname: HOST } });
+    const fresh = await planWith(h, customHostnameConfig, document, undefined);
+    expect(fresh.requests).toEqual([]);
+    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
+
+    const ref = await createLiveProject(h, 'hosted');
+    const base = `/v1/projects/${ref}/custom-hostname`;
+
+    const init = await planWith(h, customHostnameConfig, document, ref);
+    expect(init.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
+    expect(init.changes[0]!.entry.pending).toBeUndefined();
+    expect(writes(await applyAll(h, init.changes, init.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/initialize`]);
+
+    // DNS not published yet: pending with the records to create; the reverify does not fail the apply.
+    for (let i = 0; i < 2; i++) {
+      const waiting = await planWith(h, customHostnameConfig, document, ref);
+      const entry = waiting.changes[0]!.entry;
+      expect(entry.pending).toBe(true);
+      expect(entry.action).toBe('update');
+      expect(entry.reason).toContain('waiting for DNS verification');
+      expect(entry.changes).toEqual([{ path: 'custom_hostname.status', before: '2_initiated', after: '3_challenge_verified' }]);
+      const sent = await applyAll(h, waiting.changes, waiting.ctx);
+      expect(writes(sent).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/reverify`]);
+      await h.clock.advance(DURATIONS.customHostnameVerification / 4);
+    }
+
+    // The records are published: the next reverify succeeds.
+    await h.clock.advance(DURATIONS.customHostnameVerification);
+    const verify = await planWith(h, customHostnameConfig, document, ref);
+    expect(verify.changes[0]!.entry.pending).toBe(true);
+    await applyAll(h, verify.changes, verify.ctx);
+
+    const origin = await planWith(h, customHostnameConfig, document, ref);
+    expect(origin.changes[0]!.entry).toMatchObject({ action: 'noop', pending: true });
+    expect(origin.changes[0]!.entry.reason).toContain('origin');
+    expect(origin.changes[0]!.apply).toBeUndefined();
+
+    await h.clock.advance(DURATIONS.customHostnameOriginSetup);
+    const activate = await planWith(h, customHostnameConfig, document, ref);
+    expect(activate.changes[0]!.entry).toMatchObject({
+      action: 'update',
+      changes: [{ path: 'custom_hostname.status', before: '4_origin_setup_completed', after: '5_services_reconfigured' }],
+    });
+    expect(activate.changes[0]!.entry.pending).toBeUndefined();
+    expect(writes(await applyAll(h, activate.changes, activate.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/activate`]);
+
+    const done = await planWith(h, customHostnameConfig, document, ref);
+    expect(done.changes[0]!.entry.action).toBe('noop');
+    expect(done.changes[0]!.entry.pending).toBeUndefined();
+    expect(done.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET ${base}`]);
+
+    // Another hostname in the manifest: initialize again.
+    const moved = projectDocument('hosted', { custom_hostname: { custom_hostname: 'www.hosted.example.org' } });
+    const again = await planWith(h, customHostnameConfig, moved, ref);
+    expect(again.changes[0]!.entry).toMatchObject({
+      action: 'update',
+      changes: [{ path: 'custom_hostname.custom_hostname', before: HOST, after: 'www.hosted.example.org' }],
+    });
+    expect(gets(again.requests)).toHaveLength(1);
+  });
+
+  it('stays verified without activating when activate is false', async () => {
+    const document = projectDocument('hosted-off', { custom_hostname: { custom_hostname: 'off.example.org', activate: false } });
+    const ref = await createLiveProject(h, 'hosted-off');
+    const init = await planWith(h, customHostnameConfig, document, ref);
+    await applyAll(h, init.changes, init.ctx);
+    await h.clock.advance(DURATIONS.customHostnameVerification + 1);
+    const verify = await planWith(h, customHostnameConfig, document, ref);
+    await applyAll(h, verify.changes, verify.ctx);
+    await h.clock.advance(DURATIONS.customHostnameOriginSetup + 1);
+    const verified = await planWith(h, customHostnameConfig, document, ref);
+    expect(verified.changes[0]!.entry.action).toBe('noop');
+    expect(verified.changes[0]!.entry.reason).toContain('activate: false');
+  });
+});

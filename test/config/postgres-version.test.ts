@@ -1,0 +1,67 @@
+// Postgres major upgrades followed on the emulator's manual clock: eligibility, start,
+// pending through the progress values, in sync once the project list shows the new version.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres-version.js';
+import { applyAll, createLiveProject, DURATIONS, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('postgres version', () => {
+  it('starts an eligible upgrade, reports its progress as pending, and is in sync with no request afterwards', async () => {
+    const document = projectDocument('upgraded', { postgres_version: '17' });
+    const fresh = await planWith(h, postgresVersionConfig, document, undefined);
+    expect(fresh.requests).toEqual([]);
+    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'postgres_version', after: '17' }] });
+
+    const ref = await createLiveProject(h, 'upgraded');
+    const live = await h.client.api.getProject(ref);
+    expect(live.database.version.startsWith('15')).toBe(true);
+
+    const start = await planWith(h, postgresVersionConfig, document, ref);
+    expect(start.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'postgres_version', before: '15', after: '17' }] });
+    expect(start.changes[0]!.entry.reason).toMatch(/upgrade .* to 17/);
+    expect(start.requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual(
+      [`GET /v1/projects/${ref}/upgrade/eligibility`, `GET /v1/projects/${ref}/upgrade/status`].sort(),
+    );
+    expect(writes(await applyAll(h, start.changes, start.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST /v1/projects/${ref}/upgrade`]);
+
+    const seen: string[] = [];
+    for (let step = 0; step < 40; step++) {
+      const plan = await planWith(h, postgresVersionConfig, document, ref);
+      const entry = plan.changes[0]!.entry;
+      if (!entry.pending) {
+        expect(entry.action).toBe('noop');
+        break;
+      }
+      expect(entry.action).toBe('noop');
+      expect(plan.changes[0]!.apply).toBeUndefined();
+      expect(writes(plan.requests)).toEqual([]);
+      seen.push(entry.reason!);
+      await h.clock.advance(DURATIONS.upgradeStep);
+    }
+    expect(seen.length).toBeGreaterThan(2);
+    expect(new Set(seen).size).toBeGreaterThan(2);
+    expect(seen[0]).toContain('in progress');
+
+    const after = await h.client.api.getProject(ref);
+    expect(after.database.version.startsWith('17')).toBe(true);
+    const steady = await planWith(h, postgresVersionConfig, document, ref);
+    expect(steady.changes[0]!.entry.action).toBe('noop');
+    expect(steady.requests.filter((r) => r.path.includes('/upgrade'))).toEqual([]);
+  });
+
+  it('blocks a downgrade with the reason, without a request', async () => {
+    const ref = await createLiveProject(h, 'downgrade');
+    const plan = await planWith(h, postgresVersionConfig, projectDocument('downgrade', { postgres_version: '14' }), ref);
+    expect(plan.changes[0]!.entry.action).toBe('blocked');
+    expect(plan.changes[0]!.entry.reason).toContain('downgraded');
+    expect(plan.changes[0]!.apply).toBeUndefined();
+    expect(plan.requests.filter((r) => r.path.includes('/upgrade'))).toEqual([]);
+  });
+});

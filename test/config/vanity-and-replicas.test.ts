@@ -1,0 +1,98 @@
+// Vanity subdomain (availability, then activation; blocked when taken) and read replicas
+// (a complete set sharing the pooler GET).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { vanitySubdomainConfig } from '../../src/reconcile/kinds/config/vanity-subdomain.js';
+import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
+import { poolerConfig } from '../../src/reconcile/kinds/config/pooler.js';
+import { applyAll, contextFor, createLiveProject, gets, planWith, projectDocument, scopeFor, startHarness, writes, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('vanity subdomain', () => {
+  it('plans with GETs only in a dry run, activates after an availability check, and blocks a taken name', async () => {
+    const document = projectDocument('portal', { vanity_subdomain: { vanity_subdomain: 'acme-portal' } });
+    const fresh = await planWith(h, vanitySubdomainConfig, document, undefined);
+    expect(fresh.requests).toEqual([]);
+    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'vanity_subdomain.vanity_subdomain', after: 'acme-portal' }] });
+
+    const ref = await createLiveProject(h, 'portal');
+    const dry = await planWith(h, vanitySubdomainConfig, document, ref, { dryRun: true });
+    expect(dry.changes[0]!.entry.action).toBe('update');
+    expect(dry.requests.every((r) => r.method === 'GET')).toBe(true);
+
+    const real = await planWith(h, vanitySubdomainConfig, document, ref);
+    expect(real.changes[0]!.entry.action).toBe('update');
+    expect(writes(real.requests).map((r) => r.path)).toEqual([`/v1/projects/${ref}/vanity-subdomain/check-availability`]);
+    const sent = await applyAll(h, real.changes, real.ctx);
+    expect(writes(sent).map((r) => r.path)).toEqual([
+      `/v1/projects/${ref}/vanity-subdomain/check-availability`,
+      `/v1/projects/${ref}/vanity-subdomain/activate`,
+    ]);
+    const steady = await planWith(h, vanitySubdomainConfig, document, ref);
+    expect(steady.changes[0]!.entry.action).toBe('noop');
+    expect(steady.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/projects/${ref}/vanity-subdomain`]);
+
+    // Another project asking for the same name: blocked, with the reason, nothing to apply.
+    const other = await createLiveProject(h, 'portal-copy');
+    const taken = await planWith(h, vanitySubdomainConfig, projectDocument('portal-copy', { vanity_subdomain: { vanity_subdomain: 'acme-portal' } }), other);
+    expect(taken.changes[0]!.entry.action).toBe('blocked');
+    expect(taken.changes[0]!.entry.reason).toContain('not available');
+    expect(taken.changes[0]!.apply).toBeUndefined();
+  });
+});
+
+describe('read replicas', () => {
+  it('sets up the declared set, shares the pooler GET, removes only what the list no longer has', async () => {
+    const two = projectDocument('replicated', { read_replicas: [{ read_replica_region: 'us-east-1' }, { read_replica_region: 'eu-west-2' }] });
+    const fresh = await planWith(h, readReplicasConfig, two, undefined);
+    expect(fresh.requests).toEqual([]);
+    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'read_replicas', after: ['eu-west-2', 'us-east-1'] }] });
+
+    const ref = await createLiveProject(h, 'replicated');
+    const setup = await planWith(h, readReplicasConfig, two, ref);
+    expect(setup.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'read_replicas', before: [], after: ['eu-west-2', 'us-east-1'] }] });
+    const sent = await applyAll(h, setup.changes, setup.ctx);
+    expect(writes(sent).map((r) => r.path)).toEqual([`/v1/projects/${ref}/read-replicas/setup`, `/v1/projects/${ref}/read-replicas/setup`]);
+    await h.clock.advance(10 * 60_000);
+
+    const steady = await planWith(h, readReplicasConfig, two, ref);
+    expect(steady.changes[0]!.entry.action).toBe('noop');
+    expect(steady.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/projects/${ref}/config/database/pooler`]);
+
+    // Pooler and replicas planned for one project in one pass: one GET of the pooler list.
+    const both = projectDocument('replicated', { pooler: { default_pool_size: 20 }, read_replicas: [{ read_replica_region: 'us-east-1' }, { read_replica_region: 'eu-west-2' }] });
+    const scope = await scopeFor(h, both, ref);
+    const ctx = contextFor(h, both, { refs: { replicated: ref } });
+    const mark = h.emulator.requests().length;
+    await Promise.all([poolerConfig.plan(scope, ctx), readReplicasConfig.plan(scope, ctx)]);
+    expect(gets(h.emulator.requests().slice(mark))).toHaveLength(1);
+
+    // A replica added out of band is drift; the apply removes exactly it.
+    await h.client.api.setupAReadReplica(ref, { read_replica_region: 'ap-south-1' });
+    await h.clock.advance(10 * 60_000);
+    const drifted = await planWith(h, readReplicasConfig, two, ref);
+    expect(drifted.changes[0]!.entry).toMatchObject({
+      action: 'update',
+      changes: [{ path: 'read_replicas', before: ['ap-south-1', 'eu-west-2', 'us-east-1'], after: ['eu-west-2', 'us-east-1'] }],
+    });
+    expect(drifted.changes[0]!.entry.reason).toContain('remove ap-south-1');
+    expect(writes(await applyAll(h, drifted.changes, drifted.ctx)).map((r) => r.path)).toEqual([`/v1/projects/${ref}/read-replicas/remove`]);
+    await h.clock.advance(10 * 60_000);
+
+    // The list shrinks: only the region it no longer has goes.
+    const one = projectDocument('replicated', { read_replicas: [{ read_replica_region: 'us-east-1' }] });
+    const shrink = await planWith(h, readReplicasConfig, one, ref);
+    expect(shrink.changes[0]!.entry.reason).toContain('remove eu-west-2');
+    await applyAll(h, shrink.changes, shrink.ctx);
+    await h.clock.advance(10 * 60_000);
+    const live = await h.client.api.getPoolerConfig(ref);
+    expect(live.filter((p) => p.database_type === 'READ_REPLICA')).toHaveLength(1);
+    expect((await planWith(h, readReplicasConfig, one, ref)).changes[0]!.entry.action).toBe('noop');
+  });
+});
