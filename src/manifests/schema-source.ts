@@ -313,7 +313,7 @@ function projectDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   const schemas = openapi.components.schemas;
   const createBody = schemas.V1CreateProjectBody!;
   const createProps = createBody.properties as Record<string, JsonSchema>;
-  const restapi = sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/postgrest).', describeNested(RESTAPI_FIELDS, 'REST API'));
+  const restapi = sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/restapi).', describeNested(RESTAPI_FIELDS, 'REST API'));
   const storage = sectionFromBody(openapi, 'UpdateStorageConfigBody', 'StorageSpec', 'The storage configuration (PATCH /v1/projects/{ref}/config/storage).', describeNested(STORAGE_FIELDS, 'storage'));
   const pooler = sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'));
   const customHostname = schemas.UpdateCustomHostnameBody!.properties as Record<string, JsonSchema>;

@@ -541,7 +541,7 @@ export type PoolerSpec = {
   pool_mode?: "transaction" | "session";
 };
 
-/** The REST API configuration (PATCH /v1/projects/{ref}/postgrest). */
+/** The REST API configuration (PATCH /v1/projects/{ref}/restapi). */
 export type RestapiSpec = {
   /** Extra schemas on the search path, comma-separated. */
   db_extra_search_path?: string;
