@@ -1,0 +1,62 @@
+// Runs the BUILT command as a user does (`node dist/cli/bin.js ...`) and collects its streams.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const REPO = resolve(new URL('../../..', import.meta.url).pathname);
+export const NODE = join(REPO, 'node_modules/.bin/node');
+export const BIN = join(REPO, 'dist/cli/bin.js');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function assertBuilt(): void {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx tsc -p .), as npm test does`);
+}
+
+/** Every stream of every run, for the canary checks. */
+export const transcript: string[] = [];
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd = REPO): Promise<CliRun> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(NODE, [BIN, ...args], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      transcript.push(stdout, stderr);
+      resolvePromise({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/** A private copy of a manifests fixture. */
+export async function copyFixture(name: string): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'reconcile-e2e-'));
+  const dir = join(root, 'manifests');
+  await cp(join(REPO, name), dir, { recursive: true });
+  return dir;
+}
+
+/** Contents of every file below a directory (recursively). */
+export async function filesBelow(dir: string): Promise<Array<{ path: string; text: string }>> {
+  if (!existsSync(dir)) return [];
+  const out: Array<{ path: string; text: string }> = [];
+  for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = join(entry.parentPath, entry.name);
+    out.push({ path, text: (await readFile(path)).toString('utf8') });
+  }
+  return out;
+}
