@@ -76,3 +76,19 @@ export function diffProvider(spec: SsoProviderSpec, live: LiveProvider): FieldCh
   }
   return changes;
 }
+
+/** The entity id a SAML metadata document declares, when it declares one. */
+export function entityIdOfXml(xml: string): string | undefined {
+  return /<(?:\w+:)?EntityDescriptor\b[^>]*\bentityID\s*=\s*"([^"]+)"/.exec(xml)?.[1];
+}
+
+/**
+ * Why the declared provider cannot be written to its live match: the service keeps a
+ * provider's entity id for its lifetime, so metadata naming another one needs a new provider.
+ */
+export function entityIdConflict(spec: SsoProviderSpec, live: LiveProvider): string | undefined {
+  if (spec.metadata_xml === undefined || !live.saml?.entity_id) return undefined;
+  const wanted = entityIdOfXml(spec.metadata_xml);
+  if (wanted === undefined || wanted === live.saml.entity_id) return undefined;
+  return `the metadata document names entity id ${wanted}, the live provider ${live.id} has ${live.saml.entity_id}: the service cannot change a provider's entity id; remove this provider's domains from it first or prune it, then declare the new one`;
+}

@@ -5,7 +5,8 @@ import type { SsoProviderDocument } from '../../manifests/types.js';
 import type { KindModule, PlannedChange, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
-import { diffProvider, matchProviders, providerDomains } from './sso-match.js';
+import { diffProvider, entityIdConflict, matchProviders, providerDomains, type LiveProvider } from './sso-match.js';
+import { NotFoundError } from '../../api/errors.js';
 
 function pruneEnabled(project: ProjectScope): boolean {
   return project.document.spec.prune?.ssoProviders === true;
@@ -26,9 +27,31 @@ export const ssoProvidersKind: KindModule = {
   },
   async plan(project, ctx) {
     const docs = activeDocuments<SsoProviderDocument>(project, 'SsoProvider');
-    const live = project.ref
-      ? (await ctx.api.listAllSsoProvider(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) })).items
-      : [];
+    const samlDeclared = project.document.spec.auth?.saml_enabled === true;
+    let live: LiveProvider[] = [];
+    let samlOff = false;
+    if (project.ref) {
+      try {
+        live = (await ctx.api.listAllSsoProvider(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) })).items;
+      } catch (error) {
+        // The service answers 404 on every SSO call while SAML is disabled in the auth config.
+        if (!(error instanceof NotFoundError)) throw error;
+        samlOff = true;
+      }
+    }
+    if (samlOff && !samlDeclared) {
+      return docs.map((doc) => ({
+        entry: makeEntry({
+          kind: 'SsoProvider',
+          name: doc.metadata.name,
+          project: project.name,
+          changes: [],
+          action: 'blocked',
+          reason: 'SAML is disabled for this project: set spec.auth.saml_enabled: true on the Project',
+          source: sourceOf(doc),
+        }),
+      }));
+    }
     // Suspended documents still claim their live provider, so that it is never pruned.
     const claims = allDocuments<SsoProviderDocument>(project, 'SsoProvider').map((doc) => ({ key: doc.metadata.name, domains: doc.spec.domains }));
     const match = matchProviders(claims, live);
@@ -59,6 +82,11 @@ export const ssoProvidersKind: KindModule = {
             applyCtx.log.info({ project: project.name, provider: name, id: created.id }, 'SSO provider created');
           },
         });
+        continue;
+      }
+      const conflict = entityIdConflict(doc.spec, current);
+      if (conflict) {
+        planned.push({ entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: conflict }) });
         continue;
       }
       const entry = makeEntry({ ...base, changes: diffProvider(doc.spec, current) });
