@@ -68,12 +68,20 @@ describe('custom hostname', () => {
     expect(done.changes[0]!.entry.pending).toBeUndefined();
     expect(done.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET ${base}`]);
 
+    // Initialized out of band with another hostname: exactly that drift.
+    await h.client.api.updateHostnameConfig(ref, { custom_hostname: 'rogue.example.org' });
+    const rogue = await planWith(h, customHostnameConfig, document, ref);
+    expect(rogue.changes[0]!.entry).toMatchObject({
+      action: 'update',
+      changes: [{ path: 'custom_hostname.custom_hostname', before: 'rogue.example.org', after: HOST }],
+    });
+
     // Another hostname in the manifest: initialize again.
     const moved = projectDocument('hosted', { custom_hostname: { custom_hostname: 'www.hosted.example.org' } });
     const again = await planWith(h, customHostnameConfig, moved, ref);
     expect(again.changes[0]!.entry).toMatchObject({
       action: 'update',
-      changes: [{ path: 'custom_hostname.custom_hostname', before: HOST, after: 'www.hosted.example.org' }],
+      changes: [{ path: 'custom_hostname.custom_hostname', before: 'rogue.example.org', after: 'www.hosted.example.org' }],
     });
     expect(gets(again.requests)).toHaveLength(1);
   });

@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator, type RunningEmulator, type RequestLogEntry } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator, type RequestLogEntry, type SeedInput } from '../../src/emulator/index.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
 import { resolveSecretRef } from '../../src/manifests/refs.js';
@@ -33,9 +33,15 @@ export const DURATIONS = {
   customHostnameOriginSetup: 30_000,
 };
 
-export async function startHarness(): Promise<Harness> {
+export async function startHarness(options: { seed?: SeedInput } = {}): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const emulator = await startEmulator({ port: 0, clock, rateLimit: { limit: 600, windowMs: 1000 }, durations: DURATIONS });
+  const emulator = await startEmulator({
+    port: 0,
+    clock,
+    rateLimit: { limit: 600, windowMs: 1000 },
+    durations: DURATIONS,
+    ...(options.seed ? { seed: options.seed } : {}),
+  });
   const stateDir = await mkdtemp(join(tmpdir(), 'config-sections-'));
   const client = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate: { limit: 600, windowMs: 1000 }, stateDir });
   const org = await client.api.createAnOrganization({ name: `org-${Math.random().toString(36).slice(2, 8)}` });

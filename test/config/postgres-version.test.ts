@@ -64,4 +64,37 @@ describe('postgres version', () => {
     expect(plan.changes[0]!.apply).toBeUndefined();
     expect(plan.requests.filter((r) => r.path.includes('/upgrade'))).toEqual([]);
   });
+
+  it('blocks a version that is not offered, with the offered ones in the reason', async () => {
+    const ref = await createLiveProject(h, 'offered');
+    const notOffered = await planWith(h, postgresVersionConfig, projectDocument('offered', { postgres_version: '16' }), ref);
+    expect(notOffered.changes[0]!.entry.action).toBe('blocked');
+    expect(notOffered.changes[0]!.entry.reason).toContain('not offered');
+    expect(notOffered.changes[0]!.entry.reason).toContain('17');
+    expect(notOffered.changes[0]!.apply).toBeUndefined();
+  });
+});
+
+describe('postgres version on a project that is not eligible', () => {
+  const REF = 'latestlatestlatestla';
+  let seeded: Harness;
+  beforeAll(async () => {
+    seeded = await startHarness({
+      seed: {
+        organizations: [{ slug: 'seeded-org', name: 'Seeded' }],
+        projects: [{ ref: REF, name: 'latest', organization: 'seeded-org', region: 'eu-west-1', status: 'ACTIVE_HEALTHY', postgres_engine: '17' }],
+      },
+    });
+  });
+  afterAll(async () => {
+    await seeded?.close();
+  });
+
+  it('is blocked with the reason and writes nothing', async () => {
+    const plan = await planWith(seeded, postgresVersionConfig, projectDocument('latest', { postgres_version: '18' }), REF);
+    expect(plan.changes[0]!.entry.action).toBe('blocked');
+    expect(plan.changes[0]!.entry.reason).toContain('not eligible');
+    expect(plan.changes[0]!.apply).toBeUndefined();
+    expect(writes(plan.requests)).toEqual([]);
+  });
 });

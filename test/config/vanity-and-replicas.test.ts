@@ -38,6 +38,13 @@ describe('vanity subdomain', () => {
     expect(steady.changes[0]!.entry.action).toBe('noop');
     expect(steady.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/projects/${ref}/vanity-subdomain`]);
 
+    // Deactivated out of band: exactly that drift.
+    await h.client.api.deactivateVanitySubdomainConfig(ref);
+    const gone = await planWith(h, vanitySubdomainConfig, document, ref, { dryRun: true });
+    expect(gone.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'vanity_subdomain.vanity_subdomain', after: 'acme-portal' }] });
+    await applyAll(h, gone.changes, gone.ctx);
+    expect((await planWith(h, vanitySubdomainConfig, document, ref)).changes[0]!.entry.action).toBe('noop');
+
     // Another project asking for the same name: blocked, with the reason, nothing to apply.
     const other = await createLiveProject(h, 'portal-copy');
     const taken = await planWith(h, vanitySubdomainConfig, projectDocument('portal-copy', { vanity_subdomain: { vanity_subdomain: 'acme-portal' } }), other);
