@@ -1,0 +1,110 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SeedError, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { ManualClock } from '../../src/util/clock.js';
+import { call } from './helpers.js';
+
+const running: RunningEmulator[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((e) => e.close()));
+});
+
+const YAML_SEED = `
+users:
+  - id: alice
+    name: Alice
+    email: alice@example.org
+    tokens: [pat_alice_from_yaml]
+organizations:
+  - slug: fleet
+    name: Fleet
+    plan: team
+    members:
+      - { user: alice@example.org, role: Owner }
+projects:
+  - ref: yamlprojectyamlproje
+    name: production
+    organization: fleet
+    region: eu-west-2
+    config:
+      auth: { site_url: "https://prod.example.org", smtp_pass: "s3cret" }
+      postgres: { max_connections: 90 }
+      vanity_subdomain: prodapp
+    secrets: { STRIPE_KEY: sk_live }
+    functions:
+      - slug: hello
+        verify_jwt: false
+        files: { "index.ts": "export default () => 1" }
+`;
+
+describe('emulator seeds and admin API', () => {
+  it('loads a YAML seed file: users, tokens, organizations, projects with configuration, secrets and functions', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'emulator-seed-'));
+    const file = join(dir, 'seed.yaml');
+    await writeFile(file, YAML_SEED);
+    const emulator = await startEmulator({ port: 0, seed: file });
+    running.push(emulator);
+    expect(emulator.token).toBe('pat_alice_from_yaml');
+    const project = await call(emulator, 'GET', '/v1/projects/yamlprojectyamlproje');
+    expect(project.body).toMatchObject({ name: 'production', organization_slug: 'fleet', status: 'ACTIVE_HEALTHY', region: 'eu-west-2' });
+    expect((await call(emulator, 'GET', '/v1/projects/yamlprojectyamlproje/config/auth')).body.site_url).toBe('https://prod.example.org');
+    expect((await call(emulator, 'GET', '/v1/projects/yamlprojectyamlproje/config/database/postgres')).body).toEqual({ max_connections: 90 });
+    expect((await call(emulator, 'GET', '/v1/projects/yamlprojectyamlproje/vanity-subdomain')).body.status).toBe('active');
+    expect((await call(emulator, 'GET', '/v1/projects/yamlprojectyamlproje/functions/hello')).body).toMatchObject({ version: 1, verify_jwt: false });
+    expect((await call(emulator, 'GET', '/v1/organizations/fleet')).body.plan).toBe('team');
+  });
+
+  it('refuses an invalid seed with a message naming the field, and a missing file with its path', async () => {
+    await expect(startEmulator({ port: 0, seed: { projects: [{ name: 'x', organization: 'Default Organization', region: 'moon-1' as never }] } })).rejects.toThrow(/projects\.0\.region/);
+    await expect(startEmulator({ port: 0, seed: { organizations: [{ name: 'o', members: [{ user: 'nobody' }] }] } })).rejects.toThrow(SeedError);
+    await expect(startEmulator({ port: 0, seed: '/nonexistent/seed.yaml' })).rejects.toThrow(/\/nonexistent\/seed.yaml/);
+    await expect(startEmulator({ port: 0, seed: { projects: [{ name: 'x', organization: 'Default Organization', config: { auth: { jwt_exp: 'x' } } }] } as never })).rejects.toThrow(/jwt_exp/);
+  });
+
+  it('validates options up front', async () => {
+    await expect(startEmulator({ port: 70000 })).rejects.toThrow('Expected `port` to be an integer between 0 and 65535, got `70000` (number)');
+    await expect(startEmulator({ port: 0, speed: 0 })).rejects.toThrow(/speed/);
+    await expect(startEmulator({ port: 0, durations: { projectCreat: 1 } as never })).rejects.toThrow(/projectCreat/);
+    await expect(startEmulator({ port: 0, rateLimit: { limit: 0, windowMs: 1 } })).rejects.toThrow(/rateLimit.limit/);
+  });
+
+  it('POST /_emulator/seed replaces the state; POST /_emulator/reset returns to it and clears the log', async () => {
+    const emulator = await startEmulator({ port: 0, token: 'pat_stable_token_x' });
+    running.push(emulator);
+    const org = (await call(emulator, 'GET', '/v1/organizations')).body[0].slug;
+    await call(emulator, 'POST', '/v1/projects', { body: { name: 'temp', organization_id: org, region: 'us-east-1', db_pass: 'pw-123456' } });
+    const seeded = await fetch(`${emulator.url}/_emulator/seed`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ organizations: [{ slug: 'seeded', name: 'Seeded' }], projects: [{ ref: 'seededprojectseededp', name: 'one', organization: 'seeded' }] }),
+    });
+    expect(seeded.status).toBe(200);
+    expect((await call(emulator, 'GET', '/v1/projects')).body.map((p: { ref: string }) => p.ref)).toEqual(['seededprojectseededp']);
+    await call(emulator, 'DELETE', '/v1/projects/seededprojectseededp');
+    expect((await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST' })).status).toBe(200);
+    expect(emulator.requests()).toEqual([]);
+    expect((await call(emulator, 'GET', '/v1/projects')).body.map((p: { ref: string }) => p.ref)).toEqual(['seededprojectseededp']);
+    const invalid = await fetch(`${emulator.url}/_emulator/seed`, { method: 'POST', body: JSON.stringify({ projects: [{ name: 1 }] }) });
+    expect(invalid.status).toBe(400);
+    expect((await call(emulator, 'GET', '/v1/projects')).body).toHaveLength(1);
+  });
+
+  it('GET /_emulator/requests?since= filters by time; POST /_emulator/clock/advance moves lifecycles', async () => {
+    const wall = new ManualClock();
+    const clock = new ManualClock();
+    const emulator = await startEmulator({ port: 0, wallClock: wall, clock, durations: { projectCreate: 5_000 } });
+    running.push(emulator);
+    const org = (await call(emulator, 'GET', '/v1/organizations')).body[0].slug;
+    await wall.advance(1_000);
+    const created = await call(emulator, 'POST', '/v1/projects', { body: { name: 'p', organization_id: org, region: 'us-east-1', db_pass: 'pw-123456' } });
+    const since = await fetch(`${emulator.url}/_emulator/requests?since=${wall.now()}`).then((r) => r.json());
+    expect(since.map((e: { route: string }) => e.route)).toEqual(['/v1/projects']);
+    const advanced = await fetch(`${emulator.url}/_emulator/clock/advance`, { method: 'POST', body: JSON.stringify({ ms: 5_000 }) });
+    expect(advanced.status).toBe(200);
+    expect((await call(emulator, 'GET', `/v1/projects/${created.body.ref}`)).body.status).toBe('ACTIVE_HEALTHY');
+    const info = await fetch(`${emulator.url}/_emulator/info`).then((r) => r.json());
+    expect(info.token).toBe(emulator.token);
+    expect(info.oauth_apps[0].client_id).toBe(emulator.oauthClient.clientId);
+  });
+});
