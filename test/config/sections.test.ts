@@ -85,16 +85,17 @@ const CASES: SectionCase[] = [
   {
     module: networkRestrictionsConfig,
     key: 'network_restrictions',
-    spec: { dbAllowedCidrs: ['192.168.0.0/16', '10.0.0.0/8'] },
+    // A bare address is a /32: sent with its prefix (the service requires one), never drift.
+    spec: { dbAllowedCidrs: ['192.168.0.0/16', '10.0.0.0/8', '203.0.113.7'] },
     getPath: '/network-restrictions',
     createPaths: ['network_restrictions.dbAllowedCidrs'],
     outOfBand: async (api, ref) => {
       const live = await api.getNetworkRestrictions(ref);
       return api.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['10.0.0.0/8'], dbAllowedCidrsV6: live.config.dbAllowedCidrsV6 ?? [] });
     },
-    drift: { path: 'network_restrictions.dbAllowedCidrs', before: ['10.0.0.0/8'], after: ['10.0.0.0/8', '192.168.0.0/16'] },
+    drift: { path: 'network_restrictions.dbAllowedCidrs', before: ['10.0.0.0/8'], after: ['10.0.0.0/8', '192.168.0.0/16', '203.0.113.7/32'] },
     // The other list changes, and the managed one comes back in another order: neither is drift.
-    unmanaged: (api, ref) => api.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['10.0.0.0/8', '192.168.0.0/16'], dbAllowedCidrsV6: ['2001:db8::/32'] }),
+    unmanaged: (api, ref) => api.updateNetworkRestrictions(ref, { dbAllowedCidrs: ['203.0.113.7/32', '10.0.0.0/8', '192.168.0.0/16'], dbAllowedCidrsV6: ['2001:db8::/32'] }),
   },
   {
     module: sslEnforcementConfig,

@@ -25,7 +25,8 @@ export const cryptoextConfig: KindModule = {
       return [plannedChange(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' }, apply)];
     }
     const { root_key: live } = await ctx.api.getCryptoextConfig(scope.ref, readOptions(scope, ctx));
-    if (typeof live === 'string' && sameSecret(live, rootKey)) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    // Hex is case-insensitive: a key spelled in capitals is the same key.
+    if (typeof live === 'string' && sameSecret(live.toLowerCase(), rootKey.toLowerCase())) return [plannedChange(scope, SECTION, { action: 'noop' })];
     const changes = [{ path: PATH, sensitive: true }];
     if (typeof live !== 'string' || live === '') {
       return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' }, apply)];

@@ -27,8 +27,17 @@ export const customHostnameConfig: KindModule = {
       return [initialize(scope, desired, live)];
     }
     switch (live.status) {
-      case '2_initiated':
       case '3_challenge_verified':
+        // The service sets up the origin on its own once the challenge is verified: nothing to send.
+        return [
+          plannedChange(scope, SECTION, {
+            action: 'noop',
+            pending: true,
+            changes: [{ path: STATUS_PATH, before: live.status, after: ACTIVE }],
+            reason: `${hostname} is verified; waiting for the origin setup`,
+          }),
+        ];
+      case '2_initiated':
         return [
           plannedChange(
             scope,
@@ -36,7 +45,7 @@ export const customHostnameConfig: KindModule = {
             {
               action: 'update',
               pending: true,
-              changes: [{ path: STATUS_PATH, before: live.status, after: '4_origin_setup_completed' }],
+              changes: [{ path: STATUS_PATH, before: live.status, after: '3_challenge_verified' }],
               reason: `waiting for DNS verification of ${hostname}${dnsRecords(live)}; reverify`,
             },
             (apply) => reverify(scope, apply),

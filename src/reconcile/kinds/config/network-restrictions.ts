@@ -25,9 +25,10 @@ export const networkRestrictionsConfig: KindModule = {
       changes.push({ path: `${SECTION.key}.${list}`, after: cidrSet(want), ...(live !== undefined ? { before: cidrSet(live[list]) } : {}) });
     }
     if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    // Canonical forms: a bare address gets its host prefix, which the service requires.
     const body = {
-      dbAllowedCidrs: desired.dbAllowedCidrs ?? live?.dbAllowedCidrs ?? [],
-      dbAllowedCidrsV6: desired.dbAllowedCidrsV6 ?? live?.dbAllowedCidrsV6 ?? [],
+      dbAllowedCidrs: desired.dbAllowedCidrs ? cidrSet(desired.dbAllowedCidrs) : (live?.dbAllowedCidrs ?? []),
+      dbAllowedCidrsV6: desired.dbAllowedCidrsV6 ? cidrSet(desired.dbAllowedCidrsV6) : (live?.dbAllowedCidrsV6 ?? []),
     };
     return [
       plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {

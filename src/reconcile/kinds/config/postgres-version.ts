@@ -24,6 +24,13 @@ export const postgresVersionConfig: KindModule = {
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const target = String(scope.document.spec.postgres_version);
+    if (scope.ref === undefined && scope.status !== undefined) {
+      // The project exists but is not running (the engine plans it again once it is): say what is known.
+      if (majorVersion(scope.database?.version) === majorVersion(target)) return [plannedChange(scope, SECTION, { action: 'noop' })];
+      if (scope.status === 'UPGRADING') {
+        return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: 'the project is upgrading' })];
+      }
+    }
     if (scope.ref === undefined) {
       return [
         plannedChange(scope, SECTION, { action: 'create', changes: [{ path: SECTION.key, after: target }], reason: 'upgraded after creation when the new project runs an older version' }, async (apply) => {
