@@ -1,0 +1,230 @@
+// Manifests for live projects, so a team can adopt an existing fleet: an Organization and a
+// Project per live project (adopted by `spec.ref`) with every configuration section read from
+// the API, and a Secrets document naming its secrets. Values that are secret are never
+// exported: each becomes a `valueFrom: {env: ...}` reference to fill in. Only fields the
+// manifest schema knows are written, so the output validates.
+import { readFileSync } from 'node:fs';
+import { NotFoundError, isApiError } from '../api/errors.js';
+import type { ManagementApi } from '../api/endpoints.js';
+import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
+import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
+import { isSecretAuthField } from '../manifests/secret-fields.js';
+import { API_VERSION, type SecretRef } from '../manifests/types.js';
+import { replicaRegion } from './kinds/config/read-replicas.js';
+import { majorVersion } from './kinds/config/postgres-version.js';
+import { RESERVED_SECRET_PREFIX } from './kinds/secret-diff.js';
+import type { Logger } from './types.js';
+
+type Json = Record<string, unknown>;
+
+export interface ExportedDocument {
+  /** Suggested file (without directory) the document belongs in. */
+  file: string;
+  document: Json;
+}
+
+export interface ExportOptions {
+  api: ManagementApi;
+  /** Project refs or names to export; undefined: every live project. */
+  projects?: string[];
+  log: Logger;
+}
+
+export class ExportSelectionError extends Error {
+  constructor(readonly missing: string[]) {
+    super(`no live project has the ref or name ${missing.map((m) => `\`${m}\``).join(', ')}`);
+    this.name = 'ExportSelectionError';
+  }
+}
+
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  $ref?: string;
+  items?: SchemaNode;
+}
+
+let projectSchema: { $defs: Record<string, SchemaNode>; properties: Record<string, SchemaNode> } | undefined;
+function schema() {
+  projectSchema ??= JSON.parse(readFileSync(new URL('project.schema.json', SCHEMAS_DIR), 'utf8'));
+  return projectSchema!;
+}
+
+function resolveNode(node: SchemaNode | undefined): SchemaNode | undefined {
+  if (!node?.$ref) return node;
+  const name = node.$ref.replace(/^#\/\$defs\//, '');
+  return schema().$defs[name];
+}
+
+/** Keeps only the keys the schema knows (recursively), dropping nulls: the output must validate. */
+function pruneToSchema(value: unknown, node: SchemaNode | undefined): unknown {
+  const resolved = resolveNode(node);
+  if (value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) return value.map((item) => pruneToSchema(item, resolved?.items)).filter((v) => v !== undefined);
+  if (typeof value !== 'object') return value;
+  if (!resolved?.properties) return value;
+  const out: Json = {};
+  for (const [key, item] of Object.entries(value as Json)) {
+    if (!(key in resolved.properties)) continue;
+    const pruned = pruneToSchema(item, resolved.properties[key]);
+    if (pruned !== undefined) out[key] = pruned;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+function sectionSchema(name: string): SchemaNode | undefined {
+  return schema().$defs[name];
+}
+
+/** An environment variable name for a secret of a project: `SHOP_SMTP_PASS`. */
+export function envName(...parts: string[]): string {
+  return parts
+    .join('_')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .replace(/^(\d)/, '_$1');
+}
+
+function reference(env: string): SecretRef {
+  return { valueFrom: { env } };
+}
+
+/** Reads a section; a section the service does not offer for this project is left out. */
+async function optional<T>(read: () => Promise<T>, log: Logger, project: string, section: string): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    if (error instanceof NotFoundError || (isApiError(error) && error.status !== undefined && error.status >= 400 && error.status < 500 && error.status !== 401 && error.status !== 429)) {
+      log.warn({ project, section, error: error.message }, 'section not exported: the API did not return it');
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** Unique, valid manifest names for the projects (API names may repeat across organizations). */
+function manifestNames(projects: V1ProjectWithDatabaseResponse[]): Map<string, string> {
+  const counts = new Map<string, number>();
+  for (const p of projects) counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
+  const names = new Map<string, string>();
+  for (const p of projects) names.set(p.ref, (counts.get(p.name) ?? 0) > 1 ? `${p.name}-${p.ref}` : p.name);
+  return names;
+}
+
+function fileName(name: string): string {
+  return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'project'}.yaml`;
+}
+
+export async function exportFleet(options: ExportOptions): Promise<ExportedDocument[]> {
+  const { api, log } = options;
+  const live = await api.listAllProjects();
+  let selected = live;
+  if (options.projects) {
+    const wanted = options.projects;
+    const missing = wanted.filter((w) => !live.some((p) => p.ref === w || p.id === w || p.name === w));
+    if (missing.length > 0) throw new ExportSelectionError(missing);
+    selected = live.filter((p) => wanted.some((w) => p.ref === w || p.id === w || p.name === w));
+  }
+  const organizations: OrganizationResponseV1[] = await api.listAllOrganizations();
+  const names = manifestNames(selected);
+  const documents: ExportedDocument[] = [];
+
+  const usedOrganizations = organizations.filter((org) => selected.some((p) => p.organization_id === org.id || p.organization_slug === org.slug));
+  const orgName = new Map<string, string>();
+  for (const org of usedOrganizations) {
+    const duplicate = usedOrganizations.filter((o) => o.name === org.name).length > 1;
+    const name = duplicate ? `${org.name}-${org.slug ?? org.id}` : org.name;
+    orgName.set(org.id, name);
+    documents.push({
+      file: 'organizations.yaml',
+      document: { apiVersion: API_VERSION, kind: 'Organization', metadata: { name }, spec: { slug: org.slug ?? org.id } },
+    });
+  }
+
+  for (const project of selected) {
+    const name = names.get(project.ref)!;
+    const org = usedOrganizations.find((o) => o.id === project.organization_id || o.slug === project.organization_slug);
+    if (!org) {
+      log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
+      continue;
+    }
+    const spec = await projectSpec(api, project, name, orgName.get(org.id)!, log);
+    const file = fileName(name);
+    documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec } });
+    const paused = spec.paused === true;
+    if (!paused) {
+      const secrets = await optional(() => api.listAllSecrets(project.ref), log, name, 'secrets');
+      // The service's own secrets (reserved prefix) are not the team's to manage.
+      const own = (secrets ?? []).filter((secret) => !secret.name.startsWith(RESERVED_SECRET_PREFIX));
+      if (own.length > 0) {
+        const values: Record<string, SecretRef> = {};
+        for (const secret of own.sort((a, b) => a.name.localeCompare(b.name))) values[secret.name] = reference(envName(name, secret.name));
+        documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Secrets', metadata: { name: `${name}-secrets` }, spec: { project: name, values } } });
+      }
+    }
+  }
+  return documents;
+}
+
+async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, organization: string, log: Logger): Promise<Json> {
+  const ref = project.ref;
+  const spec: Json = { organization, ref, region: project.region };
+  if (project.name !== name) spec.name = project.name;
+  const paused = project.status === 'INACTIVE' || project.status === 'PAUSING';
+  if (paused) {
+    // A paused project's configuration cannot be read: adopt it as paused, add the sections after a restore.
+    spec.paused = true;
+    return spec;
+  }
+  const major = majorVersion(project.database?.version);
+  if (major !== undefined) spec.postgres_version = String(major);
+
+  const auth = await optional(() => api.getAuthServiceConfig(ref), log, name, 'auth');
+  if (auth) {
+    const out: Json = {};
+    for (const [field, value] of Object.entries(auth as Json)) {
+      if (value === null || value === undefined || value === '') continue;
+      out[field] = isSecretAuthField(field) ? reference(envName(name, field)) : value;
+    }
+    const pruned = pruneToSchema(out, sectionSchema('AuthSpec')) as Json | undefined;
+    if (pruned) {
+      // References were kept as given (the schema describes them through $ref).
+      for (const [field, value] of Object.entries(out)) if (isSecretAuthField(field) && field in (sectionSchema('AuthSpec')?.properties ?? {})) pruned[field] = value;
+      spec.auth = pruned;
+    }
+  }
+  const postgres = await optional(() => api.getPostgresConfig(ref), log, name, 'postgres');
+  const postgresSpec = pruneToSchema(postgres, sectionSchema('PostgresSpec'));
+  if (postgresSpec) spec.postgres = postgresSpec;
+
+  const poolers = await optional(() => api.getPoolerConfig(ref), log, name, 'pooler');
+  const primary = poolers?.find((p) => p.database_type === 'PRIMARY');
+  if (primary?.default_pool_size !== undefined && primary.default_pool_size !== null) spec.pooler = { default_pool_size: primary.default_pool_size };
+  const replicas = (poolers ?? []).filter((p) => p.database_type === 'READ_REPLICA').map(replicaRegion).filter((r): r is string => r !== undefined);
+  if (replicas.length > 0) spec.read_replicas = replicas.sort().map((region) => ({ read_replica_region: region }));
+
+  const restapi = pruneToSchema(await optional(() => api.getRestapiServiceConfig(ref), log, name, 'restapi'), sectionSchema('RestapiSpec'));
+  if (restapi) spec.restapi = restapi;
+  const storage = pruneToSchema(await optional(() => api.getStorageConfig(ref), log, name, 'storage'), sectionSchema('StorageSpec'));
+  if (storage) spec.storage = storage;
+
+  const network = await optional(() => api.getNetworkRestrictions(ref), log, name, 'network_restrictions');
+  if (network?.config) {
+    const restrictions = pruneToSchema(network.config, sectionSchema('NetworkRestrictionsSpec'));
+    if (restrictions) spec.network_restrictions = restrictions;
+  }
+  const ssl = await optional(() => api.getSslEnforcementConfig(ref), log, name, 'ssl_enforcement');
+  if (typeof ssl?.currentConfig?.database === 'boolean') spec.ssl_enforcement = { database: ssl.currentConfig.database };
+
+  const hostname = await optional(() => api.getHostnameConfig(ref), log, name, 'custom_hostname');
+  if (hostname?.custom_hostname && hostname.status !== '1_not_started') {
+    spec.custom_hostname = { custom_hostname: hostname.custom_hostname, activate: hostname.status === '5_services_reconfigured' };
+  }
+  const vanity = await optional(() => api.getVanitySubdomainConfig(ref), log, name, 'vanity_subdomain');
+  if (vanity?.status === 'active' && vanity.custom_domain) {
+    spec.vanity_subdomain = { vanity_subdomain: vanity.custom_domain.split('.')[0] };
+  }
+  // The cryptoext root key is deliberately not exported: a reference to fill in would make the
+  // next pass propose a root key change, which can make encrypted data unreadable.
+  return spec;
+}
