@@ -59,7 +59,9 @@ export class RequestBudget {
     }
     this.limit = limit;
     this.windowMs = windowMs;
-    this.#window = new SlidingWindow(windowMs, options.initial?.sends ?? []);
+    // A send is counted a moment before its bytes leave (and clocks tick in whole milliseconds):
+    // a small guard keeps the real sends, not only the counted ones, within the window.
+    this.#window = new SlidingWindow(windowMs, options.initial?.sends ?? [], Math.min(25, windowMs / 100));
     this.#blockedUntil = options.initial?.blockedUntil ?? 0;
     this.#random = options.random ?? Math.random;
     this.#reducedLimit = limit;

@@ -190,38 +190,45 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     acquire: AcquireSend,
     signal: AbortSignal | undefined,
   ): Promise<TransportResponse> => {
-    await acquire(signal);
     const key = `${request.method} ${request.route}`;
-    stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
-    const started = clock.now();
-    inFlight += 1;
+    let started: number | undefined;
     let response: TransportResponse | undefined;
     try {
-      response = await transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
+      response = await acquire(() => {
+        stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
+        started = clock.now();
+        inFlight += 1;
+        return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
+      }, signal);
       return response;
     } finally {
-      inFlight -= 1;
-      telemetry.requestFinished({
-        method: request.method,
-        route: request.route,
-        code: response ? String(response.status) : 'error',
-        durationSeconds: Math.max(0, clock.now() - started) / 1000,
-      });
-      if (response) {
-        const limits = parseRateLimitHeaders(response.headers);
-        if (response.status === 429) {
-          stats.rateLimited += 1;
-          telemetry.rateLimited();
-          const outcome = budget.rateLimited(clock.now(), limits);
-          writer?.changed();
-          const fields = { method: request.method, route: request.route, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
-          if (outcome.unexpected) log.warn(fields, 'unexpected 429: someone else spends this user\'s budget; lowering the effective limit');
-          else log.info(fields, 'rate limited: waiting out the block');
-        } else {
-          budget.observe(clock.now(), limits, inFlight);
-        }
-        reportBudget();
+      if (started !== undefined) settleExchange(request, started, response);
+    }
+  };
+
+  /** Accounts for one finished exchange: telemetry, and what its answer says about the budget. */
+  const settleExchange = (request: Pick<ApiRequest, 'method' | 'route'>, started: number, response: TransportResponse | undefined): void => {
+    inFlight -= 1;
+    telemetry.requestFinished({
+      method: request.method,
+      route: request.route,
+      code: response ? String(response.status) : 'error',
+      durationSeconds: Math.max(0, clock.now() - started) / 1000,
+    });
+    if (response) {
+      const limits = parseRateLimitHeaders(response.headers);
+      if (response.status === 429) {
+        stats.rateLimited += 1;
+        telemetry.rateLimited();
+        const outcome = budget.rateLimited(clock.now(), limits);
+        writer?.changed();
+        const fields = { method: request.method, route: request.route, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
+        if (outcome.unexpected) log.warn(fields, 'unexpected 429: someone else spends this user\'s budget; lowering the effective limit');
+        else log.info(fields, 'rate limited: waiting out the block');
+      } else {
+        budget.observe(clock.now(), limits, inFlight);
       }
+      reportBudget();
     }
   };
 
@@ -234,7 +241,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         `${basePath}${OAUTH_TOKEN_ROUTE}`,
         { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'fleet-reconciler' },
         form,
-        (s) => dispatcher.acquire(s, () => 0),
+        (start, s) => dispatcher.acquire(start, s, () => 0),
         signal,
       );
     });

@@ -8,8 +8,12 @@ export interface DispatchItem {
   readonly project: string;
 }
 
-/** Given to `run`: waits for the budget, then counts the send. Call it right before sending. */
-export type AcquireSend = (signal?: AbortSignal) => Promise<void>;
+/**
+ * Given to `run`: waits for the budget, then counts the send and calls `start` in the same
+ * synchronous step, so the time counted is the time sent (a promise hop between the two would
+ * let other work run in between and push the real send later than the window knows).
+ */
+export type AcquireSend = <R>(start: () => R, signal?: AbortSignal) => Promise<R>;
 
 export interface DispatcherOptions<T extends DispatchItem> {
   clock: Clock;
@@ -81,7 +85,7 @@ export class Dispatcher<T extends DispatchItem> {
    * senders can never both take the last place in the window. `pending` sends promised to
    * others are kept free.
    */
-  async acquire(signal: AbortSignal | undefined, pending: () => number, onRecorded?: () => void): Promise<void> {
+  async acquire<R>(start: () => R, signal: AbortSignal | undefined, pending: () => number, onRecorded?: () => void): Promise<R> {
     const { clock, budget } = this.#options;
     for (;;) {
       signal?.throwIfAborted();
@@ -93,7 +97,7 @@ export class Dispatcher<T extends DispatchItem> {
         // send counted and its reservation still held, and wait a whole window for nothing.
         onRecorded?.();
         this.#options.onSend(now);
-        return;
+        return start();
       }
       await clock.sleep(wait, signal);
     }
@@ -124,11 +128,12 @@ export class Dispatcher<T extends DispatchItem> {
         this.#reserved -= 1;
       }
     };
-    const acquire: AcquireSend = async (signal) => {
+    const acquire: AcquireSend = async (start, signal) => {
       // Our own reservation does not count against us.
-      await this.acquire(signal, () => this.#reserved - (holdsReservation ? 1 : 0), release);
+      const started = await this.acquire(start, signal, () => this.#reserved - (holdsReservation ? 1 : 0), release);
       // The promised place is now a real send: others may be admitted against what is left.
       queueMicrotask(() => this.pump());
+      return started;
     };
     void this.#options
       .run(item, acquire)

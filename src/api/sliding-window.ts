@@ -7,13 +7,16 @@
  */
 export class SlidingWindow {
   readonly windowMs: number;
+  /** Extra spacing beyond the window before a place is reused (see RequestBudget). */
+  readonly guardMs: number;
   #sends: number[] = [];
 
-  constructor(windowMs: number, sends: readonly number[] = []) {
+  constructor(windowMs: number, sends: readonly number[] = [], guardMs = 0) {
     if (!Number.isFinite(windowMs) || windowMs <= 0) {
       throw new TypeError(`Expected \`windowMs\` to be a finite number > 0, got \`${windowMs}\` (${typeof windowMs})`);
     }
     this.windowMs = windowMs;
+    this.guardMs = guardMs;
     this.#sends = sends.filter((t) => Number.isFinite(t)).slice().sort((a, b) => a - b);
   }
 
@@ -36,7 +39,7 @@ export class SlidingWindow {
     if (this.#sends.length < limit) return 0;
     // The send that must leave the window before another may enter.
     const gate = this.#sends[this.#sends.length - limit]!;
-    return Math.max(0, gate + this.windowMs - now);
+    return Math.max(0, gate + this.windowMs + this.guardMs - now);
   }
 
   /** Records a send at `now`. Times never go backwards: a clock that steps back is clamped. */
@@ -47,7 +50,7 @@ export class SlidingWindow {
 
   #prune(now: number): void {
     let drop = 0;
-    while (drop < this.#sends.length && this.#sends[drop]! <= now - this.windowMs) drop++;
+    while (drop < this.#sends.length && this.#sends[drop]! + this.windowMs + this.guardMs <= now) drop++;
     if (drop > 0) this.#sends.splice(0, drop);
   }
 }
