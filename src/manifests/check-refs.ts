@@ -3,6 +3,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { isSecretRef, MAX_SECRET_FILE_BYTES, referenceName, referencePath } from './refs.js';
 import { locateField } from './locations.js';
+import { printable } from './printable.js';
 import { toPointer } from './yaml-source.js';
 import type { AnyDocument, ManifestError, ManifestSet, SecretRef } from './types.js';
 
@@ -74,7 +75,7 @@ export function checkSecretReferences(set: ManifestSet, options: CheckReferences
   for (const { document, path, ref } of findSecretReferences(set.documents)) {
     const problem = referenceProblem(ref, document.source.dir, options.env);
     if (!problem) continue;
-    const reference = referenceName(ref);
+    const reference = printable(referenceName(ref));
     const severity = problem.kind === 'env' ? (options.missingEnv ?? 'error') : 'error';
     errors.push({
       file: document.source.file,

@@ -11,6 +11,7 @@ import { revisionOf } from './revision.js';
 import { validateAgainstSchema } from './schema-validator.js';
 import { didYouMean, nearest } from './suggest.js';
 import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type ManifestKind, type ManifestSet } from './types.js';
+import { printable } from './printable.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
 
 export interface LoadOptions {
@@ -152,6 +153,12 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     }
   }
   errors.push(...crossCheck(entries, root));
-  errors.sort(compareErrors);
-  return { root, ...(revision ? { revision } : {}), documents, errors, files: discovered.files };
+  const located = errors.map((error) => ({
+    ...error,
+    path: printable(error.path),
+    message: printable(error.message),
+    ...(error.hint !== undefined ? { hint: printable(error.hint) } : {}),
+  }));
+  located.sort(compareErrors);
+  return { root, ...(revision ? { revision } : {}), documents, errors: located, files: discovered.files };
 }

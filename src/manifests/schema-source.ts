@@ -103,7 +103,7 @@ const SHARED_DEFS: Record<string, JsonSchema> = {
         type: 'string',
         minLength: 1,
         maxLength: 256,
-        pattern: '^\\S(.*\\S)?$',
+        pattern: '^[^\\s\\x00-\\x1f\\x7f]([^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f])?$',
         description: 'Name of this document, unique per kind; other documents refer to it by this name.',
       },
       labels: {

@@ -60,9 +60,11 @@ function valueAt(root: unknown, pointer: string): unknown {
 
 function describeValue(value: unknown): string {
   if (value === null) return 'null';
+  if (value instanceof Uint8Array) return 'binary data';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
-  if (typeof value === 'string') return value.length > 40 ? 'a string' : `the string \`${value}\``;
+  // Escaped, so control characters in a value cannot garble or colour a terminal.
+  if (typeof value === 'string') return value.length > 40 ? 'a string' : `the string \`${JSON.stringify(value).slice(1, -1)}\``;
   return `${typeof value} \`${String(value)}\``;
 }
 

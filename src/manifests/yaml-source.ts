@@ -97,7 +97,7 @@ export function parseYamlFile(text: string): ParsedFile {
 
   let parsed: Document.Parsed[];
   try {
-    const result = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+    const result = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
     // An empty stream is an empty array too.
     parsed = [...result] as Document.Parsed[];
   } catch (error) {

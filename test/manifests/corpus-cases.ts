@@ -42,6 +42,7 @@ spec: {}
 `;
 
 export const CORPUS: CorpusCase[] = [
+
   {
     name: 'YAML syntax error: an unclosed flow sequence',
     files: { 'org.yaml': 'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: [acme\nspec: {}\n' },
@@ -219,3 +220,16 @@ export const CORPUS: CorpusCase[] = [
     expected: [{ file: 'lol.yaml', line: 1, column: 1, path: '', message: /aliases expand too much/ }],
   },
 ];
+
+/** Hostile values: prototype keys, control characters, binary scalars. */
+export const HOSTILE: CorpusCase = {
+  name: 'prototype keys, control characters and binary scalars',
+  files: {
+    'org.yaml': 'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: "a\\u001b[31mred"\nspec:\n  __proto__: {slug: x}\n  slug: !!binary aGVsbG8=\n',
+  },
+  expected: [
+    { file: 'org.yaml', line: 4, column: 9, path: '/metadata/name', message: /^the string `a\\u001b\[31mred` does not match the pattern/ },
+    { file: 'org.yaml', line: 6, column: 3, path: '/spec/__proto__', message: /^unknown field `__proto__`$/ },
+    { file: 'org.yaml', line: 7, column: 18, path: '/spec/slug', message: /^expected a string, got binary data$/ },
+  ],
+};

@@ -4,7 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkSecretReferences } from '../../src/manifests/check-refs.js';
 import { loadManifests } from '../../src/manifests/load.js';
 import type { ManifestError } from '../../src/manifests/types.js';
-import { CORPUS } from './corpus-cases.js';
+import { CORPUS as BAD, HOSTILE } from './corpus-cases.js';
+
+const CORPUS = [...BAD, HOSTILE];
 import { cleanupTrees, ORG, PROJECT, tree } from './helpers.js';
 
 afterAll(cleanupTrees);
@@ -30,6 +32,13 @@ describe('the corpus of bad manifests', () => {
       }
     });
   }
+
+  it('leaves no control character in any message, and pollutes no prototype', async () => {
+    const set = await loadManifests(tree(HOSTILE.files));
+    // eslint-disable-next-line no-control-regex
+    expect(JSON.stringify(set.errors)).not.toMatch(/[\u0000-\u001f]/);
+    expect(({} as Record<string, unknown>).slug).toBeUndefined();
+  });
 
   it('never repeats a literal secret value in an error', async () => {
     const literal = CORPUS.find((c) => c.name.startsWith('literal secrets'))!;
