@@ -1,0 +1,71 @@
+// `npm run bench`: runs every scenario against the emulator, prints a table and writes
+// bench-results/latest.json. `--quick` runs smaller fleets (a smoke run, not for figures).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { cpus, totalmem } from 'node:os';
+import { parseArgs } from 'node:util';
+import { benchBudget } from './budget.js';
+import { benchFleetKinds } from './fleet-kinds.js';
+import { convergeAndLatency, longRun, passCost, type PassCostFigures } from './scenarios.js';
+
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
+const quick = Boolean(values.quick);
+const sizes = quick ? [5, 20] : [10, 100, 1000];
+
+interface Row {
+  scenario: string;
+  metric: string;
+  ours: string | number;
+  naive: string | number;
+  target: string;
+  ok: boolean | undefined;
+}
+const rows: Row[] = [];
+const row = (scenario: string, metric: string, ours: string | number, naive: string | number, target: string, ok?: boolean) =>
+  rows.push({ scenario, metric, ours, naive, target, ok });
+
+const started = performance.now();
+const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+
+const passCosts: PassCostFigures[] = [];
+for (const size of sizes) {
+  log(`no-change pass over ${size} projects`);
+  const figures = await passCost(size, { measurePlan: size === sizes[sizes.length - 1] });
+  passCosts.push(figures);
+  row('1 no-change pass', `${size} projects: requests / lower bound (${figures.requests} / ${figures.lowerBound})`, figures.ratio, `${figures.naiveRatio} (${figures.naiveRequests})`, '1.00', figures.ratio <= 1.0);
+}
+const plan = passCosts[passCosts.length - 1]!.plan!;
+row('5 plan', `${sizes[sizes.length - 1]} projects: plan time (ms), load ${plan.loadMs} ms`, plan.planMs, 'same planner', '< 1000', plan.planMs < 1000);
+row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB)`, plan.peakRssMb, 'same planner', '< 200', plan.peakRssMb < 200);
+
+log('long run with drift re-checks and a colleague spending 10 per window');
+const long = await longRun(quick ? 5 : 15);
+row('2 long run', `largest window / budget (${long.windows} windows)`, long.ours.maxWindowOverBudget, `${long.naive.maxWindowOverLimit} (of 60)`, '<= 1.00', long.ours.maxWindowOverBudget <= 1);
+row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
+row('2 long run', "429 answers the colleague received", long.colleagueRefused.withOurs, long.colleagueRefused.withNaive, '', undefined);
+
+log('convergence from empty and write latency behind a drift sweep');
+const conv = await convergeAndLatency(quick ? 4 : 10);
+row('3 converge', `${conv.projects} projects: time / minimum (${conv.seconds}s / ${conv.minimumSeconds}s, ${conv.requests} requests)`, conv.ratio, `${conv.naiveModelledRatio} (modelled)`, '<= 1.10', conv.ratio <= 1.1);
+row('4 latency', 'request slots from a new write to its send, behind a 200-read sweep', conv.writeLatencySlots, conv.naiveWriteLatencySlots, '<= 3', conv.writeLatencySlots <= 3);
+
+log('request budget under a workload larger than it');
+const budget = await benchBudget({ scale: 60, windows: quick ? 3 : 6 });
+row('budget', `largest window / budget (${budget.requestsSent} requests)`, budget.maxWindowOverBudget, '-', '<= 1.00', budget.maxWindowOverBudget <= 1);
+row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
+row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
+
+log('secrets and functions: 3 projects x 20 functions x 30 secrets');
+const kinds = await benchFleetKinds();
+for (const [metric, value] of Object.entries(kinds)) row('6 kinds', metric, value, '-', '', undefined);
+
+const seconds = Math.round((performance.now() - started) / 1000);
+const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
+const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
+const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+process.stdout.write(`${line(['scenario', 'metric', 'ours', 'naive', 'target'])} | met\n`);
+process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
+for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
+process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
+
+await mkdir(new URL('.', `file://${process.cwd()}/${values.out}`).pathname, { recursive: true });
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, converge: conv, budget, kinds }, null, 2)}\n`);

@@ -1,0 +1,234 @@
+// The benchmark scenarios. Rate windows are scaled (one second stands for the service's
+// minute): every figure is a ratio or a count, so it does not depend on the scale.
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { converge, openFleetHarness } from './harness.js';
+import { naiveObservation, sendAtFixedInterval } from './naive.js';
+import { clientOver, recordingCaller, type Recording } from './replay.js';
+import { maxInAnyWindow } from './window.js';
+
+const FAST = { limit: 1_000_000, windowMs: 1000 };
+const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+export interface PassCostFigures {
+  projects: number;
+  requests: number;
+  lowerBound: number;
+  ratio: number;
+  naiveRequests: number;
+  naiveRatio: number;
+  convergeSeconds: number;
+  /** Present for the largest fleet: planner time and memory measured in a child process. */
+  plan?: PlanFigures;
+}
+
+export interface PlanFigures {
+  loadMs: number;
+  planMs: number;
+  peakRssMb: number;
+}
+
+/** Scenario 1 (and 5 for the largest fleet): requests of a no-change pass against the lower bound. */
+export async function passCost(projects: number, options: { measurePlan?: boolean } = {}): Promise<PassCostFigures> {
+  const harness = await openFleetHarness({
+    shape: { projects, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
+    emulatorRate: FAST,
+    clientRate: FAST,
+    concurrency: 8,
+  });
+  try {
+    const started = performance.now();
+    await converge(harness);
+    const convergeSeconds = (performance.now() - started) / 1000;
+    const before = harness.emulator.requests().length;
+    const dry = await harness.pass({ dryRun: true });
+    const sent = harness.emulator.requests().slice(before).filter((e) => e.path.startsWith('/v1/'));
+    if (dry.plan.hasChanges) throw new Error('the no-change pass found changes');
+    const naive = naiveObservation(harness.fleet, await harness.refs());
+    const figures: PassCostFigures = {
+      projects,
+      requests: sent.length,
+      lowerBound: harness.fleet.lowerBound,
+      ratio: round(sent.length / harness.fleet.lowerBound),
+      naiveRequests: naive.length,
+      naiveRatio: round(naive.length / harness.fleet.lowerBound),
+      convergeSeconds: round(convergeSeconds, 1),
+    };
+    if (options.measurePlan) figures.plan = await measurePlan(harness);
+    return figures;
+  } finally {
+    await harness.close();
+  }
+}
+
+/** Scenario 5: record every read of a dry pass, then time the planner over the recording in a fresh process. */
+async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>): Promise<PlanFigures> {
+  const recording: Recording = {};
+  await harness.pass({ dryRun: true, client: clientOver(recordingCaller(harness.emulator.url, harness.emulator.token, recording)) });
+  const file = join(await mkdtemp(join(tmpdir(), 'reconcile-plan-')), 'recording.json');
+  await writeFile(file, JSON.stringify(recording));
+  const child = fileURLToPath(new URL('./plan-child.js', import.meta.url));
+  const output = await new Promise<string>((resolve, reject) => {
+    const proc = spawn(process.execPath, [child, harness.fleet.dir, file, harness.stateDir], {
+      env: { ...process.env, ...harness.fleet.env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    proc.on('error', reject);
+    proc.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`plan child exited ${code}`))));
+  });
+  return JSON.parse(output) as PlanFigures;
+}
+
+export interface LongRunFigures {
+  windows: number;
+  ours: { requests: number; maxWindowOverBudget: number; rateLimited: number };
+  naive: { requests: number; maxWindowOverLimit: number; rateLimited: number };
+  colleagueRequests: number;
+  /** 429 answers the colleague received while sharing the limit with each strategy. */
+  colleagueRefused: { withOurs: number; withNaive: number };
+}
+
+/**
+ * Scenario 2: drift re-checks back to back for `windows` windows while a colleague spends 10
+ * requests per window of the same user's limit (why the default budget is 50, not 60).
+ * Ours: the client's budget 50 per window. Naive: a fixed interval at the service's 60.
+ */
+export async function longRun(windows = 15, windowMs = 1000): Promise<LongRunFigures> {
+  const harness = await openFleetHarness({
+    shape: { projects: 10, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
+    emulatorRate: { limit: 60, windowMs },
+    clientRate: { limit: 50, windowMs },
+  });
+  try {
+    await converge(harness);
+    // Let the convergence's window drain so the run starts clean.
+    await new Promise((resolve) => setTimeout(resolve, windowMs * 1.1));
+    const colleague = (durationMs: number) =>
+      sendAtFixedInterval(
+        harness.emulator.url,
+        harness.emulator.token,
+        Array.from({ length: Math.floor((durationMs / windowMs) * 10) }, () => ({ method: 'GET' as const, path: '/v1/snippets' })),
+        windowMs / 10,
+      );
+    const isOurs = (path: string) => path.startsWith('/v1/') && !path.startsWith('/v1/snippets');
+
+    const start = harness.emulator.requests().length;
+    const deadline = performance.now() + windows * windowMs;
+    const colleagueRun = colleague(windows * windowMs);
+    while (performance.now() < deadline) await harness.pass({ dryRun: true, priority: 'drift' });
+    await colleagueRun;
+    const ourLog = harness.emulator.requests().slice(start);
+    const oursTimes = ourLog.filter((e) => isOurs(e.path)).map((e) => e.time);
+    const oursFigures = {
+      requests: oursTimes.length,
+      maxWindowOverBudget: round(maxInAnyWindow(oursTimes, windowMs) / 50),
+      rateLimited: ourLog.filter((e) => e.status === 429 && isOurs(e.path)).length,
+    };
+    const colleagueRefusedWithOurs = ourLog.filter((e) => e.status === 429 && !isOurs(e.path)).length;
+
+    await new Promise((resolve) => setTimeout(resolve, windowMs * 1.5));
+    const naiveStart = harness.emulator.requests().length;
+    const reads = naiveObservation(harness.fleet, await harness.refs());
+    const naiveDeadline = windows * windowMs;
+    const naiveRequests = Array.from({ length: Math.ceil((naiveDeadline / windowMs) * 60) }, (_, i) => reads[i % reads.length]!);
+    const colleagueRun2 = colleague(naiveDeadline);
+    await sendAtFixedInterval(harness.emulator.url, harness.emulator.token, naiveRequests, windowMs / 60);
+    const colleagueDone = await colleagueRun2;
+    const naiveLog = harness.emulator.requests().slice(naiveStart);
+    const naiveTimes = naiveLog.filter((e) => isOurs(e.path)).map((e) => e.time);
+    return {
+      windows,
+      ours: oursFigures,
+      naive: {
+        requests: naiveTimes.length,
+        maxWindowOverLimit: round(maxInAnyWindow(naiveTimes, windowMs) / 60),
+        rateLimited: naiveLog.filter((e) => e.status === 429 && isOurs(e.path)).length,
+      },
+      colleagueRequests: colleagueDone.sent,
+      colleagueRefused: { withOurs: colleagueRefusedWithOurs, withNaive: naiveLog.filter((e) => e.status === 429 && !isOurs(e.path)).length },
+    };
+  } finally {
+    await harness.close();
+  }
+}
+
+export interface ConvergeFigures {
+  projects: number;
+  requests: number;
+  seconds: number;
+  minimumSeconds: number;
+  ratio: number;
+  naiveModelledRatio: number;
+  writeLatencySlots: number;
+  naiveWriteLatencySlots: number;
+}
+
+/**
+ * Scenario 3: time to converge a fleet from empty over the minimum the budget allows
+ * (requests needed / rate). Scenario 4 on the converged fleet: request slots between a write
+ * being asked for and its send, while a full drift sweep waits in the queue.
+ */
+export async function convergeAndLatency(projects = 10, windowMs = 1000): Promise<ConvergeFigures> {
+  const budget = 50;
+  const harness = await openFleetHarness({
+    shape: { projects, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
+    emulatorRate: { limit: 60, windowMs },
+    clientRate: { limit: budget, windowMs },
+  });
+  try {
+    const started = performance.now();
+    await harness.pass();
+    const seconds = (performance.now() - started) / 1000;
+    const log = harness.emulator.requests().filter((e) => e.path.startsWith('/v1/'));
+    const minimumSeconds = (log.length / budget) * (windowMs / 1000);
+    const check = await harness.pass({ dryRun: true });
+    if (check.plan.hasChanges) throw new Error('the fleet did not converge in one pass');
+
+    // The naive tool: the same writes, one GET per resource before and after, at 60 per window
+    // spaced evenly (it cannot burst), so its time is its request count over its rate.
+    const writes = log.filter((e) => e.method !== 'GET').length;
+    const naiveReads = naiveObservation(harness.fleet, await harness.refs()).length;
+    const naiveSeconds = ((writes + 2 * naiveReads) / 60) * (windowMs / 1000);
+
+    const latency = await writeLatency(harness, windowMs);
+    return {
+      projects,
+      requests: log.length,
+      seconds: round(seconds),
+      minimumSeconds: round(minimumSeconds),
+      ratio: round(seconds / minimumSeconds),
+      naiveModelledRatio: round(naiveSeconds / minimumSeconds),
+      writeLatencySlots: latency.slots,
+      naiveWriteLatencySlots: latency.naiveSlots,
+    };
+  } finally {
+    await harness.close();
+  }
+}
+
+async function writeLatency(harness: Awaited<ReturnType<typeof openFleetHarness>>, windowMs: number): Promise<{ slots: number; naiveSlots: number }> {
+  await new Promise((resolve) => setTimeout(resolve, windowMs * 1.1));
+  const refs = [...(await harness.refs()).values()];
+  const api = harness.client.api;
+  const controller = new AbortController();
+  const sweepSize = 200;
+  const base = harness.emulator.requests().length;
+  const sweep = Array.from({ length: sweepSize }, (_, i) =>
+    api.getAuthServiceConfig(refs[i % refs.length]!, { priority: 'drift', project: `p${i % refs.length}`, signal: controller.signal }).catch(() => undefined),
+  );
+  // Wait until the sweep has spent the current window, then ask for a write.
+  while (harness.emulator.requests().length - base < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+  const askedAt = harness.emulator.requests().length;
+  const sweepSentBefore = askedAt - base;
+  await api.updateAuthServiceConfig(refs[0]!, { jwt_exp: 3600 }, { priority: 'write', project: 'p0' });
+  const log = harness.emulator.requests();
+  const writeIndex = log.findIndex((e, i) => i >= askedAt && e.method === 'PATCH');
+  controller.abort();
+  await Promise.all(sweep);
+  return { slots: writeIndex - askedAt, naiveSlots: sweepSize - sweepSentBefore };
+}
