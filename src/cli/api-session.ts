@@ -5,7 +5,7 @@ import type { RunningEmulator } from '../emulator/index.js';
 import type { Logger } from '../util/logger.js';
 import type { ApiTelemetry } from '../telemetry.js';
 import type { Clock } from '../util/clock.js';
-import { parseRate, type RateSpec } from '../util/rate.js';
+import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
 
 /** The API a command talks to: the real one, or with `--sandbox` the emulator in-process. */
@@ -44,11 +44,18 @@ export async function openApiSession(context: CommandContext, options: ApiSessio
   const baseUrl = stringOption(context, 'api-url');
   if (!baseUrl) throw new UsageError('the API URL is missing: set --api-url or MANAGEMENT_API_URL (or use --sandbox)');
   const auth = tokenSourceFromEnvironment(context.values, context.env);
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');
+  } catch (error) {
+    throw new UsageError(`--http-timeout: ${(error as Error).message}`);
+  }
   const client: ApiClient = await createClient({
     baseUrl,
     auth,
     rate,
     stateDir,
+    timeouts: { headersMs: timeoutMs, bodyMs: timeoutMs },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     ...(options.log ? { log: options.log } : {}),

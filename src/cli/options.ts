@@ -25,6 +25,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'state-dir': { type: 'string', env: 'RECONCILE_STATE_DIR', placeholder: 'DIR', default: '.reconcile', description: 'inventory, creation intents, function digests and the request window' },
   resync: { type: 'string', env: 'RECONCILE_RESYNC', placeholder: 'CRON', default: '*/10 * * * *', description: 'drift re-check schedule in --watch' },
   'metrics-addr': { type: 'string', env: 'RECONCILE_METRICS_ADDR', placeholder: 'HOST:PORT', default: '0.0.0.0:9464', description: '/metrics, /healthz and /readyz in --watch' },
+  'http-timeout': { type: 'string', env: 'RECONCILE_HTTP_TIMEOUT', placeholder: 'DURATION', default: '30s', description: 'longest wait for the headers of an answer (and again for its body) before the request counts as failed' },
   'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },
   'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
   project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch: the project' },
