@@ -124,13 +124,15 @@ export interface ContextOptions {
   dryRun?: boolean;
   refs?: Record<string, string>;
   api?: ManagementApi;
+  /** Shared across plans to model the state directory of successive passes. */
+  state?: StateStore;
 }
 
 export function contextFor(h: Harness, document: ProjectDocument, options: ContextOptions = {}): KindContext {
   return {
     api: options.api ?? h.client.api,
     clock: h.clock,
-    state: memoryState(),
+    state: options.state ?? memoryState(),
     documents: [document],
     resolveSecret: (ref, doc) => resolveSecretRef(ref as SecretRef, { baseDir: doc.source.dir, env: h.env }),
     projectRefs: new Map(Object.entries(options.refs ?? {})),

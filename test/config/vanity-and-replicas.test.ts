@@ -4,7 +4,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vanitySubdomainConfig } from '../../src/reconcile/kinds/config/vanity-subdomain.js';
 import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
 import { poolerConfig } from '../../src/reconcile/kinds/config/pooler.js';
-import { applyAll, contextFor, createLiveProject, gets, planWith, projectDocument, scopeFor, startHarness, writes, type Harness } from './harness.js';
+import { ManagementApi } from '../../src/api/endpoints.js';
+import type { PoolerConfigResponse } from '../../src/api/types.js';
+import type { ApiResponse, RequestCaller } from '../../src/api/request.js';
+import { REPLICA_INTENT_TTL_MS } from '../../src/reconcile/kinds/config/replica-intents.js';
+import { applyAll, contextFor, createLiveProject, gets, memoryState, planWith, projectDocument, scopeFor, startHarness, writes, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -103,3 +107,50 @@ describe('read replicas', () => {
     expect((await planWith(h, readReplicasConfig, one, ref)).changes[0]!.entry.action).toBe('noop');
   });
 });
+
+describe('read replicas that show late', () => {
+  it('counts a setup as in flight until its replica shows, and sets it up again only after the TTL', async () => {
+    const ref = await createLiveProject(h, 'slow-replica');
+    // The service may list a new replica only some time after the setup: hide them to model that.
+    const hidden = new Set<string>();
+    const inner = (h.client.api as unknown as { caller: RequestCaller }).caller;
+    const api = new ManagementApi({
+      async call<T>(request: Parameters<RequestCaller['call']>[0]): Promise<ApiResponse<T>> {
+        const response = await inner.call<T>(request);
+        if (request.method === 'GET' && request.route.endsWith('/config/database/pooler')) {
+          const list = (response.body as unknown as PoolerConfigResponse[]).filter((p) => !hidden.has(p.identifier));
+          return { ...response, body: list as unknown as T };
+        }
+        return response;
+      },
+    });
+    const state = memoryState();
+    const document = projectDocument('slow-replica', { read_replicas: [{ read_replica_region: 'sa-east-1' }] });
+    const hideAll = async () => {
+      for (const p of await h.client.api.getPoolerConfig(ref)) if (p.database_type === 'READ_REPLICA') hidden.add(p.identifier);
+    };
+
+    const first = await planWith(h, readReplicasConfig, document, ref, { api, state });
+    expect(first.changes[0]!.entry.action).toBe('update');
+    await applyAll(h, first.changes, first.ctx);
+    await hideAll();
+
+    const waiting = await planWith(h, readReplicasConfig, document, ref, { api, state });
+    expect(waiting.changes[0]!.entry).toMatchObject({ action: 'noop', pending: true });
+    expect(waiting.changes[0]!.entry.reason).toContain('sa-east-1');
+    expect(waiting.changes[0]!.apply).toBeUndefined();
+
+    // A setup that never shows is tried again once it is older than the TTL.
+    await h.clock.advance(REPLICA_INTENT_TTL_MS + 1);
+    const retry = await planWith(h, readReplicasConfig, document, ref, { api, state });
+    expect(retry.changes[0]!.entry.action).toBe('update');
+
+    // Once the replica shows, the intent is fulfilled: in sync, not pending.
+    hidden.clear();
+    const shown = await planWith(h, readReplicasConfig, document, ref, { api, state });
+    expect(shown.changes[0]!.entry.action).toBe('noop');
+    expect(shown.changes[0]!.entry.pending).toBeUndefined();
+    expect((await h.client.api.getPoolerConfig(ref)).filter((p) => p.database_type === 'READ_REPLICA')).toHaveLength(1);
+  });
+});
+

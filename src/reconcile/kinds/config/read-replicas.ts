@@ -1,8 +1,10 @@
 import type { PoolerConfigResponse } from '../../../api/types.js';
 import { REGIONS } from '../../../manifests/schema-source.js';
 import type { ReadReplicaSpec } from '../../../manifests/types.js';
+import { NotFoundError } from '../../../api/errors.js';
 import type { KindContext, KindModule } from '../../types.js';
 import { readPoolerList } from './pooler-list.js';
+import { loadReplicaIntents, openIntents, replicaIntentKey, type ReplicaSetupIntent } from './replica-intents.js';
 import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
 
 const SECTION: Section = { kind: 'ProjectReadReplicas', key: 'read_replicas' };
@@ -62,8 +64,21 @@ export const readReplicasConfig: KindModule = {
       if (left > 0) remaining.set(replica.region!, left - 1);
       else toRemove.push(replica);
     }
+    // Setups sent earlier that the list does not show yet are in flight, not missing.
+    const inFlight = scope.ref === undefined ? [] : openIntents(await loadReplicaIntents(ctx.state, scope.ref), live, ctx.clock.now());
+    const waiting: string[] = [];
+    for (const intent of inFlight) {
+      const left = remaining.get(intent.region) ?? 0;
+      if (left > 0) {
+        remaining.set(intent.region, left - 1);
+        waiting.push(intent.region);
+      }
+    }
     const toSetUp = [...remaining].flatMap(([region, count]) => Array<string>(count).fill(region)).sort();
-    if (toSetUp.length === 0 && toRemove.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    if (toSetUp.length === 0 && toRemove.length === 0) {
+      if (waiting.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
+      return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: `setting up ${waiting.sort().join(', ')}: not in the list yet` })];
+    }
 
     const before = live.map((replica) => replica.region!).sort();
     const reasonParts = [
@@ -79,9 +94,18 @@ export const readReplicasConfig: KindModule = {
         async (apply: KindContext) => {
           const ref = refForApply(scope, apply);
           for (const replica of toRemove) {
-            await apply.api.removeAReadReplica(ref, { database_identifier: replica.identifier }, writeOptions(scope, apply));
+            try {
+              await apply.api.removeAReadReplica(ref, { database_identifier: replica.identifier }, writeOptions(scope, apply));
+            } catch (error) {
+              // Already gone (a removal still shown by a slow list): the goal is reached.
+              if (!(error instanceof NotFoundError)) throw error;
+            }
           }
           for (const region of toSetUp) {
+            // Recorded before it is sent: a lost answer must not lead to a second replica.
+            const intents = openIntents(await loadReplicaIntents(apply.state, ref), live, apply.clock.now());
+            const intent: ReplicaSetupIntent = { region, at: apply.clock.now(), known: live.filter((r) => r.region === region).map((r) => r.identifier) };
+            await apply.state.set(replicaIntentKey(ref), [...intents, intent]);
             await apply.api.setupAReadReplica(ref, { read_replica_region: region }, writeOptions(scope, apply));
           }
         },
