@@ -1,0 +1,183 @@
+// A real Prometheus scrapes the built daemon on loopback; drift, request and budget metrics are
+// read back through Prometheus' HTTP API. CI sets REQUIRE_TOOLS=1: a missing binary fails there.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { staticToken } from '../../src/api/auth.js';
+import { createClient, type ApiClient } from '../../src/api/client.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { BIN, DaemonProcess, NODE, REPO, assertBuilt } from './daemon-process.js';
+
+const HAVE_PROMETHEUS = spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0;
+if (!HAVE_PROMETHEUS && process.env.REQUIRE_TOOLS === '1') {
+  throw new Error('prometheus is required (REQUIRE_TOOLS=1) but was not found on PATH: install the Debian package `prometheus`');
+}
+
+const CANARY_DB = 'canary-prom-db-5d0f33a1';
+const CANARY_SMTP = 'canary-prom-smtp-0b7a91c4';
+
+function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+interface VectorSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** Polls an instant query until `accept` holds for its result (bounded), returning that result. */
+async function queryUntil(base: string, query: string, accept: (samples: VectorSample[]) => boolean, timeoutMs = 60_000): Promise<VectorSample[]> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const response = await fetch(`${base}/api/v1/query?query=${encodeURIComponent(query)}`);
+      const body = (await response.json()) as { status: string; data?: { resultType: string; result: VectorSample[] } };
+      last = body;
+      if (body.status === 'success' && body.data && accept(body.data.result)) return body.data.result;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`query \`${query}\` did not give the expected result in time; last answer: ${JSON.stringify(last)}`);
+}
+
+let emulator: RunningEmulator;
+let api: ApiClient;
+let work: string;
+let daemon: DaemonProcess | undefined;
+let prometheus: ChildProcess | undefined;
+let prometheusUrl: string;
+let prometheusLog = '';
+
+describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
+  beforeAll(async () => {
+    assertBuilt();
+    emulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
+    api = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate: { limit: 100_000, windowMs: 60_000 } });
+    work = await mkdtemp(join(tmpdir(), 'reconciler-prom-'));
+    const manifests = join(work, 'manifests');
+    await cp(join(REPO, 'test/fixtures/reconcile-e2e'), manifests, { recursive: true });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MANAGEMENT_API_URL: emulator.url,
+      MANAGEMENT_API_TOKEN: emulator.token,
+      RECONCILE_STATE_DIR: join(work, 'state'),
+      RECONCILE_RATE_LIMIT: '1000/1s',
+      E2E_DB_PASS: CANARY_DB,
+      E2E_SMTP_PASS: CANARY_SMTP,
+    };
+    // Apply once, then change one project out of band: the drift the daemon must export.
+    // Asynchronously: the emulator answers from this very process.
+    const apply = await new Promise<{ code: number | null; stderr: string }>((resolveRun) => {
+      const child = spawn(NODE, [BIN, manifests], { cwd: REPO, env, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.on('close', (code) => resolveRun({ code, stderr }));
+    });
+    if (apply.code !== 0) throw new Error(`the first apply failed (${apply.code}): ${apply.stderr}`);
+    const shop = (await api.api.listAllProjects()).find((p) => p.name === 'shop')!;
+    await api.api.updateRestapiServiceConfig(shop.ref, { max_rows: 12_345 });
+
+    // A dry-run daemon re-checking every 2 seconds.
+    daemon = new DaemonProcess([manifests, '--watch', '--dry-run', '--resync', '*/2 * * * * *', '--metrics-addr', '127.0.0.1:0'], env);
+    const metricsUrl = new URL(await daemon.metricsUrl());
+
+    const port = await freePort();
+    prometheusUrl = `http://127.0.0.1:${port}`;
+    const config = join(work, 'prometheus.yml');
+    await writeFile(
+      config,
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        '  evaluation_interval: 1s',
+        'scrape_configs:',
+        '  - job_name: reconciler',
+        '    scrape_interval: 1s',
+        '    static_configs:',
+        `      - targets: ['127.0.0.1:${metricsUrl.port}']`,
+        '',
+      ].join('\n'),
+    );
+    prometheus = spawn(
+      'prometheus',
+      [`--config.file=${config}`, `--storage.tsdb.path=${join(work, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    prometheus.stdout!.on('data', (c: Buffer) => (prometheusLog += c.toString()));
+    prometheus.stderr!.on('data', (c: Buffer) => (prometheusLog += c.toString()));
+  });
+
+  afterAll(async () => {
+    if (prometheus && prometheus.exitCode === null) {
+      const exited = new Promise((r) => prometheus!.once('exit', r));
+      prometheus.kill('SIGTERM');
+      await exited;
+    }
+    await daemon?.stop();
+    await api?.close();
+    await emulator?.close();
+    if (work) await rm(work, { recursive: true, force: true });
+  });
+
+  it('scrapes the target successfully', async () => {
+    const up = await queryUntil(prometheusUrl, 'up{job="reconciler"}', (r) => r.length === 1 && r[0]!.value[1] === '1').catch((error: Error) => {
+      throw new Error(`${error.message}\nprometheus log:\n${prometheusLog.slice(-3000)}`);
+    });
+    expect(up[0]!.metric.instance).toMatch(/^127\.0\.0\.1:\d+$/);
+  });
+
+  it('shows the out-of-band change as drift of exactly that project and kind', async () => {
+    const drift = await queryUntil(prometheusUrl, 'reconciler_drift_resources > 0', (r) => r.length > 0);
+    expect(drift.map((s) => [s.metric.project, s.metric.kind, s.value[1]])).toEqual([['shop', 'ProjectRestapi', '1']]);
+    const inSync = await queryUntil(prometheusUrl, 'reconciler_resource_in_sync{project="blog",kind="ProjectRestapi"}', (r) => r.length === 1);
+    expect(inSync[0]!.value[1]).toBe('1');
+  });
+
+  it('counts API requests by method, route template and code', async () => {
+    const requests = await queryUntil(prometheusUrl, 'sum by (method, route, code) (reconciler_api_requests_total)', (r) =>
+      r.some((s) => s.metric.route === '/v1/projects/{ref}/restapi'),
+    );
+    const routes = requests.map((s) => s.metric.route!);
+    expect(routes).toContain('/v1/projects');
+    // Templates only: never a live project ref.
+    for (const route of routes) expect(route).not.toMatch(/\/v1\/projects\/[a-z]{20}/);
+    expect(requests.every((s) => s.metric.method === 'GET')).toBe(true);
+    const duration = await queryUntil(prometheusUrl, 'reconciler_api_request_duration_seconds_count', (r) => r.length > 0);
+    expect(duration.length).toBeGreaterThan(0);
+  });
+
+  it('exports the request budget', async () => {
+    const limit = await queryUntil(prometheusUrl, 'reconciler_api_budget_limit', (r) => r.length === 1 && Number(r[0]!.value[1]) > 0);
+    expect(Number(limit[0]!.value[1])).toBe(1000);
+    const remaining = await queryUntil(prometheusUrl, 'reconciler_api_budget_remaining', (r) => r.length === 1);
+    expect(Number(remaining[0]!.value[1])).toBeLessThanOrEqual(1000);
+    const queue = await queryUntil(prometheusUrl, 'reconciler_queue_depth', (r) => r.length === 3);
+    expect(queue.map((s) => s.metric.priority).sort()).toEqual(['drift', 'verify', 'write']);
+  });
+
+  it('shows the observation age, source and pass results, and no secret anywhere it stored', async () => {
+    const ages = await queryUntil(prometheusUrl, 'reconciler_observation_age_seconds', (r) => r.length === 3);
+    expect(ages.map((s) => s.metric.project).sort()).toEqual(['blog', 'shop', 'web']);
+    const passes = await queryUntil(prometheusUrl, 'reconciler_reconcile_total{result="success"} > 1', (r) => r.length === 1);
+    expect(passes).toHaveLength(1);
+    const series = await fetch(`${prometheusUrl}/api/v1/series?match[]=${encodeURIComponent('{job="reconciler"}')}`);
+    const text = await series.text();
+    expect(text).not.toContain(CANARY_DB);
+    expect(text).not.toContain(CANARY_SMTP);
+    expect(text).not.toContain(emulator.token);
+  });
+});
