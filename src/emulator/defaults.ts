@@ -67,7 +67,14 @@ const AUTH_DEFAULTS: Record<string, unknown> = {
   smtp_max_frequency: 60,
 };
 
+let authTemplate: Record<string, unknown> | undefined;
+
 export function defaultAuthConfig(): Record<string, unknown> {
+  authTemplate ??= buildAuthDefaults();
+  return { ...authTemplate };
+}
+
+function buildAuthDefaults(): Record<string, unknown> {
   const schema = componentSchema('AuthConfigResponse') as { properties: Record<string, { type?: string; nullable?: boolean }> };
   const out: Record<string, unknown> = {};
   for (const [field, property] of Object.entries(schema.properties)) {

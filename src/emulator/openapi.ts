@@ -107,15 +107,19 @@ function ajv(): Ajv {
 }
 
 const validators = new Map<string, ValidateFunction>();
+const validatorsByObject = new WeakMap<object, ValidateFunction>();
 
-/** A compiled validator for an OpenAPI schema fragment (cached by its text). */
+/** A compiled validator for an OpenAPI schema fragment (cached by identity, then by its text). */
 export function validatorFor(schema: Record<string, unknown>): ValidateFunction {
+  const known = validatorsByObject.get(schema);
+  if (known) return known;
   const key = JSON.stringify(schema);
   let validate = validators.get(key);
   if (!validate) {
     validate = ajv().compile(normalizeSchema(schema) as Record<string, unknown>);
     validators.set(key, validate);
   }
+  validatorsByObject.set(schema, validate);
   return validate;
 }
 
