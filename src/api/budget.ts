@@ -48,6 +48,8 @@ export class RequestBudget {
   readonly #recoveryStep: number;
   // The service's own count: how many more sends it allows until `until`.
   #server: { allowance: number; until: number } | undefined;
+  // The user's limit as the service last announced it (`X-RateLimit-Limit`).
+  #serverLimit: number | undefined;
 
   constructor(options: BudgetOptions) {
     const { limit, windowMs } = options.rate;
@@ -97,14 +99,20 @@ export class RequestBudget {
    * them yet, so they are taken off what it says remains.
    */
   observe(now: number, headers: RateLimitHeaders, inFlight: number): void {
+    if (headers.limit !== undefined) this.#serverLimit = headers.limit;
     if (headers.remaining === undefined) return;
     const until = now + (headers.resetMs ?? this.windowMs);
     this.#server = { allowance: headers.remaining - inFlight, until };
   }
 
-  /** A 429 arrived: stop everything for the announced block plus jitter. */
+  /**
+   * A 429 arrived: stop everything for the announced block plus jitter. It is expected only
+   * when our own sends alone fill the user's limit; otherwise someone else spends the same
+   * user's budget (another process, a person at a terminal) and we make room for them.
+   */
   rateLimited(now: number, headers: RateLimitHeaders): RateLimitOutcome {
-    const expected = this.#server !== undefined && now < this.#server.until && this.#server.allowance <= 0;
+    const serverLimit = headers.limit ?? this.#serverLimit;
+    const expected = serverLimit !== undefined && this.#window.count(now) >= serverLimit;
     const base = headers.resetMs ?? this.windowMs;
     const waitMs = base + Math.floor(this.#random() * this.windowMs * JITTER_SHARE);
     this.#blockedUntil = Math.max(this.#blockedUntil, now + waitMs);

@@ -11,7 +11,7 @@ import { TransientError } from '../../src/api/errors.js';
 
 const SEED = {
   users: [
-    { id: 'alice', name: 'Alice', tokens: ['alice-token-0001'] },
+    { id: 'alice', name: 'Alice', tokens: ['alice-token-0001', 'alice-token-0002'] },
     { id: 'bob', name: 'Bob', tokens: ['bob-token-0001'] },
   ],
   organizations: [{ name: 'Acme', slug: 'acme', members: [{ user: 'alice' }, { user: 'bob' }] }],
@@ -127,6 +127,27 @@ describe('client against the emulator', () => {
     // Observe before acting again: the create did apply, exactly once.
     const projects = await api.api.listAllProjects();
     expect(projects.filter((p) => p.name === 'lost-answer')).toHaveLength(1);
+  });
+
+  it('when someone else spends the same user\'s budget, lowers its effective limit, reports it, and loses nothing', async () => {
+    const emu = await emulator();
+    const budgets: number[] = [];
+    const api = await client(emu, {
+      concurrency: 2,
+      telemetry: { requestFinished: () => undefined, rateLimited: () => undefined, queueDepth: () => undefined, budget: (_remaining, limit) => budgets.push(limit) },
+    });
+    const ours = Array.from({ length: 80 }, () => api.api.listAllOrganizations().then(() => 'ok', (e: unknown) => e));
+    await Promise.all(ours.slice(0, 10));
+    // Another process of the same user, with another of the user's tokens, spends past the limit.
+    const other = Array.from({ length: 70 }, () =>
+      fetch(`${emu.url}/v1/organizations`, { headers: { authorization: 'Bearer alice-token-0002' } }).then((r) => r.status),
+    );
+    expect((await Promise.all(other)).filter((status) => status === 429).length).toBeGreaterThan(0);
+    const results = await Promise.all(ours);
+    expect(results.filter((r) => r !== 'ok')).toEqual([]);
+    expect(api.stats().rateLimited).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...budgets)).toBeLessThanOrEqual(25);
+    expect(api.budget().limit).toBe(50);
   });
 
   it('picks up a token file rotated mid-run without a restart', async () => {
