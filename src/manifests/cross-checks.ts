@@ -127,6 +127,11 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         if (sources.length !== 1) {
           error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
         }
+        const owner = projects.find((p) => p.name === project);
+        const ownerAuth = owner?.spec.auth as Record<string, unknown> | undefined;
+        if (ownerAuth?.saml_enabled === false) {
+          error(entry, '/spec/project', `project \`${project}\` sets auth.saml_enabled: false, so it can have no SSO provider`);
+        }
         const domains = Array.isArray(entry.spec.domains) ? entry.spec.domains : [];
         domains.forEach((domain, index) => {
           if (typeof domain !== 'string' || project === undefined) return;

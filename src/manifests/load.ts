@@ -14,6 +14,9 @@ import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type
 import { printable } from './printable.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
 
+// The reference check belongs with loading for callers: one import gives both.
+export { checkSecretReferences } from './check-refs.js';
+
 export interface LoadOptions {
   /** Largest file read, in bytes (default 1 MiB). Larger files are rejected from their size alone. */
   maxFileBytes?: number;

@@ -294,7 +294,6 @@ const STORAGE_FIELDS: Record<string, string> = {
 
 const POOLER_FIELDS: Record<string, string> = {
   default_pool_size: 'Server connections per user and database pair.',
-  pool_mode: 'Pooling mode: `transaction` or `session`.',
 };
 
 function describeNested(table: Record<string, string>, section: string) {
@@ -315,7 +314,8 @@ function projectDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   const createProps = createBody.properties as Record<string, JsonSchema>;
   const restapi = sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/restapi).', describeNested(RESTAPI_FIELDS, 'REST API'));
   const storage = sectionFromBody(openapi, 'UpdateStorageConfigBody', 'StorageSpec', 'The storage configuration (PATCH /v1/projects/{ref}/config/storage).', describeNested(STORAGE_FIELDS, 'storage'));
-  const pooler = sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'));
+  // pool_mode is deprecated in the API (the pooler's mode is fixed per port), so not offered.
+  const pooler = sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'), ['pool_mode']);
   const customHostname = schemas.UpdateCustomHostnameBody!.properties as Record<string, JsonSchema>;
   const vanity = schemas.VanitySubdomainBody!.properties as Record<string, JsonSchema>;
   const replica = schemas.SetUpReadReplicaBody!.properties as Record<string, JsonSchema>;
@@ -529,7 +529,6 @@ function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
           description: 'Email domains whose users sign in through this provider; a domain belongs to one provider only.',
         },
         attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) => ATTRIBUTE_MAPPING_FIELDS[path.join('.')]),
-        name_id_format: { ...convertOpenApiSchema(body.name_id_format!), description: 'SAML NameID format requested from the provider.' },
         policy: POLICY,
       },
       required: ['project', 'type', 'domains'],

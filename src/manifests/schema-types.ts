@@ -537,8 +537,6 @@ export type PostgresSpec = {
 export type PoolerSpec = {
   /** Server connections per user and database pair. */
   default_pool_size?: number | null;
-  /** Pooling mode: `transaction` or `session`. */
-  pool_mode?: "transaction" | "session";
 };
 
 /** The REST API configuration (PATCH /v1/projects/{ref}/restapi). */
@@ -699,8 +697,6 @@ export type SsoProviderSpec = {
       array?: boolean;
     }>;
   };
-  /** SAML NameID format requested from the provider. */
-  name_id_format?: "urn:oasis:names:tc:SAML:1.1:nameid-format:unspecified" | "urn:oasis:names:tc:SAML:2.0:nameid-format:transient" | "urn:oasis:names:tc:SAML:1.1:nameid-format:emailAddress" | "urn:oasis:names:tc:SAML:2.0:nameid-format:persistent";
   /** How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend. */
   policy?: Policy;
 };

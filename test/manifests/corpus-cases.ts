@@ -186,6 +186,15 @@ export const CORPUS: CorpusCase[] = [
     ],
   },
   {
+    name: 'an SSO provider of a project that disables SAML',
+    files: {
+      'org.yaml': ORG,
+      'project.yaml': `${PROJECT}  auth:\n    saml_enabled: false\n`,
+      'sso.yaml': doc('SsoProvider', 'corp', '  project: shop\n  type: saml\n  metadata_url: https://idp.example/metadata\n  domains: [example.com]\n'),
+    },
+    expected: [{ file: 'sso.yaml', line: 6, column: 12, path: '/spec/project', message: /sets auth\.saml_enabled: false/ }],
+  },
+  {
     name: 'a branch of a project that disables branching',
     files: {
       'org.yaml': ORG,
