@@ -190,10 +190,12 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
         break;
     }
 
-    const query = parseQuery(operation.operation.parameters, url.searchParams);
-    const { body, parts } = await parseRequestBody(operation, req, read.bytes);
     const now = core.now();
     core.state.settle(now);
+    // As in the service, access is checked before the input: a stranger learns 403/404, not 400.
+    if (user) guardAccess(core.state, user, params);
+    const query = parseQuery(operation.operation.parameters, url.searchParams);
+    const { body, parts } = await parseRequestBody(operation, req, read.bytes);
     const handler = core.handlers[operation.operationId];
     if (!handler) throw new EmulatorHttpError(501, `The emulator does not implement ${operation.operationId}`);
     const context: HandlerContext = {
@@ -217,6 +219,27 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
     }
     send(exchange, core, { status: 500, body: { message: `Internal emulator error: ${(error as Error).message}` } });
   }
+}
+
+/** 404 for an unknown project, branch or organization in the path; 403 when the user is not a member. */
+function guardAccess(state: EmulatorState, user: UserRecord, params: Record<string, string>): void {
+  let orgSlug: string | undefined;
+  if (params.branch_id !== undefined) {
+    const branch = state.branches.get(params.branch_id);
+    if (!branch) throw new EmulatorHttpError(404, `Branch ${params.branch_id} not found`);
+    orgSlug = state.projects.get(branch.parentRef)?.orgSlug;
+  } else if (params.ref !== undefined) {
+    const project = state.projects.get(params.ref);
+    if (!project) throw new EmulatorHttpError(404, `Project ${params.ref} not found`);
+    orgSlug = project.orgSlug;
+  } else if (params.slug !== undefined) {
+    if (!state.organizations.has(params.slug)) throw new EmulatorHttpError(404, `Organization ${params.slug} not found`);
+    orgSlug = params.slug;
+  } else {
+    return;
+  }
+  const org = orgSlug === undefined ? undefined : state.organizations.get(orgSlug);
+  if (!org || !state.memberRole(org, user.id)) throw new EmulatorHttpError(403, 'Forbidden: you are not a member of the organization that owns this resource');
 }
 
 function destroySocket(socket: Socket): void {

@@ -46,8 +46,14 @@ beforeAll(async () => {
   h = await startWithManualClock({
     rateLimit: { limit: 100_000, windowMs: 60_000 },
     seed: {
-      users: [{ id: 'user-one', name: 'One', email: 'one@example.org', tokens: ['pat_conformance_token'] }],
-      organizations: [{ slug: ORG, name: 'Conformance', plan: 'pro', members: [{ user: 'user-one', role: 'Owner' }] }],
+      users: [
+        { id: 'user-one', name: 'One', email: 'one@example.org', tokens: ['pat_conformance_token'] },
+        { id: 'outsider', name: 'Outsider', tokens: ['pat_outsider_token'] },
+      ],
+      organizations: [
+        { slug: ORG, name: 'Conformance', plan: 'pro', members: [{ user: 'user-one', role: 'Owner' }] },
+        { slug: 'outsider-org', name: 'Outsider org', members: [{ user: 'outsider', role: 'Owner' }] },
+      ],
       projects: [
         {
           ref: REF, name: 'main', organization: ORG, region: 'eu-central-1', pitr_enabled: true,
@@ -235,6 +241,35 @@ describe('conformance: every operation of the spec, over HTTP, against its respo
     expect(validatorFor(project)({ ref: REF })).toBe(false);
     const auth = responseSchema(operationOf('GET', '/v1/projects/{ref}/config/auth').operation, 200)!;
     expect(validatorFor(auth)({})).toBe(false);
+  });
+
+  it('every operation answers 401 {"message":"Unauthorized"} to an unknown token', async () => {
+    for (const operation of operations) {
+      if (operation.operationId === 'v1-exchange-oauth-token' || operation.operationId === 'v1-revoke-token') continue;
+      const path = operation.route.replace(/\{(\w+)\}/g, 'abcdefghijklmnopqrst');
+      const answer = await call(emulator, operation.method, path, { token: 'pat_unknown_token_value' });
+      expect(answer.status, `${operation.method} ${operation.route}`).toBe(401);
+      expect(answer.body).toEqual({ message: 'Unauthorized' });
+    }
+  });
+
+  it('every operation on a project, branch or organization answers 403 to a non-member and 404 to an unknown id', async () => {
+    h.emulator.advanceClock(60 * 60_000);
+    const branch = await call(emulator, 'POST', `/v1/projects/${REF}/branches`, { body: { branch_name: 'sweep' } });
+    expect(branch.status, branch.text).toBe(201);
+    const existing: Record<string, string> = { ref: REF, branch_id: branch.body.id, slug: ORG, function_slug: 'hello', provider_id: 'x' };
+    const scoped = operations.filter((o) => /\{(ref|branch_id|slug)\}/.test(o.route));
+    expect(scoped.length).toBeGreaterThan(60);
+    for (const operation of scoped) {
+      const path = operation.route.replace(/\{(\w+)\}/g, (_, name: string) => existing[name]!);
+      const stranger = await call(emulator, operation.method, path, { token: 'pat_outsider_token' });
+      expect(stranger.status, `${operation.method} ${operation.route} as a non-member`).toBe(403);
+      expect(typeof stranger.body.message).toBe('string');
+      const unknownPath = operation.route.replace(/\{(\w+)\}/g, (_, name: string) =>
+        name === 'ref' || name === 'branch_id' || name === 'slug' ? (name === 'branch_id' ? '00000000-0000-4000-8000-000000000000' : 'zzzzzzzzzzzzzzzzzzzz') : existing[name]!);
+      const unknown = await call(emulator, operation.method, unknownPath);
+      expect(unknown.status, `${operation.method} ${operation.route} unknown id`).toBe(404);
+    }
   });
 
   it('covers every operation of the spec', () => {
