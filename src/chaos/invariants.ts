@@ -1,0 +1,85 @@
+// What must hold after any sequence of faults and kills. Pure: the suite gathers the facts
+// from the emulator, these functions judge them, and each names the invariant it checks.
+import { createHash } from 'node:crypto';
+
+export interface LiveFacts {
+  /** Every live project: name and ref. */
+  projects: Array<{ name: string; ref: string }>;
+  /** Secrets by project ref: name -> SHA-256 hex digest as the API lists them. */
+  secrets: Record<string, Record<string, string>>;
+  /** Function slugs by project ref. */
+  functions: Record<string, string[]>;
+  /** Successful DELETE requests the emulator served: route template and path. */
+  deletes: Array<{ route: string; path: string }>;
+  /** Exit code of the final `--dry-run --detailed-exitcode` (0: converged). */
+  finalPlanExit: number;
+}
+
+export interface Expectations {
+  /** Managed project names (each must exist exactly once). */
+  managedProjects: string[];
+  /** Projects that exist before and are not managed (must survive). */
+  bystanders: string[];
+  /** Secret values the manifests declare, by project name. */
+  secrets: Record<string, Record<string, string>>;
+  /** Secrets created out of band before the run (must survive: no prune). */
+  outOfBandSecrets: Record<string, string[]>;
+  /** Function slugs the manifests declare, by project name. */
+  functions: Record<string, string[]>;
+}
+
+export interface InvariantResult {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+const sha256 = (value: string) => createHash('sha256').update(value).digest('hex');
+
+export function checkInvariants(facts: LiveFacts, expected: Expectations): InvariantResult[] {
+  const results: InvariantResult[] = [];
+  const counts = new Map<string, number>();
+  for (const p of facts.projects) counts.set(p.name, (counts.get(p.name) ?? 0) + 1);
+  const refOf = (name: string) => facts.projects.find((p) => p.name === name)?.ref;
+
+  const converged = facts.finalPlanExit === 0;
+  results.push({ name: 'the fleet converged', ok: converged, detail: converged ? 'a final dry run shows no changes' : `the final dry run exited ${facts.finalPlanExit}` });
+
+  const duplicated = [...counts].filter(([, n]) => n > 1).map(([name, n]) => `${name} x${n}`);
+  const missing = expected.managedProjects.filter((name) => !counts.has(name));
+  results.push({
+    name: 'no project was created twice',
+    ok: duplicated.length === 0 && missing.length === 0,
+    detail: duplicated.length || missing.length ? `duplicated: ${duplicated.join(', ') || 'none'}; missing: ${missing.join(', ') || 'none'}` : `${expected.managedProjects.length} managed projects, one each`,
+  });
+
+  const lost: string[] = [];
+  for (const [project, values] of Object.entries(expected.secrets)) {
+    const live = facts.secrets[refOf(project) ?? ''] ?? {};
+    for (const [name, value] of Object.entries(values)) if (live[name] !== sha256(value)) lost.push(`${project}/${name}`);
+  }
+  for (const [project, names] of Object.entries(expected.outOfBandSecrets)) {
+    const live = facts.secrets[refOf(project) ?? ''] ?? {};
+    for (const name of names) if (!(name in live)) lost.push(`${project}/${name} (out of band)`);
+  }
+  results.push({ name: 'no secret was lost', ok: lost.length === 0, detail: lost.length ? `missing or wrong: ${lost.join(', ')}` : 'every declared and out-of-band secret is there with its value' });
+
+  const missingFunctions: string[] = [];
+  for (const [project, slugs] of Object.entries(expected.functions)) {
+    const live = new Set(facts.functions[refOf(project) ?? ''] ?? []);
+    for (const slug of slugs) if (!live.has(slug)) missingFunctions.push(`${project}/${slug}`);
+  }
+  results.push({ name: 'every function is deployed', ok: missingFunctions.length === 0, detail: missingFunctions.length ? `missing: ${missingFunctions.join(', ')}` : 'all declared functions are live' });
+
+  const goneBystanders = expected.bystanders.filter((name) => !counts.has(name));
+  const unwanted = facts.deletes;
+  results.push({
+    name: 'nothing was deleted that the manifests did not ask to delete',
+    ok: unwanted.length === 0 && goneBystanders.length === 0,
+    detail:
+      unwanted.length || goneBystanders.length
+        ? `deletes: ${unwanted.map((d) => d.path).join(', ') || 'none'}; bystanders gone: ${goneBystanders.join(', ') || 'none'}`
+        : 'no DELETE was served; the unmanaged project and out-of-band secrets remain',
+  });
+  return results;
+}

@@ -1,0 +1,203 @@
+// `npm run test:chaos`: the emulator injects 5xx, timeouts, connection resets, lost answers,
+// a surprise 429 block and slow lifecycles while the reconciler (the built command, as a user
+// runs it) is killed with SIGKILL at random moments and restarted. Afterwards the invariants
+// in ./invariants.ts must hold. Exit 0 when they all do, 1 otherwise.
+import { spawn } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { generateFleet } from '../bench/fleet.js';
+import { checkInvariants, type Expectations, type LiveFacts } from './invariants.js';
+
+const SIZES = {
+  tiny: { projects: 1, cycles: 3, secrets: 2, functions: 1 },
+  small: { projects: 3, cycles: 8, secrets: 3, functions: 2 },
+  full: { projects: 8, cycles: 25, secrets: 5, functions: 3 },
+} as const;
+const SABOTAGES = ['duplicate-project', 'lost-secret', 'unwanted-delete'] as const;
+type Sabotage = (typeof SABOTAGES)[number];
+
+const { values } = parseArgs({
+  options: {
+    size: { type: 'string', default: 'full' },
+    seed: { type: 'string', default: '7' },
+    sabotage: { type: 'string' },
+  },
+});
+const size = SIZES[values.size as keyof typeof SIZES];
+if (!size) throw new TypeError(`Expected --size to be one of ${Object.keys(SIZES).join(', ')}, got \`${values.size}\``);
+const seed = Number(values.seed);
+if (!Number.isInteger(seed)) throw new TypeError(`Expected --seed to be an integer, got \`${values.seed}\``);
+const sabotages = (values.sabotage ? values.sabotage.split(',') : []) as Sabotage[];
+for (const s of sabotages) if (!SABOTAGES.includes(s)) throw new TypeError(`Expected --sabotage to name ${SABOTAGES.join(', ')}, got \`${s}\``);
+
+/** A small deterministic generator (mulberry32), so a seed replays the same kill times. */
+function random(seedValue: number): () => number {
+  let a = seedValue >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = random(seed);
+const say = (message: string) => process.stdout.write(`chaos: ${message}\n`);
+
+const bin = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
+const root = await mkdtemp(join(tmpdir(), 'reconcile-chaos-'));
+const stateDir = join(root, 'state');
+const fleet = await generateFleet(join(root, 'manifests'), {
+  projects: size.projects,
+  secrets: size.secrets,
+  functions: size.functions,
+  sections: ['auth', 'postgres'],
+  organization: 'chaos-org',
+  prefix: 'chaos',
+});
+
+// The organization and an unmanaged project with secrets exist before the run; one managed
+// project already carries a secret set out of band that no manifest declares (no prune).
+const emulator: RunningEmulator = await startEmulator({
+  port: 0,
+  rateLimit: { limit: 60, windowMs: 1000 },
+  // Slow lifecycles: a project takes 120 s / 40 = 3 s to come up, its services 0.75 s more.
+  speed: 40,
+  seed: {
+    organizations: [{ name: 'chaos-org', slug: 'chaosorgslug' }],
+    projects: [
+      { name: 'bystander', organization: 'chaosorgslug', region: 'eu-west-1', status: 'ACTIVE_HEALTHY', secrets: { KEEP_ME: 'bystander-value' } },
+      { name: fleet.projectNames[0]!, organization: 'chaosorgslug', region: 'eu-central-1', status: 'ACTIVE_HEALTHY', secrets: { SET_BY_HAND: 'manual-value' } },
+    ],
+  },
+});
+
+const faults = {
+  seed,
+  rules: [{ errorRate: 0.1, timeoutRate: 0.05, resetRate: 0.03, lostAnswerRate: 0.03, latencyMs: 5 }],
+};
+emulator.setFaults(faults);
+
+const env = {
+  ...process.env,
+  ...fleet.env,
+  MANAGEMENT_API_URL: emulator.url,
+  MANAGEMENT_API_TOKEN: emulator.token,
+  RECONCILE_RATE_LIMIT: '50/1s',
+  RECONCILE_HTTP_TIMEOUT: '1s',
+  RECONCILE_LOG_LEVEL: 'warn',
+};
+
+/**
+ * Runs the built command; with `killAfterRequests`, SIGKILLs it once that many of its requests
+ * have reached the emulator (a random moment in its progress, whatever the machine's speed).
+ */
+function runReconcile(args: string[], killAfterRequests?: number): Promise<{ code: number | null; killed: boolean; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const startCount = emulator.requests().length;
+    const child = spawn(process.execPath, [bin, fleet.dir, '--state-dir', stateDir, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+    let killed = false;
+    const poll =
+      killAfterRequests === undefined
+        ? undefined
+        : setInterval(() => {
+            if (emulator.requests().length - startCount >= killAfterRequests) {
+              killed = true;
+              child.kill('SIGKILL');
+            }
+          }, 5);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (poll) clearInterval(poll);
+      resolve({ code, killed, stderr });
+    });
+  });
+}
+
+say(`seed ${seed}, size ${values.size}: ${size.projects} projects, ${size.cycles} kill cycles; state in ${stateDir}`);
+const outcomes = { killed: 0, exited0: 0, exited1: 0 };
+for (let cycle = 0; cycle < size.cycles; cycle++) {
+  if (cycle === Math.floor(size.cycles / 2)) {
+    emulator.setFaults({ ...faults, rateLimitBlock: { ms: 1000 } });
+    emulator.setFaults(faults);
+    say(`cycle ${cycle}: surprise 429 block for a whole window`);
+  }
+  const killAfter = 1 + Math.floor(rand() * size.projects * 12);
+  const result = await runReconcile([], killAfter);
+  if (result.killed) outcomes.killed++;
+  else if (result.code === 0) outcomes.exited0++;
+  else outcomes.exited1++;
+}
+
+// The faults stop; the reconciler must now finish what the kills interrupted.
+emulator.setFaults({});
+let final = await runReconcile([]);
+for (let attempt = 1; final.code !== 0 && attempt < 3; attempt++) final = await runReconcile([]);
+if (final.code !== 0) say(`the final apply exited ${final.code}: ${final.stderr.split('\n').slice(-5).join(' | ')}`);
+const check = await runReconcile(['--dry-run', '--detailed-exitcode']);
+
+const api = async (method: string, path: string, body?: unknown) => {
+  const response = await fetch(new URL(path, emulator.url), {
+    method,
+    headers: { authorization: `Bearer ${emulator.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await response.text();
+  return text ? JSON.parse(text) : undefined;
+};
+
+// Breaking an invariant on purpose proves the checks can fail.
+const projectsBefore = (await api('GET', '/v1/projects')) as Array<{ name: string; ref: string; organization_id: string }>;
+for (const sabotage of sabotages) {
+  const first = projectsBefore.find((p) => p.name === fleet.projectNames[0]);
+  if (sabotage === 'duplicate-project' && first) {
+    await api('POST', '/v1/projects', { name: first.name, organization_id: first.organization_id, region: 'eu-central-1', db_pass: 'sabotage-password-1' });
+  } else if (sabotage === 'lost-secret' && first) {
+    await api('DELETE', `/v1/projects/${first.ref}/secrets`, ['SECRET_0']);
+  } else if (sabotage === 'unwanted-delete') {
+    const bystander = projectsBefore.find((p) => p.name === 'bystander');
+    if (bystander) await api('DELETE', `/v1/projects/${bystander.ref}`);
+  }
+  say(`sabotage: ${sabotage}`);
+}
+
+const projects = ((await api('GET', '/v1/projects')) as Array<{ name: string; ref: string }>).map((p) => ({ name: p.name, ref: p.ref }));
+const secrets: LiveFacts['secrets'] = {};
+const functions: LiveFacts['functions'] = {};
+for (const p of projects) {
+  secrets[p.ref] = Object.fromEntries(((await api('GET', `/v1/projects/${p.ref}/secrets`)) as Array<{ name: string; value: string }>).map((s) => [s.name, s.value]));
+  functions[p.ref] = ((await api('GET', `/v1/projects/${p.ref}/functions`)) as Array<{ slug: string }>).map((f) => f.slug);
+}
+const log = emulator.requests();
+const facts: LiveFacts = {
+  projects,
+  secrets,
+  functions,
+  deletes: log.filter((e) => e.method === 'DELETE' && e.status >= 200 && e.status < 300).map((e) => ({ route: e.route, path: e.path })),
+  finalPlanExit: check.code ?? -1,
+};
+const expectations: Expectations = {
+  managedProjects: fleet.projectNames,
+  bystanders: ['bystander'],
+  secrets: Object.fromEntries(fleet.projectNames.map((name) => [name, Object.fromEntries(Array.from({ length: size.secrets }, (_, s) => [`SECRET_${s}`, fleet.env[`FLEET_SECRET_${s}`]!]))])),
+  outOfBandSecrets: { bystander: ['KEEP_ME'], [fleet.projectNames[0]!]: ['SET_BY_HAND'] },
+  functions: Object.fromEntries(fleet.projectNames.map((name) => [name, Array.from({ length: size.functions }, (_, f) => `fn-${f}`)])),
+};
+await emulator.close();
+
+const injected: Record<string, number> = {};
+for (const e of log) if (e.fault) injected[e.fault] = (injected[e.fault] ?? 0) + 1;
+injected['429 answers'] = log.filter((e) => e.status === 429).length;
+say(`requests served: ${log.length}; injected: ${Object.entries(injected).map(([k, v]) => `${k} ${v}`).join(', ') || 'none'}`);
+say(`survived: ${outcomes.killed} SIGKILLs mid-run, ${outcomes.exited0} runs that finished, ${outcomes.exited1} runs that ended in error and were retried`);
+const results = checkInvariants(facts, expectations);
+for (const r of results) say(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.detail}`);
+const failed = results.filter((r) => !r.ok).length;
+process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+process.exitCode = failed ? 1 : 0;

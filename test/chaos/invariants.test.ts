@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { checkInvariants, type Expectations, type LiveFacts } from '../../src/chaos/invariants.js';
+
+const sha = (v: string) => createHash('sha256').update(v).digest('hex');
+const expected: Expectations = {
+  managedProjects: ['a', 'b'],
+  bystanders: ['legacy'],
+  secrets: { a: { S: 'one' }, b: { S: 'two' } },
+  outOfBandSecrets: { a: ['MANUAL'] },
+  functions: { a: ['fn'], b: ['fn'] },
+};
+const healthy = (): LiveFacts => ({
+  projects: [
+    { name: 'a', ref: 'ra' },
+    { name: 'b', ref: 'rb' },
+    { name: 'legacy', ref: 'rl' },
+  ],
+  secrets: { ra: { S: sha('one'), MANUAL: sha('x') }, rb: { S: sha('two') } },
+  functions: { ra: ['fn'], rb: ['fn'] },
+  deletes: [],
+  finalPlanExit: 0,
+});
+const failing = (facts: LiveFacts) => checkInvariants(facts, expected).filter((r) => !r.ok).map((r) => r.name);
+
+describe('chaos invariants', () => {
+  it('all hold for a converged fleet with nothing lost', () => {
+    expect(failing(healthy())).toEqual([]);
+  });
+
+  it('sees a project created twice', () => {
+    const facts = healthy();
+    facts.projects.push({ name: 'a', ref: 'ra2' });
+    expect(failing(facts)).toEqual(['no project was created twice']);
+  });
+
+  it('sees a declared secret whose value is wrong, and an out-of-band secret that is gone', () => {
+    const facts = healthy();
+    facts.secrets.rb!.S = sha('stale');
+    expect(failing(facts)).toEqual(['no secret was lost']);
+    const gone = healthy();
+    delete gone.secrets.ra!.MANUAL;
+    expect(failing(gone)).toEqual(['no secret was lost']);
+  });
+
+  it('sees any delete that was served, and a bystander project that vanished', () => {
+    const facts = healthy();
+    facts.deletes.push({ route: '/v1/projects/{ref}/functions/{function_slug}', path: '/v1/projects/ra/functions/old' });
+    expect(failing(facts)).toEqual(['nothing was deleted that the manifests did not ask to delete']);
+    const gone = healthy();
+    gone.projects = gone.projects.filter((p) => p.name !== 'legacy');
+    expect(failing(gone)).toEqual(['nothing was deleted that the manifests did not ask to delete']);
+  });
+
+  it('sees a fleet that did not converge and a function that is missing', () => {
+    const facts = healthy();
+    facts.finalPlanExit = 2;
+    facts.functions.rb = [];
+    expect(failing(facts)).toEqual(['the fleet converged', 'every function is deployed']);
+  });
+});
