@@ -80,3 +80,42 @@ describe('configuration sections in a pass', () => {
     for (const canary of Object.values(CANARIES)) expect(text).not.toContain(canary);
   });
 });
+
+describe('a project created by the pass', () => {
+  it('gets its root key without a confirmation: the live key is the fresh default', async () => {
+    const key = 'f00dcafe'.repeat(8);
+    const organization: OrganizationDocument = {
+      apiVersion: 'reconciler/v1',
+      kind: 'Organization',
+      metadata: { name: 'org' },
+      spec: { slug: h.orgId },
+      source: { file: 'org.yaml', line: 1, column: 1, dir: '/nonexistent' },
+    };
+    const project = projectDocument('fresh-vault', { db_pass: envRef('DB_PASS'), cryptoext: { root_key: envRef('ROOT_KEY') } as never });
+    const manifests: ManifestSet = { root: '/nonexistent', documents: [organization, project], errors: [] };
+    const env = { DB_PASS: 'fresh-vault-db-pass-1', ROOT_KEY: key };
+    const dir = await mkdtemp(join(tmpdir(), 'config-pass-new-'));
+    try {
+      // The engine waits for the new project on the manual clock: move it along meanwhile.
+      let done = false;
+      const pass = runPass({ manifests, client: h.client, stateDir: dir, dryRun: false, env, log: silentLog, clock: h.clock }).finally(() => {
+        done = true;
+      });
+      while (!done) await h.clock.advance(5_000);
+      const result = await pass;
+      const outcome = result.outcomes.find((o) => o.kind === 'ProjectCryptoext');
+      expect(outcome?.result).toBe('success');
+      const ref = (await h.client.api.listAllProjects()).find((p) => p.name === 'fresh-vault')!.ref;
+      expect((await h.client.api.getCryptoextConfig(ref)).root_key).toBe(key);
+      expect(JSON.stringify(result)).not.toContain(key);
+
+      // The next pass sees an existing project: the same key is in sync, another one would be blocked.
+      const next = await runPass({ manifests, client: h.client, stateDir: dir, dryRun: true, env, log: silentLog, clock: h.clock });
+      expect(next.plan.entries.find((e) => e.kind === 'ProjectCryptoext')?.action).toBe('noop');
+      const rotated = await runPass({ manifests, client: h.client, stateDir: dir, dryRun: true, env: { ...env, ROOT_KEY: 'dec0de00'.repeat(8) }, log: silentLog, clock: h.clock });
+      expect(rotated.plan.entries.find((e) => e.kind === 'ProjectCryptoext')?.action).toBe('blocked');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -2,17 +2,18 @@ import { ROOT_KEY_CHANGE_CONFIRMATION } from '../../../manifests/schema-source.j
 import type { CryptoextSpec } from '../../../manifests/types.js';
 import type { KindContext, KindModule } from '../../types.js';
 import { sameSecret } from './hmac-digest.js';
+import { createdInThisPass, noteIfNew } from './new-projects.js';
 import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
 
 const SECTION: Section = { kind: 'ProjectCryptoext', key: 'cryptoext' };
 const PATH = `${SECTION.key}.root_key`;
 
-
 /**
  * The encryption root key. Replacing an existing key can make data encrypted under it
  * unreadable, so a change is `blocked` unless the manifest carries the exact confirmation
- * sentence. Setting the key of a project that has none (or is created in this pass) needs
- * no confirmation. The key is compared in constant time and never shown.
+ * sentence. Setting the key of a project that has none, or that this pass created (its
+ * live key is the service's fresh default), needs no confirmation. The key is compared in
+ * constant time and never shown.
  */
 export const cryptoextConfig: KindModule = {
   kind: SECTION.kind,
@@ -22,6 +23,7 @@ export const cryptoextConfig: KindModule = {
     const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
     const apply = plannedApply(rootKey);
     if (scope.ref === undefined) {
+      noteIfNew(scope, ctx);
       return [plannedChange(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' }, apply)];
     }
     const { root_key: live } = await ctx.api.getCryptoextConfig(scope.ref, readOptions(scope, ctx));
@@ -30,6 +32,10 @@ export const cryptoextConfig: KindModule = {
     const changes = [{ path: PATH, sensitive: true }];
     if (typeof live !== 'string' || live === '') {
       return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' }, apply)];
+    }
+    if (createdInThisPass(scope, ctx)) {
+      // The live key is the one the service generated moments ago: nothing is encrypted under it.
+      return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'new project: no data is encrypted yet' }, apply)];
     }
     if (desired.confirm_root_key_change !== ROOT_KEY_CHANGE_CONFIRMATION) {
       return [

@@ -1,0 +1,22 @@
+import type { KindContext, ProjectScope } from '../../types.js';
+
+// Projects this pass planned before they existed, keyed on the pass's `projectRefs` map: the
+// engine makes one per pass and hands the same map to every context of it, so the memory
+// dies with the pass and never leaks into the next one.
+const plannedAsNew = new WeakMap<Map<string, string>, Set<string>>();
+
+/**
+ * Notes a project the pass will create (no ref and no live status at plan time). The engine
+ * plans the project's sections again once it is up, now with a ref; `createdInThisPass` then
+ * tells that second plan the live state is the service's fresh default, not the user's data.
+ */
+export function noteIfNew(scope: ProjectScope, ctx: KindContext): void {
+  if (scope.ref !== undefined || scope.status !== undefined) return;
+  let names = plannedAsNew.get(ctx.projectRefs);
+  if (!names) plannedAsNew.set(ctx.projectRefs, (names = new Set()));
+  names.add(scope.name);
+}
+
+export function createdInThisPass(scope: ProjectScope, ctx: KindContext): boolean {
+  return plannedAsNew.get(ctx.projectRefs)?.has(scope.name) ?? false;
+}
