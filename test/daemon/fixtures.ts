@@ -1,4 +1,3 @@
-import type { AnyDocument, ManifestSet } from '../../src/manifests/types.js';
 import type { PassResult, ResourceStatus } from '../../src/reconcile/types.js';
 
 /** A PassResult with everything a metrics consumer reads, for the given resources. */
@@ -39,16 +38,4 @@ export function passResult(overrides: Partial<PassResult> = {}): PassResult {
 
 export function resource(project: string, kind: ResourceStatus['kind'], name: string, state: ResourceStatus['state']): ResourceStatus {
   return { id: `${kind}/${project}/${name}`, kind, project, name, state, observedAt: Date.UTC(2026, 0, 1, 0, 0, 2) };
-}
-
-/** A loaded manifest set with one Project document per name (in `file`, or `<name>.yaml`). */
-export function manifestSet(root: string, projects: string[], extra: Partial<ManifestSet> = {}): ManifestSet {
-  const documents: AnyDocument[] = projects.map((name, index) => ({
-    apiVersion: 'reconciler/v1',
-    kind: 'Project',
-    metadata: { name },
-    spec: { organization: 'acme', region: 'eu-west-1' },
-    source: { file: `${name}.yaml`, line: 1 + index * 0, column: 1, dir: root },
-  }));
-  return { root, documents, errors: [], ...extra };
 }
