@@ -139,6 +139,10 @@ export function parseYamlFile(text: string): ParsedFile {
       return;
     }
     if (value === null || value === undefined) return; // an empty document (a stray `---`)
+    if (hasCycle(value)) {
+      problems.push({ ...start, message: 'YAML aliases form a cycle (a node that contains itself): not a manifest' });
+      return;
+    }
     documents.push({
       index,
       value,
@@ -150,6 +154,30 @@ export function parseYamlFile(text: string): ParsedFile {
     });
   });
   return { documents, problems };
+}
+
+/** Whether an object contains itself (an alias to an enclosing anchor); iterative, no recursion. */
+function hasCycle(root: unknown): boolean {
+  const onPath = new Set<object>();
+  const stack: Array<{ node: object; exit: boolean }> = [];
+  if (typeof root === 'object' && root !== null) stack.push({ node: root, exit: false });
+  while (stack.length) {
+    const { node, exit } = stack.pop()!;
+    if (exit) {
+      onPath.delete(node);
+      continue;
+    }
+    if (onPath.has(node)) return true;
+    onPath.add(node);
+    stack.push({ node, exit: true });
+    for (const child of Object.values(node)) {
+      if (typeof child === 'object' && child !== null) {
+        if (onPath.has(child)) return true;
+        stack.push({ node: child, exit: false });
+      }
+    }
+  }
+  return false;
 }
 
 function firstLine(message: string): string {

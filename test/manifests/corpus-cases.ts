@@ -224,6 +224,15 @@ export const CORPUS: CorpusCase[] = [
     expected: [{ file: 'deep.yaml', line: 5, column: 267, path: '', message: /nesting deeper than 256 levels of brackets/ }],
   },
   {
+    name: 'an alias cycle (a mapping that contains itself) where any value is accepted',
+    files: {
+      'org.yaml': ORG,
+      'project.yaml': PROJECT,
+      'sso.yaml': doc('SsoProvider', 'corp', '  project: shop\n  type: saml\n  metadata_url: https://idp.example/metadata\n  domains: [example.com]\n  attribute_mapping:\n    keys:\n      email: &loop\n        default: *loop\n'),
+    },
+    expected: [{ file: 'sso.yaml', line: 1, column: 1, path: '', message: /aliases form a cycle/ }],
+  },
+  {
     name: 'an alias bomb (billion laughs)',
     files: { 'lol.yaml': billionLaughs },
     expected: [{ file: 'lol.yaml', line: 1, column: 1, path: '', message: /aliases expand too much/ }],

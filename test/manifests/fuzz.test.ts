@@ -98,6 +98,8 @@ function assertLocated(set: ManifestSet): void {
     expect(error.message.length).toBeGreaterThan(0);
   }
   if (set.errors.length === 0) expect(set.documents.length).toBeGreaterThan(0);
+  // what the loader hands on is plain data: the reconciler serializes it (plans, digests)
+  expect(() => JSON.stringify(set.documents.map((d) => d.spec))).not.toThrow();
 }
 
 describe('fuzzing the loader with mutations of the examples', () => {
