@@ -221,5 +221,10 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');
   log.info({}, 'stopped');
   log.flush?.();
+  if (!settled || !closed) {
+    // Something abandoned above still holds the event loop (a pass stuck in user code, a socket):
+    // the exit must stay within the documented bound anyway. Unref'd: a clean exit is not delayed.
+    setTimeout(() => process.exit(0), SHUTDOWN_BUDGET_MS - PASS_GRACE_MS - CLOSE_GRACE_MS).unref();
+  }
   return 0;
 }
