@@ -67,7 +67,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
       join(dir, 'manifests', 'shop.yaml'),
       [
         `apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: org\nspec:\n  slug: ${org}\n`,
-        `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: shop\nspec:\n  organization: org\n  ref: ${ref}\n  region: eu-west-1\n`,
+        `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: shop\nspec:\n  organization: org\n  ref: ${ref}\n  region: eu-west-1\n  auth:\n    saml_enabled: true\n`,
         `apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: shop-secrets\nspec:\n  project: shop\n  values:\n    API_SECRET:\n      valueFrom:\n        env: SHOP_SECRET\n`,
         `apiVersion: reconciler/v1\nkind: Function\nmetadata:\n  name: hello\nspec:\n  project: shop\n  source: functions/hello\n  entrypoint: index.ts\n  verify_jwt: false\n`,
         `apiVersion: reconciler/v1\nkind: SsoProvider\nmetadata:\n  name: corp\nspec:\n  project: shop\n  type: saml\n  metadata_url: https://idp.example.com/metadata\n  domains: [example.com]\n`,
@@ -81,19 +81,19 @@ describe('reconcile status and reconcile branch (built command)', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('before any apply, status shows every declared resource as pending to be created, and exits 0', async () => {
+  it('before any apply, status shows every declared resource as drifted, to be created, and exits 0', async () => {
     const result = await run(['status', 'manifests', '--output', 'json']);
-    expect(result.stderr).not.toContain('Error');
-    expect(result.code).toBe(0);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const report = JSON.parse(result.stdout);
     const shop = report.projects.find((p: { name: string }) => p.name === 'shop');
-    const states = Object.fromEntries(shop.resources.map((r: { id: string; state: string }) => [r.id, r.state]));
+    const states = Object.fromEntries(shop.resources.map((r: { id: string; state: string; message?: string }) => [r.id, `${r.state}: ${r.message}`]));
     expect(states).toMatchObject({
-      'Secret/shop/API_SECRET': 'pending',
-      'Function/shop/hello': 'pending',
-      'SsoProvider/shop/corp': 'pending',
-      'Branch/shop/dev': 'pending',
+      'Secret/shop/API_SECRET': 'drifted: to be created',
+      'Function/shop/hello': 'drifted: to be created',
+      'SsoProvider/shop/corp': 'drifted: to be created',
+      'Branch/shop/dev': 'drifted: to be created',
     });
+    expect(shop.resources.find((r: { id: string }) => r.id === 'Project/shop')).toBeDefined();
     expect(shop.observed.ref).toBe(ref);
     expect(shop.observed.health.length).toBeGreaterThan(0);
     expect(Array.isArray(shop.observed.apiKeys)).toBe(true);
@@ -103,7 +103,10 @@ describe('reconcile status and reconcile branch (built command)', () => {
 
   it('after an apply everything is in sync; a change made out of band shows as drift with its fields', async () => {
     const apply = await run(['manifests']);
-    expect(apply.code).toBe(0);
+    expect(apply.code, apply.stderr).toBe(0);
+    const pending = JSON.parse((await run(['status', 'manifests', '--output', 'json'])).stdout).projects[0].resources.find((r: { id: string }) => r.id === 'Branch/shop/dev');
+    expect(pending).toMatchObject({ state: 'pending', message: 'branch status CREATING_PROJECT' });
+    emulator.advanceClock(DEFAULT_DURATIONS.branchStep * 4); // the branch finishes setting up
     const clean = await run(['status', 'manifests', '--output', 'json']);
     expect(clean.code).toBe(0);
     const shop = JSON.parse(clean.stdout).projects.find((p: { name: string }) => p.name === 'shop');
@@ -112,7 +115,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
 
     await client.api.bulkCreateSecrets(ref, [{ name: 'API_SECRET', value: 'edited-by-hand' }]);
     const branch = (await client.api.listAllBranches(ref)).find((b) => b.name === 'dev')!;
-    await client.api.updateABranchConfig(branch.id, { git_branch: 'main' });
+    await client.api.updateABranchConfig(branch.id, { git_branch: 'hotfix' });
     const drifted = await run(['status', 'manifests']);
     expect(drifted.code).toBe(0);
     expect(drifted.stdout).toMatch(/Secret\s+API_SECRET\s+drifted\s+\S+\s+fields: value/);
@@ -124,6 +127,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
 
   it('branch push finds the branch by name and prints the workflow run id; an unknown branch exits 1', async () => {
     const pushed = await run(['branch', 'push', 'dev', '--project', 'shop', '--manifests', 'manifests']);
+    expect(pushed.stderr).toBe('');
     expect(pushed.code).toBe(0);
     expect(pushed.stdout).toMatch(new RegExp(`^branch dev of project ${ref}: push started, workflow run \\S+\\n$`));
     const reset = await run(['branch', 'reset', 'dev', '--project', ref, '--output', 'json']);

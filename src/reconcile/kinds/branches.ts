@@ -9,6 +9,9 @@ import type { FieldChange, KindContext, KindModule, PlannedChange, ProjectScope 
 import { changedSubset, makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
 
+/** Branch statuses on the way to a usable branch. */
+const CONVERGING = new Set(['CREATING_PROJECT', 'RUNNING_MIGRATIONS']);
+
 /** The name of the entry that stands for the project's branching as a whole. */
 export const BRANCHING_ENTRY = '(branching)';
 
@@ -111,6 +114,11 @@ export const branchesKind: KindModule = {
       }
       const changes = diffBranch(doc, current);
       const entry = makeEntry({ ...base, changes });
+      if (CONVERGING.has(current.status)) {
+        // The service is still setting the branch up: that is progress, not drift.
+        entry.pending = true;
+        entry.reason = `branch status ${current.status}`;
+      }
       if (entry.action === 'noop' || observeOnly) {
         planned.push({ entry });
         continue;

@@ -32,7 +32,7 @@ export interface StatusReport {
   /** The dry pass's result (`failed` when a read failed). */
   result: PassResult['result'];
   counts: Record<ResourceState, number>;
-  /** Resources that belong to no project (organizations). */
+  /** Resources that belong to no project (organizations, projects that are neither declared nor live). */
   resources: StatusResource[];
   projects: ProjectStatus[];
   manifestErrors: PassResult['manifestErrors'];
@@ -66,15 +66,28 @@ function fromStatus(status: ResourceStatus): StatusResource {
   return out;
 }
 
+/** What the plan would do, in words, for a resource that is not in sync. */
+function planMessage(entry: PlanEntry): string | undefined {
+  if (entry.action === 'create') return 'to be created';
+  if (entry.action === 'delete') return `to be deleted${entry.reason ? `: ${entry.reason}` : ''}`;
+  return entry.reason;
+}
+
 function fromEntry(entry: PlanEntry, observedAt: number | undefined): StatusResource {
   const out: StatusResource = { id: entry.id, kind: entry.kind, name: entry.name, state: stateOfEntry(entry) };
   const fields = entry.changes.map((c) => c.path);
   if (fields.length && out.state !== 'in_sync') out.fields = fields;
-  const message = entry.action === 'create' ? 'to be created' : entry.action === 'delete' ? `to be deleted${entry.reason ? `: ${entry.reason}` : ''}` : entry.reason;
+  const message = planMessage(entry);
   if (message && out.state !== 'in_sync') out.message = message;
   const at = iso(observedAt);
   if (at) out.observedAt = at;
   return out;
+}
+
+/** The project a resource is listed under: its own project, or itself for a Project. */
+function ownerOf(item: { kind: ResourceKind; name: string; project?: string }): { project?: string } {
+  if (item.project !== undefined) return { project: item.project };
+  return item.kind === 'Project' ? { project: item.name } : {};
 }
 
 export function buildStatusReport(result: PassResult, observed: ReadonlyMap<string, ObservedProjectState>, now: number): StatusReport {
@@ -82,14 +95,21 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
   const all: Array<StatusResource & { project?: string }> = [];
   const seen = new Set<string>();
   // The pass's own statuses win (they include apply outcomes); plan entries fill any gap.
+  const entryById = new Map(result.plan.entries.map((e) => [e.id, e]));
   for (const status of result.resources) {
     seen.add(status.id);
-    all.push({ ...fromStatus(status), ...(status.project !== undefined ? { project: status.project } : {}) });
+    const item = fromStatus(status);
+    const entry = entryById.get(status.id);
+    if (!item.message && item.state !== 'in_sync' && entry) {
+      const message = planMessage(entry);
+      if (message) item.message = message;
+    }
+    all.push({ ...item, ...ownerOf(status) });
   }
   for (const entry of result.plan.entries) {
     if (seen.has(entry.id)) continue;
     seen.add(entry.id);
-    all.push({ ...fromEntry(entry, byId.get(entry.id)?.observedAt ?? result.finishedAt), ...(entry.project !== undefined ? { project: entry.project } : {}) });
+    all.push({ ...fromEntry(entry, byId.get(entry.id)?.observedAt ?? result.finishedAt), ...ownerOf(entry) });
   }
   // A failed outcome marks its resource failed whatever the plan said.
   for (const outcome of result.outcomes) {
@@ -204,7 +224,7 @@ export function renderStatusText(report: StatusReport, options: { color: boolean
   out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
   for (const e of report.manifestErrors) out.push(`manifest error: ${e.file}:${e.line}:${e.column} ${e.path} ${e.message}`);
   if (report.resources.length) {
-    out.push('', 'Organizations');
+    out.push('', 'Organizations and fleet');
     out.push(...table(resourceRows(report.resources), options.color, 2).map((l) => `  ${l}`));
   }
   for (const project of report.projects) {
