@@ -11,6 +11,7 @@ import {
 import type { ApiRequest, BinaryBody } from './request.js';
 import type { TransportResponse } from './transport.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { hasDocumentedShape } from './response-shapes.js';
 
 // Operations whose answer may legitimately be something other than JSON (function sources).
 const NON_JSON_OPERATIONS = new Set(['v1-get-a-function-body']);
@@ -58,11 +59,17 @@ export function readSuccessBody(request: Pick<ApiRequest, 'method' | 'route' | '
   if (response.bytes.byteLength === 0) return undefined;
   const contentType = response.headers['content-type'];
   if (isJsonType(contentType)) {
+    let value: unknown;
     try {
-      return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(response.bytes)) as unknown;
+      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(response.bytes));
     } catch (error) {
       throw new TransientError(context, 'malformed JSON in the answer', true, { cause: error });
     }
+    // An array where the spec promises an object (or the reverse) is not an answer to this call.
+    if (response.status < 300 && !hasDocumentedShape(request.operationId, value)) {
+      throw new TransientError(context, 'the answer does not have the documented shape', true);
+    }
+    return value;
   }
   if (NON_JSON_OPERATIONS.has(request.operationId)) {
     const body: BinaryBody = { contentType: contentType ?? 'application/octet-stream', bytes: response.bytes };

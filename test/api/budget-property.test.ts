@@ -85,7 +85,7 @@ describe('request budget (property)', () => {
                 return { status: 429, headers, bytes: new TextEncoder().encode('{"message":"Too many requests"}') };
               }
               if (outcome === '5xx') return { status: 503, headers, bytes: new TextEncoder().encode('{"message":"unavailable"}') };
-              return { status: 200, headers, bytes: new TextEncoder().encode('[]') };
+              return { status: 200, headers, bytes: new TextEncoder().encode(request.method === 'POST' ? '{}' : '[]') };
             },
             async close() {},
           };

@@ -19,6 +19,8 @@ afterEach(async () => {
 function setup(extra: Partial<ClientOptions> = {}) {
   const clock = new ManualClock();
   const fake = fakeTransport(clock, { latencyMs: 10 });
+  // Lists answer arrays, everything else an object: the shapes the spec documents.
+  fake.setDefault((request) => reply(200, request.path.split('?')[0] === '/v1/projects' ? [] : {}));
   const events: Array<[string, ...unknown[]]> = [];
   const telemetry: ApiTelemetry = {
     requestFinished: (e) => events.push(['finished', e.method, e.route, e.code]),

@@ -177,3 +177,14 @@ describe('client transport', () => {
     await expect(createClient({ baseUrl: 'http://x', auth: staticToken('t'), rate: { limit: 0, windowMs: 1 } })).rejects.toThrow('Expected `rate.limit` to be a whole number >= 1, got `0` (number)');
   });
 });
+
+describe('answers checked at the boundary', () => {
+  it('refuses a JSON answer whose top-level shape is not the documented one', async () => {
+    const { client } = await setup((req, res) => (req.url === '/v1/projects' ? json(res, 200, { projects: [] }) : json(res, 200, [])));
+    const list = await client.api.listAllProjects().catch((e: unknown) => e);
+    expect(list).toBeInstanceOf(TransientError);
+    expect((list as TransientError).message).toBe('GET /v1/projects: 200 the answer does not have the documented shape');
+    const single = await client.api.getProject('abc').catch((e: unknown) => e);
+    expect(single).toBeInstanceOf(TransientError);
+  });
+});
