@@ -165,3 +165,23 @@ describe('createMetrics', () => {
     expect(text).not.toContain('abcdefghijklmnopqrst');
   });
 });
+
+describe('README metrics table', () => {
+  it('documents every metric with its type and labels, and nothing else', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const section = readme.slice(readme.indexOf('<!-- section:metrics -->'), readme.indexOf('<!-- /section:metrics -->'));
+    const rows = section
+      .split('\n')
+      .filter((line) => line.startsWith('| `reconciler_'))
+      .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| /, '')));
+    const documented = Object.fromEntries(
+      rows.map(([name, type, labels]) => [
+        name!.replace(/`/g, ''),
+        { type: type!.split(' ')[0], labels: [...labels!.matchAll(/`(\w+)`(?: \()?/g)].map((m) => m[1]).filter((l) => !/^[A-Z]/.test(l!) && !['success', 'failed', 'invalid', 'write', 'verify', 'drift'].includes(l!)) },
+      ]),
+    );
+    const expected = Object.fromEntries(Object.entries(METRIC_DEFINITIONS).map(([name, d]) => [name, { type: d.type, labels: [...d.labels] }]));
+    expect(documented).toEqual(expected);
+  });
+});
