@@ -30,7 +30,15 @@ export interface FaultConfig {
   rules?: FaultRule[];
   /** Starts a 429 block now for every user (or the users named) lasting `ms` (default: one window). */
   rateLimitBlock?: { users?: string[]; ms?: number };
+  /**
+   * Probabilities that a lifecycle operation started from now on ends in failure: create ->
+   * INIT_FAILED, pause -> PAUSE_FAILED, restore -> RESTORE_FAILED, upgrade -> an upgrade error.
+   */
+  lifecycleFailures?: Partial<Record<LifecycleKind, number>>;
 }
+
+export type LifecycleKind = 'create' | 'pause' | 'restore' | 'upgrade';
+const LIFECYCLE_KINDS: readonly LifecycleKind[] = ['create', 'pause', 'restore', 'upgrade'];
 
 export type FaultOutcome = 'error' | 'timeout' | 'reset' | 'lost-answer' | 'rate-limit';
 
@@ -48,7 +56,9 @@ export function validateFaultConfig(input: unknown): FaultConfig {
   if (!input || typeof input !== 'object' || Array.isArray(input)) throw new TypeError('Expected the fault configuration to be an object');
   const config = input as Record<string, unknown>;
   for (const key of Object.keys(config)) {
-    if (!['seed', 'rules', 'rateLimitBlock'].includes(key)) throw new TypeError(`Unknown fault option \`${key}\`; expected seed, rules or rateLimitBlock`);
+    if (!['seed', 'rules', 'rateLimitBlock', 'lifecycleFailures'].includes(key)) {
+      throw new TypeError(`Unknown fault option \`${key}\`; expected seed, rules, rateLimitBlock or lifecycleFailures`);
+    }
   }
   if (config.seed !== undefined && (typeof config.seed !== 'number' || !Number.isInteger(config.seed))) {
     throw new TypeError(`Expected \`seed\` to be an integer, got \`${String(config.seed)}\``);
@@ -79,6 +89,14 @@ export function validateFaultConfig(input: unknown): FaultConfig {
       throw new TypeError('Expected `rateLimitBlock.users` to be an array of user ids');
     }
   }
+  const lifecycle = config.lifecycleFailures as Record<string, unknown> | undefined;
+  if (lifecycle !== undefined) {
+    if (!lifecycle || typeof lifecycle !== 'object') throw new TypeError('Expected `lifecycleFailures` to be an object');
+    for (const [kind, rate] of Object.entries(lifecycle)) {
+      if (!(LIFECYCLE_KINDS as readonly string[]).includes(kind)) throw new TypeError(`Unknown lifecycle \`lifecycleFailures.${kind}\`; expected ${LIFECYCLE_KINDS.join(', ')}`);
+      if (typeof rate !== 'number' || rate < 0 || rate > 1) throw new TypeError(`Expected \`lifecycleFailures.${kind}\` to be a probability between 0 and 1, got \`${String(rate)}\``);
+    }
+  }
   return config as FaultConfig;
 }
 
@@ -96,6 +114,18 @@ export class FaultInjector {
 
   get config(): FaultConfig {
     return this.#config;
+  }
+
+  /** Whether a lifecycle operation starting now should end in failure. */
+  lifecycleFails(kind: LifecycleKind): boolean {
+    const rate = this.#config.lifecycleFailures?.[kind];
+    if (!rate) return false;
+    return this.#random() < rate;
+  }
+
+  /** A uniform draw from the fault sequence (so a seed fixes it too). */
+  draw(): number {
+    return this.#random();
   }
 
   decide(method: string, route: string): FaultDecision {

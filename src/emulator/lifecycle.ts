@@ -16,29 +16,32 @@ export function scheduleStatus(state: EmulatorState, project: ProjectRecord, at:
   });
 }
 
-export function startCreate(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations): void {
+/** `fail`: the transition ends in its failure state (INIT_FAILED, PAUSE_FAILED, RESTORE_FAILED) instead. */
+export function startCreate(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations, fail = false): void {
   project.generation++;
   project.status = 'COMING_UP';
   project.serviceReadyAt = serviceSchedule(now + durations.projectCreate, durations);
-  scheduleStatus(state, project, now + durations.projectCreate, 'ACTIVE_HEALTHY');
+  scheduleStatus(state, project, now + durations.projectCreate, fail ? 'INIT_FAILED' : 'ACTIVE_HEALTHY');
 }
 
-export function startPause(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations): void {
+export function startPause(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations, fail = false): void {
   if (project.status === 'PAUSING' || project.status === 'INACTIVE') throw badRequest(`Project ${project.ref} is already ${project.status === 'PAUSING' ? 'pausing' : 'paused'}`);
-  if (project.status !== 'ACTIVE_HEALTHY' && project.status !== 'ACTIVE_UNHEALTHY') {
+  if (project.status !== 'ACTIVE_HEALTHY' && project.status !== 'ACTIVE_UNHEALTHY' && project.status !== 'PAUSE_FAILED') {
     throw badRequest(`Project ${project.ref} cannot be paused while it is ${project.status}`);
   }
   project.generation++;
   project.status = 'PAUSING';
-  scheduleStatus(state, project, now + durations.pause, 'INACTIVE');
+  scheduleStatus(state, project, now + durations.pause, fail ? 'PAUSE_FAILED' : 'INACTIVE');
 }
 
-export function startRestore(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations): void {
-  if (project.status !== 'INACTIVE') throw badRequest(`Project ${project.ref} is ${project.status}: only a paused (INACTIVE) project can be restored`);
+export function startRestore(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations, fail = false): void {
+  if (project.status !== 'INACTIVE' && project.status !== 'RESTORE_FAILED') {
+    throw badRequest(`Project ${project.ref} is ${project.status}: only a paused (INACTIVE) project can be restored`);
+  }
   project.generation++;
   project.status = 'RESTORING';
   project.serviceReadyAt = serviceSchedule(now + durations.restore, durations);
-  scheduleStatus(state, project, now + durations.restore, 'ACTIVE_HEALTHY');
+  scheduleStatus(state, project, now + durations.restore, fail ? 'RESTORE_FAILED' : 'ACTIVE_HEALTHY');
 }
 
 export function cancelRestore(project: ProjectRecord): void {
@@ -48,9 +51,9 @@ export function cancelRestore(project: ProjectRecord): void {
 }
 
 /** Point-in-time recovery: the project restores in place, then comes back healthy. */
-export function startPitrRestore(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations): void {
+export function startPitrRestore(state: EmulatorState, project: ProjectRecord, now: number, durations: LifecycleDurations, fail = false): void {
   project.generation++;
   project.status = 'RESTORING';
   project.serviceReadyAt = serviceSchedule(now + durations.restore, durations);
-  scheduleStatus(state, project, now + durations.restore, 'ACTIVE_HEALTHY');
+  scheduleStatus(state, project, now + durations.restore, fail ? 'RESTORE_FAILED' : 'ACTIVE_HEALTHY');
 }

@@ -200,7 +200,7 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
     if (!handler) throw new EmulatorHttpError(501, `The emulator does not implement ${operation.operationId}`);
     const context: HandlerContext = {
       state: core.state, durations: core.durations, now, wallNow: core.wallClock.now(), method, route: operation.route,
-      params, query, body, parts, headers: req.headers, user,
+      params, query, body, parts, headers: req.headers, user, faults: core.faults,
     };
     const result = await handler(context);
     if (fault.outcome === 'lost-answer') {

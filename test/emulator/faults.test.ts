@@ -109,11 +109,43 @@ describe('emulator faults', () => {
     expect((await call(emulator, 'GET', '/v1/organizations')).status).toBe(429);
   });
 
+  it('lifecycle failures end in INIT_FAILED, PAUSE_FAILED, RESTORE_FAILED or an upgrade error', async () => {
+    const h = await harness({ durations: { projectCreate: 1_000, pause: 1_000, restore: 1_000, upgradeStep: 1_000 } });
+    const ref = await healthyProject(h);
+    const org = (await call(h.emulator, 'GET', '/v1/organizations')).body[0].slug;
+    h.emulator.setFaults({ lifecycleFailures: { create: 1, pause: 1, restore: 1, upgrade: 1 } });
+    const failing = await call(h.emulator, 'POST', '/v1/projects', { body: { name: 'doomed', organization_id: org, region: 'us-east-1', db_pass: 'pw-123456' } });
+    await h.clock.advance(1_000);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${failing.body.ref}`)).body.status).toBe('INIT_FAILED');
+
+    const upgrade = await call(h.emulator, 'POST', `/v1/projects/${ref}/upgrade`, { body: { target_version: '17' } });
+    await h.clock.advance(11_000);
+    const status = (await call(h.emulator, 'GET', `/v1/projects/${ref}/upgrade/status?tracking_id=${upgrade.body.tracking_id}`)).body.databaseUpgradeStatus;
+    expect(status.status).toBe(0);
+    expect(status.error).toMatch(/^\d_/);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('ACTIVE_HEALTHY');
+
+    await call(h.emulator, 'POST', `/v1/projects/${ref}/pause`);
+    await h.clock.advance(1_000);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('PAUSE_FAILED');
+    h.emulator.setFaults({ lifecycleFailures: { restore: 1 } });
+    expect((await call(h.emulator, 'POST', `/v1/projects/${ref}/pause`)).status).toBe(200);
+    await h.clock.advance(1_000);
+    await call(h.emulator, 'POST', `/v1/projects/${ref}/restore`);
+    await h.clock.advance(1_000);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('RESTORE_FAILED');
+    h.emulator.setFaults({});
+    expect((await call(h.emulator, 'POST', `/v1/projects/${ref}/restore`)).status).toBe(200);
+    await h.clock.advance(1_000);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('ACTIVE_HEALTHY');
+  });
+
   it('refuses an invalid fault configuration, naming the field', async () => {
     const h = await harness();
     const bad = await postFaults(h.emulator, { rules: [{ errorRate: 2 }] });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('rules[0].errorRate');
     expect((await postFaults(h.emulator, { rules: [{ bogus: 1 }] })).body.message).toContain('rules[0].bogus');
+    expect((await postFaults(h.emulator, { lifecycleFailures: { delete: 0.5 } })).body.message).toContain('lifecycleFailures.delete');
   });
 });

@@ -43,6 +43,6 @@ export const restorePitr: Handler = (context) => {
   if (target < window.earliest || target > window.latest) {
     throw badRequest(`\`recovery_time_target_unix\` must be between ${window.earliest} and ${window.latest}`);
   }
-  startPitrRestore(context.state, project, context.now, context.durations);
+  startPitrRestore(context.state, project, context.now, context.durations, context.faults.lifecycleFails('restore'));
   return created({});
 };

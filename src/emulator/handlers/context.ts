@@ -3,6 +3,7 @@ import type { LifecycleDurations } from '../durations.js';
 import { badRequest, EmulatorHttpError, forbidden, notFound, serverError } from '../errors.js';
 import type { MultipartPart } from '../body.js';
 import type { EmulatorState, OrganizationRecord, ProjectRecord, ServiceName, UserRecord } from '../state.js';
+import type { FaultInjector } from '../faults.js';
 
 export interface HandlerContext {
   state: EmulatorState;
@@ -22,6 +23,8 @@ export interface HandlerContext {
   headers: IncomingHttpHeaders;
   /** The caller (absent on the OAuth endpoints, which authenticate clients themselves). */
   user?: UserRecord;
+  /** Lifecycle failures configured through /_emulator/faults. */
+  faults: FaultInjector;
 }
 
 export interface HandlerResult {

@@ -55,7 +55,7 @@ export const createProject: Handler = (context) => {
     context.durations,
   );
   context.state.projects.set(project.ref, project);
-  startCreate(context.state, project, context.now, context.durations);
+  startCreate(context.state, project, context.now, context.durations, context.faults.lifecycleFails('create'));
   return created(projectSummary(project));
 };
 
@@ -75,14 +75,14 @@ export const deleteProject: Handler = (context) => {
 export const pauseProject: Handler = (context) => {
   const project = projectFor(context);
   guardRole(context, project);
-  startPause(context.state, project, context.now, context.durations);
+  startPause(context.state, project, context.now, context.durations, context.faults.lifecycleFails('pause'));
   return ok({});
 };
 
 export const restoreProject: Handler = (context) => {
   const project = projectFor(context);
   guardRole(context, project);
-  startRestore(context.state, project, context.now, context.durations);
+  startRestore(context.state, project, context.now, context.durations, context.faults.lifecycleFails('restore'));
   return ok({});
 };
 

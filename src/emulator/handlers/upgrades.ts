@@ -12,6 +12,12 @@ export const UPGRADE_PROGRESS = [
   '10_completed_post_physical_backup',
 ] as const;
 
+export const UPGRADE_ERRORS = [
+  '1_upgraded_instance_launch_failed', '2_volume_detachchment_from_upgraded_instance_failed', '3_volume_attachment_to_original_instance_failed',
+  '4_data_upgrade_initiation_failed', '5_data_upgrade_completion_failed', '6_volume_detachchment_from_original_instance_failed',
+  '7_volume_attachment_to_upgraded_instance_failed', '8_upgrade_completion_failed', '9_post_physical_backup_failed',
+] as const;
+
 const TARGETS: Record<string, string[]> = { '13': ['15', '17'], '14': ['15', '17'], '15': ['17'], '17': [], '17-oriole': [] };
 
 function targets(project: ProjectRecord): string[] {
@@ -58,11 +64,22 @@ export const startUpgrade: Handler = (context) => {
   project.generation++;
   project.status = 'UPGRADING';
   const generation = project.generation;
+  // A failing upgrade stops at one step (2..10) with the error of that step; the original
+  // instance keeps serving, so the project is ACTIVE_HEALTHY again on its old version.
+  const failAt = context.faults.lifecycleFails('upgrade') ? 2 + Math.floor(context.faults.draw() * 9) : undefined;
   UPGRADE_PROGRESS.forEach((progress, index) => {
     if (index === 0) return;
     const at = context.now + index * context.durations.upgradeStep;
     context.state.schedule(at, () => {
-      if (project.generation !== generation || context.state.projects.get(project.ref) !== project) return;
+      if (project.generation !== generation || context.state.projects.get(project.ref) !== project || upgrade.status !== 1) return;
+      if (failAt !== undefined && index === failAt) {
+        upgrade.error = UPGRADE_ERRORS[index - 2];
+        upgrade.status = 0;
+        upgrade.latestStatusAt = iso(at);
+        project.status = 'ACTIVE_HEALTHY';
+        project.serviceReadyAt = serviceSchedule(at, context.durations);
+        return;
+      }
       upgrade.progress = progress;
       upgrade.latestStatusAt = iso(at);
       if (progress === '9_completed_upgrade') {
