@@ -79,9 +79,13 @@ export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res:
         return json(res, 200, emulator.info());
       }
       case 'POST /_emulator/clock/advance': {
-        const body = (await jsonBody(req, 1024)) as { ms?: unknown };
+        const body = (await jsonBody(req, 1024)) as { ms?: unknown; untilIdle?: unknown };
+        if (body.untilIdle === true) {
+          emulator.advanceUntilIdle();
+          return json(res, 200, { now: emulator.now() });
+        }
         if (typeof body.ms !== 'number' || !Number.isFinite(body.ms) || body.ms < 0) {
-          throw new AdminError(400, `Expected \`ms\` to be a number >= 0, got \`${String(body.ms)}\``);
+          throw new AdminError(400, `Expected \`ms\` to be a number >= 0 (or \`untilIdle: true\`), got \`${String(body.ms)}\``);
         }
         emulator.advanceClock(body.ms);
         return json(res, 200, { now: emulator.now() });

@@ -124,6 +124,15 @@ export class Emulator implements EmulatorCore {
     this.state.settle(this.now());
   }
 
+  /** Moves the lifecycle clock to each pending transition in turn until none is left. */
+  advanceUntilIdle(): void {
+    for (let guard = 0; guard < 100_000; guard++) {
+      const next = this.state.nextTransitionAt();
+      if (next === undefined) return;
+      this.advanceClock(Math.max(0, next - this.now()));
+    }
+  }
+
   /** The default user's first personal access token. */
   get token(): string {
     if (this.#token) return this.#token;
@@ -177,6 +186,8 @@ export class Emulator implements EmulatorCore {
       url: this.url,
       token: this.token,
       now: this.now(),
+      pending_transitions: this.state.pendingTransitions,
+      next_transition_at: this.state.nextTransitionAt() ?? null,
       rate_limit: this.limiter.spec,
       durations: this.durations,
       body_limit_bytes: this.bodyLimitBytes,

@@ -32,6 +32,8 @@ export interface RunningEmulator {
   now(): number;
   /** Moves the lifecycle clock forward (on top of whatever clock drives it). */
   advanceClock(ms: number): void;
+  /** Moves the lifecycle clock through every pending transition (creates, pauses, upgrades...). */
+  advanceUntilIdle(): void;
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
@@ -55,5 +57,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     setFaults: (faults) => emulator.setFaults(faults),
     now: () => emulator.now(),
     advanceClock: (ms) => emulator.advanceClock(ms),
+    advanceUntilIdle: () => emulator.advanceUntilIdle(),
   };
 }

@@ -114,7 +114,3 @@ export function buildProject(state: EmulatorState, input: NewProjectInput, now: 
     dbPassword: input.dbPass ?? randomHex(16),
   } as ProjectRecord;
 }
-
-export function projectDbHost(project: ProjectRecord): string {
-  return `db.${project.ref}.${PLATFORM_DOMAIN}`;
-}

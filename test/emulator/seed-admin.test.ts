@@ -103,7 +103,13 @@ describe('emulator seeds and admin API', () => {
     const advanced = await fetch(`${emulator.url}/_emulator/clock/advance`, { method: 'POST', body: JSON.stringify({ ms: 5_000 }) });
     expect(advanced.status).toBe(200);
     expect((await call(emulator, 'GET', `/v1/projects/${created.body.ref}`)).body.status).toBe('ACTIVE_HEALTHY');
+    const second = await call(emulator, 'POST', '/v1/projects', { body: { name: 'q', organization_id: org, region: 'us-east-1', db_pass: 'pw-123456' } });
+    const pending = await fetch(`${emulator.url}/_emulator/info`).then((r) => r.json());
+    expect(pending.pending_transitions).toBe(1);
+    await fetch(`${emulator.url}/_emulator/clock/advance`, { method: 'POST', body: JSON.stringify({ untilIdle: true }) });
+    expect((await call(emulator, 'GET', `/v1/projects/${second.body.ref}`)).body.status).toBe('ACTIVE_HEALTHY');
     const info = await fetch(`${emulator.url}/_emulator/info`).then((r) => r.json());
+    expect(info.pending_transitions).toBe(0);
     expect(info.token).toBe(emulator.token);
     expect(info.oauth_apps[0].client_id).toBe(emulator.oauthClient.clientId);
   });
