@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { staticToken } from '../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
-import { assertBuilt, copyFixture, filesBelow, runCli, transcript } from './helpers/cli.js';
+import { assertBuilt, copyFixture, expectExit, filesBelow, runCli, transcript } from './helpers/cli.js';
 
 const CANARY_DB = 'canary-e2e-db-4b1d7c29f0';
 const CANARY_SMTP = 'canary-e2e-smtp-93ae61d2c7';
@@ -51,7 +51,7 @@ describe('reconcile (built command, against the emulator)', () => {
   it('applies the manifests from empty and exits 0', async () => {
     const run = await runCli([dir], env);
     expect(run.stderr).not.toMatch(/"level":50/);
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(run.stdout).toContain('+ Organization/acme');
     expect(run.stdout).toContain('+ Project/shop');
     expect(run.stdout).toMatch(/Apply: \d+ succeeded, 0 failed, 0 skipped\./);
@@ -62,7 +62,7 @@ describe('reconcile (built command, against the emulator)', () => {
   it('then plans no change: --dry-run --detailed-exitcode exits 0, with one project list and one GET per managed section', async () => {
     const since = emulator.requests().length;
     const run = await runCli([dir, '--dry-run', '--detailed-exitcode'], env);
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(run.stdout).toContain('No changes.');
     const sent = apiRequests(since);
     expect(sent.every((r) => r.method === 'GET')).toBe(true);
@@ -75,7 +75,7 @@ describe('reconcile (built command, against the emulator)', () => {
     await api.api.updateAuthServiceConfig(shop.ref, { site_url: 'https://defaced.example', jwt_exp: 120 });
     const since = emulator.requests().length;
     const run = await runCli([dir, '--dry-run', '--detailed-exitcode', '--output', 'json'], env);
-    expect(run.code).toBe(2);
+    expectExit(run, 2);
     const doc = JSON.parse(run.stdout);
     const changed = doc.entries.filter((e: { action: string }) => e.action !== 'noop');
     expect(changed).toEqual([
@@ -88,7 +88,7 @@ describe('reconcile (built command, against the emulator)', () => {
     expect(apiRequests(since).every((r) => r.method === 'GET')).toBe(true);
 
     const text = await runCli([dir, '--dry-run', '--detailed-exitcode'], env);
-    expect(text.code).toBe(2);
+    expectExit(text, 2);
     expect(text.stdout).toContain('~ ProjectAuth/shop/auth');
     expect(text.stdout).toContain('~ auth.site_url: "https://defaced.example" -> "https://shop.example"');
     expect(text.stdout).toContain('Plan: 0 to create, 1 to update, 0 to delete, 0 blocked.');
@@ -96,41 +96,60 @@ describe('reconcile (built command, against the emulator)', () => {
 
   it('repairs the drift on apply (exit 0), leaving fields the manifests do not mention alone', async () => {
     const run = await runCli([dir], env);
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     const shop = (await api.api.listAllProjects()).find((p) => p.name === 'shop')!;
     const auth = await api.api.getAuthServiceConfig(shop.ref);
     expect(auth.site_url).toBe('https://shop.example');
     expect(auth.jwt_exp).toBe(120);
     const again = await runCli([dir, '--dry-run', '--detailed-exitcode'], env);
-    expect(again.code).toBe(0);
+    expectExit(again, 0);
   });
 
   it('writes the plan as a pull-request comment with --output markdown', async () => {
     const shop = (await api.api.listAllProjects()).find((p) => p.name === 'shop')!;
     await api.api.updateAuthServiceConfig(shop.ref, { site_url: 'https://defaced.example' });
     const run = await runCli([dir, '--dry-run', '--output', 'markdown'], env);
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(run.stdout.split('\n')[0]).toMatch(/^\*\*Plan: 0 to create, 1 to update, 0 to delete, 0 blocked\*\* \(dry run/);
     expect(run.stdout).toContain('<details>');
-    expect((await runCli([dir], env)).code).toBe(0);
+    expectExit(await runCli([dir], env), 0);
   });
 
   it('deletes nothing when a manifest is removed under the default policy', async () => {
     await rm(join(dir, 'web.yaml'));
     const since = emulator.requests().length;
     const run = await runCli([dir], env);
-    expect(run.code).toBe(0);
+    expectExit(run, 0);
     expect(run.stdout).toContain('Project/web');
     expect(run.stdout).toContain('deletion policy `orphan`');
     expect(apiRequests(since).filter((r) => r.method === 'DELETE')).toEqual([]);
     expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(PROJECTS);
   });
 
+  it('exports the live fleet as manifests that validate and, once their variables are set, plan no change', async () => {
+    const out = join(dirname(dir), 'exported');
+    const exported = await runCli(['export', '--all', '--out', out], env);
+    expectExit(exported, 0);
+    const files = await filesBelow(out);
+    expect(files.map((f) => f.path.slice(out.length + 1)).sort()).toEqual(['blog.yaml', 'organizations.yaml', 'shop.yaml', 'web.yaml']);
+    const shop = files.find((f) => f.path.endsWith('shop.yaml'))!.text;
+    expect(shop).toContain('kind: Project');
+    expect(shop).toMatch(/ref: [a-z]+/);
+    expect(shop).toContain('env: SHOP_SMTP_PASS');
+    expect(shop).not.toContain(CANARY_SMTP);
+    const validated = await runCli(['validate', out], {});
+    expectExit(validated, 0);
+    const adoptEnv = { ...env, BLOG_SMTP_PASS: CANARY_SMTP, SHOP_SMTP_PASS: CANARY_SMTP, WEB_SMTP_PASS: CANARY_SMTP, RECONCILE_STATE_DIR: join(dirname(dir), 'adopt-state') };
+    const plan = await runCli([out, '--dry-run', '--detailed-exitcode'], adoptEnv);
+    expect(plan.stdout).toContain('No changes.');
+    expectExit(plan, 0);
+  });
+
   it('exits 1 and sends nothing when the manifests are invalid', async () => {
     await writeFile(join(dir, 'broken.yaml'), 'apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: broken\nspec:\n  organization: acme\n  region: eu-west-1\n  auth:\n    site_ur: x\n');
     const since = emulator.requests().length;
     const run = await runCli([dir, '--dry-run', '--detailed-exitcode'], env);
-    expect(run.code).toBe(1);
+    expectExit(run, 1);
     expect(run.stdout).toContain('broken.yaml');
     expect(apiRequests(since)).toEqual([]);
     await rm(join(dir, 'broken.yaml'));
@@ -138,7 +157,7 @@ describe('reconcile (built command, against the emulator)', () => {
 
   it('rejects an unknown --output value with exit 1', async () => {
     const run = await runCli([dir, '--output', 'yaml'], env);
-    expect(run.code).toBe(1);
+    expectExit(run, 1);
     expect(run.stderr).toContain('--output: expected one of text, json, markdown, got `yaml`');
   });
 });
@@ -162,7 +181,7 @@ describe('a project created under faults (built command)', () => {
       const faultsDir = await copyFixture(FIXTURE);
       const runEnv = { ...env, MANAGEMENT_API_URL: slow.url, MANAGEMENT_API_TOKEN: slow.token, RECONCILE_STATE_DIR: state };
       const run = await runCli([faultsDir], runEnv);
-      expect(run.code).toBe(0);
+      expectExit(run, 0);
       const log = slow.requests();
       expect(log.filter((r) => r.method === 'POST' && r.route === '/v1/projects').length).toBe(3);
       expect(log.filter((r) => r.method === 'POST' && r.route === '/v1/organizations').length).toBe(1);
@@ -197,5 +216,25 @@ describe('secrets never leak', () => {
       expect(file.text, file.path).not.toContain(CANARY_DB);
       expect(file.text, file.path).not.toContain(CANARY_SMTP);
     }
+  });
+});
+
+describe('--sandbox (the quick start)', () => {
+  it('runs the manifests against an in-process emulator with placeholders for unset references', async () => {
+    const run = await runCli([FIXTURE, '--sandbox'], { RECONCILE_STATE_DIR: '' });
+    expectExit(run, 0);
+    expect(run.stdout).toContain('+ Project/shop');
+    expect(run.stdout).toMatch(/Apply: \d+ succeeded, 0 failed, 0 skipped\./);
+    expect(run.stderr).toContain('env:E2E_SMTP_PASS');
+    expect(run.stderr).toContain('placeholder');
+  });
+
+  it('refuses unresolved references outside the sandbox, naming them (exit 1)', async () => {
+    const state = await mkdtemp(join(tmpdir(), 'reconcile-e2e-refuse-'));
+    const run = await runCli([FIXTURE, '--dry-run'], { MANAGEMENT_API_URL: 'http://127.0.0.1:9', MANAGEMENT_API_TOKEN: 'unused-token', RECONCILE_STATE_DIR: state });
+    await rm(state, { recursive: true, force: true });
+    expectExit(run, 1);
+    expect(run.stdout).toContain('env:E2E_SMTP_PASS');
+    expect(run.stdout).toContain('nothing was planned or applied');
   });
 });

@@ -38,9 +38,9 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
     for (const entry of blocked) out.push(`> - \`${inline(entry.id)}\`: ${inline(entry.reason ?? 'blocked')}`);
     out.push('');
   }
-  if (entries.length === 0) {
-    out.push('No changes. The live state matches the manifests.');
-  } else {
+  const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
+  if (quiet) out.push('No changes. The live state matches the manifests.', '');
+  if (entries.length > 0) {
     out.push('| | resource | action | note |', '|---|---|---|---|');
     for (const entry of entries) {
       out.push(`| \`${entryMarker(entry)}\` | \`${inline(entry.id)}\` | ${entry.action} | ${inline(entryNote(entry))} |`);

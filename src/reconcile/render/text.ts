@@ -26,7 +26,6 @@ export function renderText(result: PassResult, options: TextOptions): string {
   const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan';
   lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
   const entries = visibleEntries(result);
-  if (entries.length === 0) lines.push('', 'No changes. The live state matches the manifests.');
   for (const entry of entries) {
     const marker = entryMarker(entry);
     const note = entryNote(entry);
@@ -37,6 +36,8 @@ export function renderText(result: PassResult, options: TextOptions): string {
       lines.push(paint(COLORS[m], `    ${m} ${changeText(change)}`));
     }
   }
+  const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
+  if (quiet) lines.push('', 'No changes. The live state matches the manifests.');
   lines.push('', paint(BOLD, `${summaryLine(result)}.`));
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);

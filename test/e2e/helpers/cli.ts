@@ -60,3 +60,11 @@ export async function filesBelow(dir: string): Promise<Array<{ path: string; tex
   }
   return out;
 }
+
+/** Asserts the exit code, showing the command's streams when it differs. */
+export function expectExit(run: CliRun, code: number): void {
+  if (run.code !== code) {
+    const tail = (text: string) => text.split('\n').slice(-40).join('\n');
+    throw new Error(`expected exit ${code}, got ${run.code}\n--- stdout\n${tail(run.stdout)}\n--- stderr\n${tail(run.stderr)}`);
+  }
+}
