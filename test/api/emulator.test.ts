@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator, type RequestLogEntry } from '../../src/emulator/index.js';
 import { createClient, type ApiClient, type ClientOptions } from '../../src/api/client.js';
-import { staticToken, tokenFile } from '../../src/api/auth.js';
+import { oauthTokenSource, staticToken, tokenFile } from '../../src/api/auth.js';
+import { ManualClock } from '../../src/util/clock.js';
 import { TransientError } from '../../src/api/errors.js';
 
 const SEED = {
@@ -148,6 +149,54 @@ describe('client against the emulator', () => {
     expect(api.stats().rateLimited).toBeGreaterThanOrEqual(1);
     expect(Math.min(...budgets)).toBeLessThanOrEqual(25);
     expect(api.budget().limit).toBe(50);
+  });
+
+  it('OAuth2: refreshes before expiry, and each rotated refresh token is stored and the old one dead', async () => {
+    const clock = new ManualClock(Date.now());
+    const emu = await startEmulator({ port: 0, seed: SEED, rateLimit: { limit: 60, windowMs: 1_000 }, wallClock: clock, oauthTokenTtlSeconds: 600 });
+    cleanup.push(() => emu.close());
+    const dir = await mkdtemp(join(tmpdir(), 'client-oauth-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const { clientId, clientSecret } = emu.oauthClient;
+    // The one-time browser step: authorize (the default user approves), then exchange the code.
+    const authorize = await fetch(`${emu.url}/v1/oauth/authorize?client_id=${clientId}&response_type=code&redirect_uri=${encodeURIComponent('http://127.0.0.1:9/cb')}&state=s1`, { redirect: 'manual' });
+    const code = new URL(authorize.headers.get('location')!).searchParams.get('code')!;
+    const exchanged = await fetch(`${emu.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, client_secret: clientSecret, code, redirect_uri: 'http://127.0.0.1:9/cb' }),
+    });
+    const initial = ((await exchanged.json()) as { refresh_token: string }).refresh_token;
+    const file = join(dir, 'refresh-token');
+    const auth = oauthTokenSource({ baseUrl: emu.url, clientId, clientSecret, refreshToken: initial, refreshTokenFile: file, clock });
+    const api = await client(emu, { auth, clock });
+
+    await api.api.listAllProjects();
+    const first = (await readFile(file, 'utf8')).trim();
+    expect(first).not.toBe(initial);
+    // The initial refresh token was rotated away: the service refuses it now.
+    const reuse = await fetch(`${emu.url}/v1/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: clientId, client_secret: clientSecret, refresh_token: initial }),
+    });
+    expect(reuse.status).toBe(400);
+
+    // Within the last tenth of the access token's life: refreshed before the service would refuse it.
+    await clock.advance(545_000);
+    await api.api.listAllProjects();
+    const second = (await readFile(file, 'utf8')).trim();
+    expect(second).not.toBe(first);
+    await clock.advance(100_000);
+    await api.api.listAllProjects();
+    const log = apiEntries(emu).map((e) => `${e.method} ${e.route} ${e.status}`);
+    expect(log).toEqual([
+      'GET /v1/oauth/authorize 303', 'POST /v1/oauth/token 201', // the browser step
+      'POST /v1/oauth/token 201', 'GET /v1/projects 200', // the client's first refresh, then its call
+      'POST /v1/oauth/token 400', // the initial refresh token presented again
+      'POST /v1/oauth/token 201', 'GET /v1/projects 200', // refreshed 55 s before expiry
+      'GET /v1/projects 200', // past the first token's expiry: the new one is in use, no 401
+    ]);
   });
 
   it('picks up a token file rotated mid-run without a restart', async () => {
