@@ -89,6 +89,11 @@ export const CORPUS: CorpusCase[] = [
     expected: [{ file: 'list.yaml', line: 1, column: 1, path: '', message: /must be a mapping/ }],
   },
   {
+    name: 'a misspelt `kind` key',
+    files: { 'org.yaml': 'apiVersion: reconciler/v1\nknid: Organization\nmetadata:\n  name: acme\nspec: {}\n' },
+    expected: [{ file: 'org.yaml', line: 1, column: 1, path: '', message: /missing required field `kind`/, hint: /is `knid` meant to be `kind`\?/ }],
+  },
+  {
     name: 'missing required fields',
     files: { 'org.yaml': ORG, 'project.yaml': 'apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: shop\nspec:\n  organization: acme\n' },
     expected: [{ file: 'project.yaml', line: 6, column: 3, path: '/spec', message: /missing required field `region`/ }],
