@@ -164,7 +164,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       const budget = session.client.budget();
       return { limit: budget.effectiveLimit, windowMs: budget.windowMs };
     },
-    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock }),
+    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [session.stateDir] }),
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
   });

@@ -1,5 +1,5 @@
 import { realpath } from 'node:fs/promises';
-import { basename, dirname, relative, sep } from 'node:path';
+import { basename, dirname, isAbsolute, relative, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
 import type { Logger } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
@@ -16,6 +16,8 @@ export interface SourceWatcherOptions {
   onEvent(reason: { path: string; event: string }): void;
   log: Logger;
   clock: Clock;
+  /** Directories whose changes are not the source's (the state directory, when it lies inside the tree). */
+  ignore?: string[];
   /**
    * Also re-resolve the link this often, ms (0: never). File events can be missed across an
    * atomic link swap on some file systems; one realpath is cheap and never misses.
@@ -26,6 +28,11 @@ export interface SourceWatcherOptions {
 function isDotPath(root: string, path: string): boolean {
   const rel = relative(root, path);
   return rel !== '' && rel.split(sep).some((part) => part.startsWith('.'));
+}
+
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
 }
 
 /**
@@ -39,6 +46,8 @@ export async function watchSource(options: SourceWatcherOptions): Promise<Source
   let closed = false;
   let resolved = await realpath(path).catch(() => undefined);
   let tree: FSWatcher | undefined;
+  // Compared with real paths: the tree watcher sees the resolved worktree.
+  const ignored = await Promise.all((options.ignore ?? []).map((dir) => realpath(dir).catch(() => dir)));
 
   const emit = (event: string, changed: string) => {
     if (closed) return;
@@ -54,7 +63,7 @@ export async function watchSource(options: SourceWatcherOptions): Promise<Source
     const next = watch(root, {
       ignoreInitial: true,
       followSymlinks: false,
-      ignored: (candidate: string) => isDotPath(root, candidate),
+      ignored: (candidate: string) => isDotPath(root, candidate) || ignored.some((dir) => isInside(dir, candidate)),
     });
     next.on('all', (event, changed) => emit(event, changed));
     next.on('error', (error) => log.warn({ err: error, root }, 'file watcher error'));

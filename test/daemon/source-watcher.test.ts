@@ -40,18 +40,27 @@ describe('watchSource', () => {
     expect(watcher.eventCount()).toBeGreaterThan(0);
   });
 
-  it('ignores dot-directories such as .git', async () => {
+  it('ignores dot-directories such as .git, and the state directory inside the tree', async () => {
     dir = await GitSyncDir.create();
     await dir.worktree(commitId(1), { 'a.yaml': 'a' });
     await dir.publish(commitId(1));
     await mkdir(join(dir.root, '.worktrees', commitId(1), '.git'));
+    await mkdir(join(dir.root, '.worktrees', commitId(1), 'state'));
     const events: Array<{ path: string; event: string }> = [];
-    watcher = await watchSource({ path: dir.link, onEvent: (e) => events.push(e), log: silentLogger, clock: systemClock, resolveEveryMs: 0 });
+    watcher = await watchSource({
+      path: dir.link,
+      onEvent: (e) => events.push(e),
+      log: silentLogger,
+      clock: systemClock,
+      resolveEveryMs: 0,
+      ignore: [join(dir.link, 'state')],
+    });
     await vi.waitFor(async () => {
       await writeFile(join(dir!.root, '.worktrees', commitId(1), '.git', 'index'), `x ${Date.now()}`);
+      await writeFile(join(dir!.root, '.worktrees', commitId(1), 'state', 'request-window.json'), `x ${Date.now()}`);
       await writeFile(join(dir!.root, '.worktrees', commitId(1), 'a.yaml'), `a ${Date.now()}`);
       expect(events.some((e) => e.path.endsWith('a.yaml'))).toBe(true);
     }, { timeout: 20_000, interval: 200 });
-    expect(events.filter((e) => e.path.includes('.git'))).toEqual([]);
+    expect(events.filter((e) => e.path.includes('.git') || e.path.includes('state'))).toEqual([]);
   });
 });
