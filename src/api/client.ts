@@ -199,7 +199,8 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         started = clock.now();
         inFlight += 1;
         return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
-      }, signal);
+        // Waiting for the budget (possibly a whole 429 block) ends on close; a request in flight does not.
+      }, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
       return response;
     } finally {
       if (started !== undefined) settleExchange(request, started, response);
@@ -320,6 +321,9 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     if (outcome.kind === 'failed') {
       const signal = call.request.signal;
       if (signal?.aborted) outcome = { kind: 'failed', error: signal.reason };
+      else if (closing.signal.aborted && outcome.error === closing.signal.reason) {
+        outcome = { kind: 'failed', error: new ClientClosedError(call.request.method, call.request.route) };
+      }
       else outcome = await decide(call, outcome.error);
     }
     if (outcome.kind === 'done') return settle(call, { response: outcome.response });

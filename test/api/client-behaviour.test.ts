@@ -272,3 +272,19 @@ describe('lifecycle', () => {
     await client.close();
   });
 });
+
+describe('close during a block', () => {
+  it('does not wait out a 429 block: calls waiting for the budget fail with ClientClosedError', async () => {
+    const { clock, fake, options } = setup({ random: () => 0 });
+    fake.script('GET', '/v1/projects', reply(429, { message: 'Too many' }, { 'x-ratelimit-reset': '60' }));
+    const client = await createClient(options);
+    const call = track(client.api.listAllProjects());
+    await clock.advance(100);
+    expect(fake.sent).toHaveLength(1);
+    expect(call.settled).toBe(false);
+    await client.close();
+    await call.promise;
+    expect((call.error as Error).name).toBe('ClientClosedError');
+    expect(fake.sent).toHaveLength(1);
+  });
+});
