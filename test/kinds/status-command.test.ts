@@ -123,6 +123,13 @@ describe('reconcile status and reconcile branch (built command)', () => {
     expect(drifted.stdout).toMatch(/Function\s+hello\s+in_sync/);
     expect(drifted.stdout).toContain('Observed only');
     expect(drifted.stdout).toMatch(/health: \d+\/\d+ services healthy/);
+
+    // The plan of the drift, in every format, shows the secret as changed and never its value.
+    for (const format of ['json', 'markdown', 'text']) {
+      const plan = await run(['manifests', '--dry-run', '--detailed-exitcode', '--output', format]);
+      expect(plan.code, plan.stderr).toBe(2);
+      expect(plan.stdout).toContain('API_SECRET');
+    }
   });
 
   it('branch push finds the branch by name and prints the workflow run id; an unknown branch exits 1', async () => {
