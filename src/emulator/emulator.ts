@@ -5,7 +5,7 @@ import type { RateSpec } from '../util/rate.js';
 import { handleAdmin } from './admin.js';
 import { resolveDurations, type LifecycleDurations } from './durations.js';
 import { FaultInjector, validateFaultConfig, type FaultConfig } from './faults.js';
-import { RateLimiter } from './rate-limiter.js';
+import { RateLimiter, RouteLimiter } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { Router } from './router.js';
 import { buildStateFromSeed, loadSeedFile, type SeedInput } from './seed.js';
@@ -80,6 +80,7 @@ export class Emulator implements EmulatorCore {
   state: EmulatorState;
   readonly durations: LifecycleDurations;
   readonly limiter: RateLimiter;
+  readonly routeLimiter: RouteLimiter;
   readonly faults = new FaultInjector();
   readonly log = new RequestLog();
   readonly router = new Router();
@@ -103,6 +104,7 @@ export class Emulator implements EmulatorCore {
     this.#clock = options.clock ?? (options.speed && options.speed !== 1 ? scaledClock(options.speed) : systemClock);
     this.#rate = options.rateLimit ?? DEFAULT_RATE_LIMIT;
     this.limiter = new RateLimiter(this.#rate);
+    this.routeLimiter = new RouteLimiter(this.#rate.windowMs);
     this.bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
     this.deployBodyLimitBytes = options.deployBodyLimitBytes ?? DEFAULT_DEPLOY_BODY_LIMIT;
     this.oauthTokenTtlSeconds = options.oauthTokenTtlSeconds ?? 3600;
@@ -170,6 +172,7 @@ export class Emulator implements EmulatorCore {
     this.state = this.#build(this.#seed);
     this.faults.configure({});
     this.limiter.reset();
+    this.routeLimiter.reset();
     this.log.clear();
   }
 
@@ -179,6 +182,7 @@ export class Emulator implements EmulatorCore {
     this.#seed = seed;
     this.state = state;
     this.limiter.reset();
+    this.routeLimiter.reset();
   }
 
   info(): Record<string, unknown> {

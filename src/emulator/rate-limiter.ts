@@ -91,3 +91,42 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
     'x-ratelimit-reset-ms': String(Math.max(0, Math.ceil(decision.resetMs))),
   };
 }
+
+/** Routes with a stricter limit of their own in the service (per user, per window of the main limit). */
+export const ROUTE_LIMITS: Record<string, number> = {
+  'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
+  'POST /v1/projects/{ref}/custom-hostname/reverify': 10,
+};
+
+/**
+ * The stricter per-route limits: a request past one is refused (429) while the window is
+ * full, without blocking the user's other requests.
+ */
+export class RouteLimiter {
+  readonly #times = new Map<string, number[]>();
+  #windowMs: number;
+
+  constructor(windowMs: number) {
+    this.#windowMs = windowMs;
+  }
+
+  /** True when the request may proceed (and counts it). Routes without a limit always may. */
+  take(userId: string, method: string, route: string, now: number): boolean {
+    const limit = ROUTE_LIMITS[`${method} ${route}`];
+    if (limit === undefined) return true;
+    const key = `${userId} ${method} ${route}`;
+    const times = (this.#times.get(key) ?? []).filter((t) => t > now - this.#windowMs);
+    if (times.length >= limit) {
+      this.#times.set(key, times);
+      return false;
+    }
+    times.push(now);
+    this.#times.set(key, times);
+    return true;
+  }
+
+  reset(windowMs?: number): void {
+    this.#times.clear();
+    if (windowMs !== undefined) this.#windowMs = windowMs;
+  }
+}

@@ -6,7 +6,7 @@ import { EmulatorHttpError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import { componentSchema, describeErrors, validatorFor, type SpecOperation } from './openapi.js';
 import { parseQuery } from './query.js';
-import { RateLimiter, rateLimitHeaders, type RateDecision } from './rate-limiter.js';
+import { RateLimiter, RouteLimiter, rateLimitHeaders, type RateDecision } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { Router } from './router.js';
 import type { LifecycleDurations } from './durations.js';
@@ -22,6 +22,7 @@ export interface EmulatorCore {
   state: EmulatorState;
   durations: LifecycleDurations;
   limiter: RateLimiter;
+  routeLimiter: RouteLimiter;
   faults: FaultInjector;
   log: RequestLog;
   router: Router;
@@ -164,6 +165,9 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
       const wallNow = core.wallClock.now();
       exchange.rate = core.limiter.take(user.id, wallNow);
       if (!exchange.rate.allowed) throw new EmulatorHttpError(429, 'Too many requests: the rate limit of this user is exceeded; retry after the reset');
+      if (!core.routeLimiter.take(user.id, method, operation.route, wallNow)) {
+        throw new EmulatorHttpError(429, `Too many requests: ${method} ${operation.route} has a stricter limit of its own; retry later`);
+      }
     }
 
     const fault = core.faults.decide(method, operation.route);

@@ -85,6 +85,19 @@ describe('emulator configuration endpoints', () => {
     expect((await call(h.emulator, 'GET', `/v1/projects/${ref}/vanity-subdomain`)).body.status).toBe('custom-domain-used');
   });
 
+  it('custom hostname initialize and reverify have a stricter limit of their own (10 per window)', async () => {
+    const h = await harness();
+    const ref = await healthyProject(h);
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      statuses.push((await call(h.emulator, 'POST', `/v1/projects/${ref}/custom-hostname/initialize`, { body: { custom_hostname: `h${i}.example.org` } })).status);
+    }
+    expect(statuses).toEqual([...Array(10).fill(201), 429]);
+    expect((await call(h.emulator, 'GET', `/v1/projects/${ref}/custom-hostname`)).body.custom_hostname).toBe('h9.example.org');
+    expect((await call(h.emulator, 'POST', `/v1/projects/${ref}/custom-hostname/reverify`)).status).toBe(201);
+    expect((await call(h.emulator, 'GET', '/v1/projects')).status).toBe(200);
+  });
+
   it('vanity subdomain: taken by another project means unavailable; activation and deactivation', async () => {
     const h = await harness();
     const a = await healthyProject(h, 'a');
