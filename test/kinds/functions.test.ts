@@ -122,6 +122,27 @@ describe('Function kind against the emulator', () => {
     expect(pass.entries).toEqual([]);
   });
 
+  it('deploys a function with an import map, static patterns and a 3 MiB asset (streamed), then sees it unchanged', async () => {
+    const dir = join(h.root, 'functions', 'assets');
+    await mkdir(join(dir, 'static'), { recursive: true });
+    await writeFile(join(dir, 'index.ts'), 'import { x } from "lib";\nDeno.serve(() => new Response(x));\n');
+    await writeFile(join(dir, 'import_map.json'), '{"imports":{"lib":"./lib.ts"}}');
+    await writeFile(join(dir, 'lib.ts'), 'export const x = 1;\n');
+    await writeFile(join(dir, 'static', 'big.bin'), Buffer.alloc(3 * 1024 * 1024, 7));
+    const assets = fnDoc('assets', { import_map: 'import_map.json', static_patterns: ['static/*'] });
+    const pass = await runKinds(h, scopes([fnDoc('hello'), assets]), { dryRun: false });
+    expect(pass.outcomes).toMatchObject([{ entryId: 'Function/shop/assets', result: 'success' }]);
+    const live = (await h.api.listAllFunctions(ref)).find((f) => f.slug === 'assets')!;
+    expect(live.import_map_path).toBe('import_map.json');
+    const since = h.emulator.requests().length;
+    const again = await runKinds(h, scopes([fnDoc('hello'), assets]), { dryRun: true });
+    expect(again.entries.map((e) => e.action)).toEqual(['noop', 'noop']);
+    expect(requestsSince(h, since)).toEqual([LIST]);
+    // A changed static pattern is a change of what is deployed, even with the same files.
+    const changed = await runKinds(h, scopes([fnDoc('hello'), fnDoc('assets', { import_map: 'import_map.json', static_patterns: ['static/**'] })]), { dryRun: true });
+    expect(changed.entries.find((e) => e.name === 'assets')!.changes.map((c) => c.path)).toEqual(['metadata']);
+  });
+
   it('refuses sources past the size cap with an error naming the function and the file', async () => {
     await writeFunction(h.root, 'huge', 'x');
     await writeFile(join(h.root, 'functions', 'huge', 'blob.bin'), '');
