@@ -130,7 +130,14 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   const random = options.random ?? Math.random;
   const auth = options.auth;
 
-  const initial = options.stateDir ? await loadWindow(options.stateDir) : undefined;
+  const loaded = options.stateDir ? await loadWindow(options.stateDir) : undefined;
+  // Times from a clock that has since stepped back are taken as now, and a block as at most ten
+  // windows: a skewed file must delay a start, never stall it for good.
+  const startedAt = clock.now();
+  const initial = loaded && {
+    sends: loaded.sends.map((t) => Math.min(t, startedAt)),
+    blockedUntil: Math.min(loaded.blockedUntil, startedAt + 10 * rate.windowMs),
+  };
   const budget = new RequestBudget({ rate, random, ...(initial ? { initial } : {}) });
   const transport = options.transport ?? undiciTransport({ origin, timeouts, connections: concurrency + 1 });
 
