@@ -43,7 +43,12 @@ function nonEmpty(value: string | boolean | undefined): string | undefined {
  * `MANAGEMENT_API_TOKEN_FILE`), or OAuth2 (`MANAGEMENT_API_OAUTH_CLIENT_ID` and its companions).
  * Two at once is an error rather than a silent precedence: a stale variable should not win.
  */
-export function tokenSourceFromEnvironment(values: ParsedValues, env: NodeJS.ProcessEnv, options: { clock?: Clock } = {}): TokenSource {
+export function tokenSourceFromEnvironment(
+  values: ParsedValues,
+  env: NodeJS.ProcessEnv,
+  /** `stateDir`: the resolved state directory (default: `--state-dir` as given, relative to the process). */
+  options: { clock?: Clock; stateDir?: string } = {},
+): TokenSource {
   const token = nonEmpty(env.MANAGEMENT_API_TOKEN);
   const file = nonEmpty(values['token-file']) ?? nonEmpty(env.MANAGEMENT_API_TOKEN_FILE);
   const clientId = nonEmpty(env[OAUTH_ENV.clientId]);
@@ -59,7 +64,7 @@ export function tokenSourceFromEnvironment(values: ParsedValues, env: NodeJS.Pro
   const clientSecret = nonEmpty(env[OAUTH_ENV.clientSecret]);
   if (!clientSecret) throw new AuthConfigError(`${OAUTH_ENV.clientId} is set but ${OAUTH_ENV.clientSecret} is not`);
   const refreshToken = nonEmpty(env[OAUTH_ENV.refreshToken]);
-  const stateDir = nonEmpty(values['state-dir']) ?? nonEmpty(env.RECONCILE_STATE_DIR) ?? '.reconcile';
+  const stateDir = options.stateDir ?? nonEmpty(values['state-dir']) ?? nonEmpty(env.RECONCILE_STATE_DIR) ?? '.reconcile';
   const refreshTokenFile = nonEmpty(env[OAUTH_ENV.refreshTokenFile]) ?? join(stateDir, DEFAULT_REFRESH_TOKEN_FILE);
   const baseUrl = nonEmpty(values['api-url']) ?? nonEmpty(env.MANAGEMENT_API_URL);
   if (!baseUrl) throw new AuthConfigError('OAuth2 needs the API URL for its token endpoint: set --api-url or MANAGEMENT_API_URL');
