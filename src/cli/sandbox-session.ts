@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { staticToken } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import type { Logger } from '../util/logger.js';
-import { parseRate, type RateSpec } from '../util/rate.js';
+import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { ApiSession } from './api-session.js';
 import type { ApiTelemetry } from '../telemetry.js';
@@ -47,6 +47,12 @@ export async function openSandboxSession(
     } catch (error) {
       throw new UsageError(`--rate-limit: ${(error as Error).message}`);
     }
+  }
+  let timeoutMs: number;
+  try {
+    timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');
+  } catch (error) {
+    throw new UsageError(`--http-timeout: ${(error as Error).message}`);
   }
   // The sandbox's fleet lives only as long as this process: its state must not mix with a real one.
   const explicitState = optionGiven(context, 'state-dir');
