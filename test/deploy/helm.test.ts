@@ -1,6 +1,8 @@
 // The Helm chart: lint, render with default and full values, validate every object, and
 // check that the pod really carries the security settings, probes, volumes and wiring.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
@@ -8,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { OAUTH_ENV, DEFAULT_REFRESH_TOKEN_FILE } from '../../src/api/auth.js';
 import { OPTIONS } from '../../src/cli/options.js';
-import { findObject, renderObjects, runHelm, template, typecheckWithModels, validateWithModel, type K8sObject } from './render.js';
+import { findObject, parseManifests, renderObjects, runHelm, template, typecheckWithModels, validateWithModel, type K8sObject } from './render.js';
 import { ALERTS_FILE, CHART_DIR, DASHBOARD_FILE, helmTool, toolGate } from './tools.js';
 import { TABLE_BEGIN, TABLE_END, valuesRows, valuesTable } from './values-doc.js';
 
@@ -73,6 +75,23 @@ describe.skipIf(gate.skip)('helm chart', () => {
       const result = runHelm(helm, ['lint', '--strict', CHART_DIR, ...extra]);
       expect(result.status, result.stdout + result.stderr).toBe(0);
       expect(result.stdout).toContain('0 chart(s) failed');
+    }
+  });
+
+  it('packages with the dashboard and alert files, and the package renders them', () => {
+    const out = mkdtempSync(join(tmpdir(), 'reconciler-chart-'));
+    try {
+      const packaged = runHelm(helm, ['package', CHART_DIR, '--destination', out]);
+      expect(packaged.status, packaged.stderr).toBe(0);
+      const archive = join(out, 'reconciler-0.1.0.tgz');
+      const listing = spawnSync('tar', ['-tzf', archive], { encoding: 'utf8' }).stdout.split('\n');
+      for (const file of ['reconciler/dashboards/reconciler.json', 'reconciler/alerts/reconciler-rules.yaml', 'reconciler/values.schema.json', 'reconciler/README.md', 'reconciler/templates/NOTES.txt']) expect(listing).toContain(file);
+      const rendered = runHelm(helm, ['template', 'reconciler', archive, '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboard.enabled=true']);
+      expect(rendered.status, rendered.stderr).toBe(0);
+      const kinds = parseManifests(rendered.stdout).map((o) => o.kind);
+      expect(kinds).toEqual(expect.arrayContaining(['PrometheusRule', 'ConfigMap']));
+    } finally {
+      rmSync(out, { recursive: true, force: true });
     }
   });
 
