@@ -83,6 +83,14 @@ describe('status report', () => {
     expect(renderStatusText(buildStatusReport(result(), new Map(), T), { color: true })).toContain('\u001b[33mdrifted');
   });
 
+  it('cuts a long field list in the table but keeps all of it in JSON', () => {
+    const r = result();
+    r.resources.push({ id: 'ProjectAuth/shop/auth', kind: 'ProjectAuth', project: 'shop', name: 'auth', state: 'drifted', fields: Array.from({ length: 12 }, (_, i) => `auth.f${i}`) });
+    const report = buildStatusReport(r, new Map(), T);
+    expect(renderStatusText(report, { color: false })).toContain('fields: auth.f0, auth.f1, auth.f2, auth.f3, auth.f4, auth.f5, auth.f6, auth.f7 (+4 more)');
+    expect(report.projects[0]!.resources.find((x) => x.name === 'auth')!.fields).toHaveLength(12);
+  });
+
   it('JSON output parses back to the report', () => {
     const report = buildStatusReport(result(), new Map(), T);
     expect(JSON.parse(renderStatusJson(report))).toEqual(JSON.parse(JSON.stringify(report)));

@@ -7,6 +7,7 @@ import { isApiError } from '../../api/errors.js';
 import type { ManagementApi } from '../../api/endpoints.js';
 import type { ProjectDocument } from '../../manifests/types.js';
 import { openApiSession } from '../api-session.js';
+import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 
 const ACTIONS = ['push', 'reset'] as const;
@@ -66,7 +67,7 @@ export async function run(context: CommandContext): Promise<number> {
   const output = stringOption(context, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json') throw new UsageError(`branch: --output must be text or json, got \`${output}\``);
 
-  const session = await openApiSession(context);
+  const session = context.values.sandbox === true ? await openSandboxSession(context) : await openApiSession(context);
   try {
     const api = session.client.api;
     const ref = await resolveProjectRef(api, projectOption, await manifestProjects(context), context.signal);

@@ -6,7 +6,9 @@ import { createLogger } from '../../util/logger.js';
 import { systemClock } from '../../util/clock.js';
 import { observationFailed, observeProject, type ObservedProjectState } from '../../reconcile/kinds/observed.js';
 import { buildStatusReport, renderStatusJson, renderStatusText } from '../../reconcile/kinds/status-report.js';
-import { openApiSession } from '../api-session.js';
+import { openApiSession, type ApiSession } from '../api-session.js';
+import { openSandboxSession } from '../sandbox-session.js';
+import type { Clock } from '../../util/clock.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 
 export async function run(context: CommandContext): Promise<number> {
@@ -26,7 +28,8 @@ export async function run(context: CommandContext): Promise<number> {
     return 1;
   }
 
-  const session = await openApiSession(context, { log });
+  const session: ApiSession & { clock?: Clock } =
+    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
   try {
     const { runPass } = await import('../../reconcile/engine.js');
     const result = await runPass({
@@ -38,6 +41,7 @@ export async function run(context: CommandContext): Promise<number> {
       log,
       signal: context.signal,
       ...(context.values.sandbox === true ? { sandbox: true } : {}),
+      ...(session.clock ? { clock: session.clock } : {}),
     });
     const observed = new Map<string, ObservedProjectState>();
     // A user waits for this: the reads go at `verify` priority, all projects at once (the client paces them).

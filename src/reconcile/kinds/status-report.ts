@@ -174,6 +174,13 @@ function table(rows: string[][], color: boolean, stateColumn: number): string[] 
   );
 }
 
+/** Tables stay readable: a long field list is cut (the JSON output has all of it). */
+const MAX_FIELDS_SHOWN = 8;
+function shortList(fields: readonly string[]): string {
+  if (fields.length <= MAX_FIELDS_SHOWN) return fields.join(', ');
+  return `${fields.slice(0, MAX_FIELDS_SHOWN).join(', ')} (+${fields.length - MAX_FIELDS_SHOWN} more)`;
+}
+
 function resourceRows(resources: StatusResource[]): string[][] {
   return [
     ['KIND', 'NAME', 'STATE', 'LAST OBSERVED', 'DETAIL'],
@@ -182,7 +189,7 @@ function resourceRows(resources: StatusResource[]): string[][] {
       r.name,
       r.state,
       r.observedAt ?? '-',
-      [r.fields?.length ? `fields: ${r.fields.join(', ')}` : '', r.message ?? ''].filter(Boolean).join('; '),
+      [r.fields?.length ? `fields: ${shortList(r.fields)}` : '', r.message ?? ''].filter(Boolean).join('; '),
     ]),
   ];
 }
