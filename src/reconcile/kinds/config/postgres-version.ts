@@ -108,7 +108,8 @@ interface UpgradeState {
 function describe(status: DatabaseUpgradeStatusResponse['databaseUpgradeStatus'] | undefined): UpgradeState | undefined {
   if (!status) return undefined;
   const progress = status.progress ?? 'unknown';
-  const error = status.error ?? undefined;
+  // `status` 0 is a failed attempt even when the service names no error step.
+  const error = status.error ?? (status.status === 0 ? 'failed' : undefined);
   const done = DONE.has(progress);
   return { target: majorVersion(status.target_version), progress, error, done, inProgress: !error && !done };
 }

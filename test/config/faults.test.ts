@@ -1,0 +1,53 @@
+// Config sections under the emulator's faults: a lost answer to a replica setup never leads to a
+// second replica; a failed upgrade is blocked with its error instead of being retried forever.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TransientError } from '../../src/api/errors.js';
+import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres-version.js';
+import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
+import { applyAll, createLiveProject, DURATIONS, memoryState, planWith, projectDocument, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('config sections under faults', () => {
+  it('a replica setup whose answer is lost is not sent again', async () => {
+    const ref = await createLiveProject(h, 'lossy');
+    const document = projectDocument('lossy', { read_replicas: [{ read_replica_region: 'eu-north-1' }] });
+    const state = memoryState();
+    h.emulator.setFaults({ rules: [{ route: '/v1/projects/{ref}/read-replicas/setup', method: 'POST', lostAnswerRate: 1, maxFaults: 1 }] });
+    try {
+      const first = await planWith(h, readReplicasConfig, document, ref, { state });
+      await expect(applyAll(h, first.changes, first.ctx)).rejects.toBeInstanceOf(TransientError);
+    } finally {
+      h.emulator.setFaults({});
+    }
+    const next = await planWith(h, readReplicasConfig, document, ref, { state });
+    expect(next.changes[0]!.entry.action).toBe('noop');
+    const replicas = (await h.client.api.getPoolerConfig(ref)).filter((p) => p.database_type === 'READ_REPLICA');
+    expect(replicas).toHaveLength(1);
+    expect(h.emulator.requests().filter((r) => r.route === '/v1/projects/{ref}/read-replicas/setup')).toHaveLength(1);
+  });
+
+  it('a failed upgrade is blocked with its error', async () => {
+    const ref = await createLiveProject(h, 'fragile');
+    const document = projectDocument('fragile', { postgres_version: '17' });
+    h.emulator.setFaults({ lifecycleFailures: { upgrade: 1 } });
+    try {
+      const start = await planWith(h, postgresVersionConfig, document, ref);
+      await applyAll(h, start.changes, start.ctx);
+    } finally {
+      h.emulator.setFaults({});
+    }
+    await h.clock.advance(DURATIONS.upgradeStep * 12);
+    const after = await planWith(h, postgresVersionConfig, document, ref);
+    expect(after.changes[0]!.entry.action).toBe('blocked');
+    expect(after.changes[0]!.entry.reason).toMatch(/the last upgrade to 17 failed: \d_\w+_failed/);
+    expect(after.changes[0]!.apply).toBeUndefined();
+    expect((await h.client.api.getProject(ref)).database.version.startsWith('15')).toBe(true);
+  });
+});
