@@ -17,11 +17,3 @@ export class SubdomainUnavailableError extends Error {
     this.subdomain = subdomain;
   }
 }
-
-/** A live read replica whose region cannot be read from the pooler list: matching it to the manifest would be a guess. */
-export class ReplicaRegionUnknownError extends Error {
-  constructor(identifier: string) {
-    super(`Read replica \`${identifier}\` does not show its region`);
-    this.name = 'ReplicaRegionUnknownError';
-  }
-}
