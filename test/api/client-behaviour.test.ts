@@ -288,3 +288,20 @@ describe('close during a block', () => {
     expect(fake.sent).toHaveLength(1);
   });
 });
+
+describe('telemetry', () => {
+  it('reports each exchange with the route template and its status, or `error` when no answer came', async () => {
+    const { clock, fake, events, options } = setup();
+    fake.script('GET', '/v1/projects/abcdefghij', new TransportFailure('reset', true, 'reset'), reply(200, { ref: 'abcdefghij' }));
+    const client = await createClient(options);
+    const call = track(client.api.getProject('abcdefghij'));
+    await runUntil(clock, () => call.settled);
+    expect(events.filter((e) => e[0] === 'finished')).toEqual([
+      ['finished', 'GET', '/v1/projects/{ref}', 'error'],
+      ['finished', 'GET', '/v1/projects/{ref}', '200'],
+    ]);
+    expect(JSON.stringify(events)).not.toContain('abcdefghij');
+    expect(client.stats().byRoute).toEqual({ 'GET /v1/projects/{ref}': 2 });
+    await client.close();
+  });
+});
