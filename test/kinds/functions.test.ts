@@ -116,6 +116,15 @@ describe('Function kind against the emulator', () => {
     expect((await h.api.listAllFunctions(ref)).map((f) => f.slug)).toEqual(['hello']);
   });
 
+  it('under policy.management: observe, a drifted function is reported and not deployed', async () => {
+    await h.api.deployAFunction(ref, outOfBandForm('observed drift'), { query: { slug: 'hello' } });
+    const since = h.emulator.requests().length;
+    const pass = await runKinds(h, scopes([fnDoc('hello', { policy: { management: 'observe' } })]), { dryRun: false });
+    expect(pass.entries[0]).toMatchObject({ action: 'update', observeOnly: true });
+    expect(count(requestsSince(h, since), DEPLOY)).toBe(0);
+    await runKinds(h, scopes([fnDoc('hello')]), { dryRun: false }); // back in sync for the next tests
+  });
+
   it('never prunes a suspended function', async () => {
     const docs = [fnDoc('hello', { policy: { suspend: true } })];
     const pass = await runKinds(h, scopes(docs, { prune: { functions: true } }), { dryRun: true });

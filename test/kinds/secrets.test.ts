@@ -99,6 +99,18 @@ describe('Secrets kind against the emulator', () => {
     expect(pass.entries.find((e) => e.name === 'A')!.action).toBe('noop');
   });
 
+  it('under policy.management: observe, drift is reported and nothing is written', async () => {
+    await h.api.bulkCreateSecrets(ref, [{ name: 'B', value: 'edited-again' }]);
+    const observed = doc('Secrets', 'shop-secrets', { project: 'shop', values: { A: { valueFrom: { env: 'S_A' } }, B: { valueFrom: { env: 'S_B' } } }, policy: { management: 'observe' } }, h.root);
+    const since = h.emulator.requests().length;
+    const pass = await runKinds(h, [scope(projectDoc('shop', ref, h.root), [observed])], { dryRun: false });
+    outputs.push(JSON.stringify(pass));
+    const b = pass.entries.find((e) => e.name === 'B')!;
+    expect([b.action, b.observeOnly]).toEqual(['update', true]);
+    expect(pass.outcomes).toEqual([]);
+    expect(requestsSince(h, since)).toEqual(['GET /v1/projects/{ref}/secrets']);
+  });
+
   it('no canary value appears in plans, outcomes, logs or the state directory', async () => {
     const everything = [...outputs, ...h.log.lines, ...(await filesUnder(h.stateDir).catch(() => []))].join('\n');
     for (const canary of [CANARY_A, CANARY_B, CANARY_A2]) {
