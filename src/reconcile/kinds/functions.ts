@@ -216,9 +216,10 @@ export const functionsKind: KindModule = {
         });
       }
     }
-    const live = project.ref
-      ? await ctx.api.listAllFunctions(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) })
-      : [];
+    // A REMOVED function is gone as far as the manifests are concerned: deploy creates it again.
+    const live = (project.ref ? await ctx.api.listAllFunctions(project.ref, { ...(ctx.signal ? { signal: ctx.signal } : {}) }) : []).filter(
+      (fn) => fn.status !== 'REMOVED',
+    );
     const bySlug = new Map(live.map((fn) => [fn.slug, fn]));
     planned.push(...(await Promise.all(desired.map((d) => planOne(d, bySlug.get(d.slug), project, ctx)))));
 
