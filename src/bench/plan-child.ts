@@ -18,7 +18,12 @@ const t1 = performance.now();
 const result = await runPass({ manifests, client: clientOver(replayCaller(recording)), stateDir, dryRun: true, env: process.env, log: silentLogger });
 const t2 = performance.now();
 if (result.result !== 'success' || result.plan.hasChanges) {
-  process.stderr.write(`plan over the recording: result ${result.result}, changes ${result.plan.hasChanges}\n`);
+  const failed = result.resources.filter((r) => r.state === 'failed').slice(0, 5);
+  const changes = result.plan.entries.filter((e) => e.action !== 'noop').slice(0, 5);
+  process.stderr.write(
+    `plan over the recording: result ${result.result}, changes ${result.plan.hasChanges}\n` +
+      `failed: ${JSON.stringify(failed)}\nchanges: ${JSON.stringify(changes.map((e) => ({ id: e.id, action: e.action, reason: e.reason })))}\n`,
+  );
   process.exit(1);
 }
 process.stdout.write(

@@ -8,6 +8,10 @@ import { fillRoute, type ApiRequest, type ApiResponse, type RequestCaller } from
 
 export type Recording = Record<string, unknown>;
 
+interface RecordingCaller extends RequestCaller {
+  send<T>(request: ApiRequest): Promise<ApiResponse<T>>;
+}
+
 function keyOf(request: ApiRequest): string {
   const query = Object.entries(request.query ?? {})
     .filter(([, v]) => v !== undefined)
@@ -17,9 +21,27 @@ function keyOf(request: ApiRequest): string {
   return `${request.method} ${fillRoute(request.route, request.params)}${query ? `?${query}` : ''}`;
 }
 
-export function recordingCaller(baseUrl: string, token: string, recording: Recording): RequestCaller {
+export function recordingCaller(baseUrl: string, token: string, recording: Recording, concurrency = 8): RecordingCaller {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  const acquire = async () => {
+    while (active >= concurrency) await new Promise<void>((resolve) => waiting.push(resolve));
+    active++;
+  };
+  const release = () => {
+    active--;
+    waiting.shift()?.();
+  };
   return {
-    async call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
+    async call<T>(this: RecordingCaller, request: ApiRequest): Promise<ApiResponse<T>> {
+      await acquire();
+      try {
+        return await this.send<T>(request);
+      } finally {
+        release();
+      }
+    },
+    async send<T>(request: ApiRequest): Promise<ApiResponse<T>> {
       if (request.method !== 'GET') throw new TypeError(`the recording caller only reads; got ${request.method} ${request.route}`);
       const url = new URL(fillRoute(request.route, request.params), baseUrl);
       for (const [k, v] of Object.entries(request.query ?? {})) {

@@ -67,7 +67,8 @@ export async function passCost(projects: number, options: { measurePlan?: boolea
 /** Scenario 5: record every read of a dry pass, then time the planner over the recording in a fresh process. */
 async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>): Promise<PlanFigures> {
   const recording: Recording = {};
-  await harness.pass({ dryRun: true, client: clientOver(recordingCaller(harness.emulator.url, harness.emulator.token, recording)) });
+  const recorded = await harness.pass({ dryRun: true, client: clientOver(recordingCaller(harness.emulator.url, harness.emulator.token, recording)) });
+  if (recorded.result !== 'success' || recorded.plan.hasChanges) throw new Error(`the recording pass did not see a converged fleet (${recorded.result})`);
   const file = join(await mkdtemp(join(tmpdir(), 'reconcile-plan-')), 'recording.json');
   await writeFile(file, JSON.stringify(recording));
   const child = fileURLToPath(new URL('./plan-child.js', import.meta.url));
