@@ -211,25 +211,38 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   });
 
   // 4. Plan: the project's kinds, for every project that exists or will be created.
-  const works: ProjectWork[] = await Promise.all(
-    fleet.projects.map(async (unit) => {
-      const work = newWork(unit, documents, clock.now());
-      if (unit.entry?.action === 'blocked' && !unit.live) return work;
-      const status = unit.live?.status;
-      if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
-        work.modulesSkipped = `paused (status ${status}): configuration is not checked while paused`;
+  let works: ProjectWork[];
+  try {
+    works = await Promise.all(
+      fleet.projects.map(async (unit) => {
+        const work = newWork(unit, documents, clock.now());
+        if (unit.entry?.action === 'blocked' && !unit.live) return work;
+        const status = unit.live?.status;
+        if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
+          work.modulesSkipped = `paused (status ${status}): configuration is not checked while paused`;
+          return work;
+        }
+        // A project that is not running yet (or will be restored) cannot be read: plan without a ref.
+        const running = unit.live && !isPausedStatus(status) && (status === 'ACTIVE_HEALTHY' || status === 'ACTIVE_UNHEALTHY');
+        if (!running) {
+          work.deferred = true;
+          delete work.scope.ref;
+        }
+        Object.assign(work, await planModules(work, kinds, contextFor(unit.name), log));
         return work;
-      }
-      // A project that is not running yet (or will be restored) cannot be read: plan without a ref.
-      const running = unit.live && !isPausedStatus(status) && (status === 'ACTIVE_HEALTHY' || status === 'ACTIVE_UNHEALTHY');
-      if (!running) {
-        work.deferred = true;
-        delete work.scope.ref;
-      }
-      Object.assign(work, await planModules(work, kinds, contextFor(unit.name), log));
-      return work;
-    }),
-  );
+      }),
+    );
+  } catch (error) {
+    // Only an authentication failure gets here (other observation errors stay with their kind).
+    log.error({ error: describe(error).message }, 'observing the projects failed: nothing is applied');
+    return {
+      ...base(),
+      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describe(error) }],
+      requests: tally.total,
+      result: 'failed',
+      finishedAt: clock.now(),
+    };
+  }
 
   const organizationEntries = fleet.organizations.map((org) => org.entry!).filter(Boolean);
   const assemble = (): PlanEntry[] => [
@@ -328,7 +341,10 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   const resources = statusesFor(entries, outcomes, options.dryRun, now, works.flatMap((w) => w.verified ?? []));
   if (!options.dryRun) {
     for (const org of fleet.organizations) {
-      if (org.confirmed && org.id !== undefined) inventory.organizations[org.name] = { id: org.id, name: org.name };
+      if (org.confirmed && org.id !== undefined) {
+        inventory.organizations[org.name] = { id: org.id, name: org.name };
+        await intents.clearOrganization(org.name);
+      }
     }
     for (const unit of fleet.projects) {
       const ref = projectRefs.get(unit.name);

@@ -88,6 +88,7 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
       ...(organizationEntry ? { organizationEntry } : {}),
       organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
       ...(ambiguous.has(unit.name) ? { ambiguous: ambiguous.get(unit.name)! } : {}),
+      ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
     });
   }
 

@@ -81,7 +81,10 @@ export function refOf(project: { ref?: string; id: string }): string {
 const source = (document: AnyDocument) => ({ file: document.source.file, line: document.source.line });
 
 /** The project's own entry (creation or presence) and its pause/restore entry. */
-export function planProject(unit: ProjectUnit, options: { organizationEntry?: PlanEntry; organizationMissing: boolean; ambiguous?: number }): void {
+export function planProject(
+  unit: ProjectUnit,
+  options: { organizationEntry?: PlanEntry; organizationMissing: boolean; ambiguous?: number; vanishedRef?: string },
+): void {
   const spec = unit.document.spec;
   const observeOnly = unit.policy.management === 'observe';
   const dependsOn = options.organizationEntry && options.organizationEntry.action === 'create' ? [options.organizationEntry.id] : undefined;
@@ -117,7 +120,11 @@ export function planProject(unit: ProjectUnit, options: { organizationEntry?: Pl
     unit.entry = makeEntry({
       kind: 'Project', name: unit.name, action: 'create', changes, observeOnly, source: source(unit.document),
       ...(dependsOn ? { dependsOn } : {}),
-      ...(observeOnly ? { reason: 'missing; under the observe policy it is not created' } : {}),
+      ...(observeOnly
+        ? { reason: 'missing; under the observe policy it is not created' }
+        : options.vanishedRef
+          ? { reason: `the managed project ${options.vanishedRef} is gone from the live list: it is created again` }
+          : {}),
     });
     if (spec.paused === true) {
       unit.lifecycle = makeEntry({

@@ -294,3 +294,43 @@ describe('creation without duplicates', () => {
     expect((await h.client.api.listAllProjects()).map((p) => p.name)).toEqual(['shop']);
   });
 });
+
+describe('observation', () => {
+  it('notices a managed project deleted out of band and plans to create it again, saying so', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop') });
+    await h.pass();
+    const [shop] = await h.client.api.listAllProjects();
+    await h.client.api.deleteAProject(shop!.ref);
+    const dry = await h.pass({ dryRun: true });
+    const entry = dry.plan.entries.find((e) => e.id === 'Project/shop')!;
+    expect(entry.action).toBe('create');
+    expect(entry.reason).toContain(shop!.ref);
+    expect(dry.plan.hasChanges).toBe(true);
+  });
+
+  it('reads nothing but the project list for a paused project that stays paused', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop', '  paused: true\n  restapi:\n    max_rows: 10\n') });
+    const first = await h.pass();
+    expect(first.result).toBe('success');
+    for (let i = 0; i < 5; i++) await h.clock.advance(60_000);
+    const since = h.emulator.requests().length;
+    const dry = await h.pass({ dryRun: true });
+    expect(dry.plan.hasChanges).toBe(false);
+    expect(h.emulator.requests().slice(since).map((r) => r.route)).toEqual(['/v1/projects']);
+  });
+
+  it('fails the pass without applying anything when the token is refused', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop') });
+    const { createClient } = await import('../../src/api/client.js');
+    const { staticToken } = await import('../../src/api/auth.js');
+    const bad = await createClient({ baseUrl: h.emulator.url, auth: staticToken('not-a-valid-token') });
+    try {
+      const result = await h.pass({ client: bad });
+      expect(result.result).toBe('failed');
+      expect(result.outcomes[0]!.error!.type).toBe('UnauthorizedError');
+      expect(h.emulator.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+    } finally {
+      await bad.close();
+    }
+  });
+});
