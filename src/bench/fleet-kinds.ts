@@ -6,7 +6,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmulator } from '../emulator/index.js';
+import { DEFAULT_DURATIONS, startEmulator } from '../emulator/index.js';
 import { createClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
 import { loadManifests } from '../manifests/load.js';
@@ -25,7 +25,7 @@ export async function benchFleetKinds(options: FleetKindsOptions = {}): Promise<
   const projects = options.projects ?? 3;
   const functions = options.functions ?? 20;
   const secrets = options.secrets ?? 30;
-  const emulator = await startEmulator({ port: 0, rateLimit: { limit: 6000, windowMs: 1000 }, speed: 10_000 });
+  const emulator = await startEmulator({ port: 0, rateLimit: { limit: 6000, windowMs: 1000 } });
   const root = await mkdtemp(join(tmpdir(), 'bench-fleet-kinds-'));
   const stateDir = join(root, '.state');
   const manifestsDir = join(root, 'manifests');
@@ -39,7 +39,8 @@ export async function benchFleetKinds(options: FleetKindsOptions = {}): Promise<
       const name = `fleet-${p}`;
       const created = await api.createAProject({ name, organization_id: org, region: 'eu-west-1', db_pass: `bench-db-pass-${p}-longer` } as Parameters<typeof api.createAProject>[0]);
       const ref = (created as { ref?: string }).ref ?? created.id;
-      for (let i = 0; i < 10_000 && (await api.getProject(ref)).status !== 'ACTIVE_HEALTHY'; i++) await new Promise((r) => setTimeout(r, 5));
+      // The emulator's lifecycle clock is moved past the creation instead of waiting for it.
+      emulator.advanceClock(DEFAULT_DURATIONS.projectCreate + DEFAULT_DURATIONS.servicesHealthy + 1);
       docs.push(`apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: ${name}\nspec:\n  organization: bench\n  ref: ${ref}\n  region: eu-west-1\n  prune:\n    functions: true\n`);
       const values = Array.from({ length: secrets }, (_, s) => {
         env[`BENCH_${p}_${s}`] = `bench-secret-${p}-${s}`;
