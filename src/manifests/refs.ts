@@ -49,7 +49,8 @@ export function referencePath(ref: SecretRef, baseDir: string): string | undefin
 
 /** Deterministic, so repeated sandbox passes plan no change for a placeholder. */
 export function sandboxPlaceholder(reference: string): string {
-  return `sandbox-${createHash('sha256').update(reference).digest('hex').slice(0, 32)}`;
+  // 64 lowercase hex characters: valid wherever a value of this API goes, root keys included.
+  return createHash('sha256').update(`sandbox:${reference}`).digest('hex');
 }
 
 export interface ResolveOptions {

@@ -68,7 +68,7 @@ describe('resolveSecretRef', () => {
     const other = await resolveSecretRef({ valueFrom: { file: 'SMTP_PASSWORD' } }, { baseDir: '/nonexistent', env: {}, sandbox: true });
     expect(first).toBe(again);
     expect(first).toBe(sandboxPlaceholder('env:SMTP_PASSWORD'));
-    expect(first).toMatch(/^sandbox-[0-9a-f]{32}$/);
+    expect(first).toMatch(/^[0-9a-f]{64}$/);
     expect(other).not.toBe(first);
     expect(onPlaceholder).toHaveBeenCalledExactlyOnceWith('env:SMTP_PASSWORD');
   });
