@@ -79,6 +79,8 @@ interface Call {
   transientRetries: number;
   rateLimitRetries: number;
   reauthenticated: boolean;
+  /** Removes the abort listener (a daemon passes one long-lived signal to every call). */
+  detach: () => void;
 }
 
 /** What one attempt came to. */
@@ -178,6 +180,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   });
 
   const settle = (call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }) => {
+    call.detach();
     if ('response' in outcome) call.resolve(outcome.response);
     else call.reject(outcome.error);
     unsettled -= 1;
@@ -324,14 +327,20 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   };
 
   const attempt = async (call: Call, acquire: AcquireSend): Promise<void> => {
-    let outcome = await attemptOnce(call, acquire);
-    if (outcome.kind === 'failed') {
-      const signal = call.request.signal;
-      if (signal?.aborted) outcome = { kind: 'failed', error: signal.reason };
-      else if (closing.signal.aborted && outcome.error === closing.signal.reason) {
-        outcome = { kind: 'failed', error: new ClientClosedError(call.request.method, call.request.route) };
+    let outcome: Outcome;
+    try {
+      outcome = await attemptOnce(call, acquire);
+      if (outcome.kind === 'failed') {
+        const signal = call.request.signal;
+        if (signal?.aborted) outcome = { kind: 'failed', error: signal.reason };
+        else if (closing.signal.aborted && outcome.error === closing.signal.reason) {
+          outcome = { kind: 'failed', error: new ClientClosedError(call.request.method, call.request.route) };
+        } else outcome = await decide(call, outcome.error);
       }
-      else outcome = await decide(call, outcome.error);
+    } catch (error) {
+      // A bad request description (a missing path parameter, a body of the wrong kind) or a
+      // token source that failed while invalidating: the call fails, it is never left hanging.
+      outcome = { kind: 'failed', error };
     }
     if (outcome.kind === 'done') return settle(call, { response: outcome.response });
     if (outcome.kind === 'failed') return settle(call, { error: outcome.error });
@@ -368,15 +377,17 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
           transientRetries: 0,
           rateLimitRetries: 0,
           reauthenticated: false,
+          detach: () => undefined,
         };
         unsettled += 1;
-        request.signal?.addEventListener(
-          'abort',
-          () => {
-            if (dispatcher.remove(call)) settle(call, { error: request.signal!.reason });
-          },
-          { once: true },
-        );
+        const signal = request.signal;
+        if (signal) {
+          const onAbort = () => {
+            if (dispatcher.remove(call)) settle(call, { error: signal.reason });
+          };
+          signal.addEventListener('abort', onAbort, { once: true });
+          call.detach = () => signal.removeEventListener('abort', onAbort);
+        }
         dispatcher.push(call);
       });
     },

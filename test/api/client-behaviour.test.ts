@@ -305,3 +305,31 @@ describe('telemetry', () => {
     await client.close();
   });
 });
+
+describe('robustness', () => {
+  it('fails a call with a bad description instead of leaving it hanging', async () => {
+    const { clock, options } = setup();
+    const client = await createClient(options);
+    const call = track(client.api.getProject(''));
+    await runUntil(clock, () => call.settled);
+    expect((call.error as Error).message).toBe('Missing path parameter `ref` for /v1/projects/{ref}');
+    await client.close();
+  });
+
+  it('leaves no abort listener behind on a long-lived signal', async () => {
+    const { clock, options } = setup();
+    const client = await createClient(options);
+    const controller = new AbortController();
+    let added = 0;
+    let removed = 0;
+    const add = controller.signal.addEventListener.bind(controller.signal);
+    const remove = controller.signal.removeEventListener.bind(controller.signal);
+    controller.signal.addEventListener = ((...args: Parameters<typeof add>) => { added += 1; return add(...args); }) as typeof add;
+    controller.signal.removeEventListener = ((...args: Parameters<typeof remove>) => { removed += 1; return remove(...args); }) as typeof remove;
+    const calls = Array.from({ length: 20 }, () => track(client.api.listAllProjects({ signal: controller.signal })));
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    expect(added).toBeGreaterThanOrEqual(20);
+    expect(removed).toBe(added);
+    await client.close();
+  });
+});
