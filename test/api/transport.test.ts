@@ -163,6 +163,16 @@ describe('client transport', () => {
     expect((error as TransientError).mayHaveApplied).toBe(true);
   });
 
+  it('gives up on a body that stops coming within the body timeout', async () => {
+    const { client } = await setup((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('[');
+    }, { timeouts: { bodyMs: 150 } });
+    const error = await client.api.listAllProjects().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as TransientError).message).toBe('GET /v1/projects: timed out (UND_ERR_BODY_TIMEOUT)');
+  });
+
   it('aborts a call in flight with the signal', async () => {
     const { client } = await setup(() => undefined);
     const controller = new AbortController();
