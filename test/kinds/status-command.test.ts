@@ -147,6 +147,17 @@ describe('reconcile status and reconcile branch (built command)', () => {
     expect(usage.code).toBe(1);
   });
 
+  it('invalid manifests: status reads nothing, names file, line and field, and exits 1', async () => {
+    await mkdir(join(dir, 'broken'), { recursive: true });
+    await writeFile(join(dir, 'broken', 'a.yaml'), 'apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: s\nspec:\n  project: shop\n  valuez: {}\n');
+    const since = emulator.requests().length;
+    const result = await run(['status', 'broken']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/a\.yaml:\d+:\d+/);
+    expect(result.stderr).toContain('nothing was read');
+    expect(emulator.requests().length).toBe(since);
+  });
+
   it('the canary secret value never appears in any output stream or in the state directory', async () => {
     const state: string[] = [];
     for (const entry of await readdir(join(dir, '.state'), { withFileTypes: true, recursive: true })) {
