@@ -6,6 +6,8 @@ export interface CommandContext {
   /** Positional arguments after the command word. */
   positionals: string[];
   values: ParsedValues;
+  /** Options given on the command line (not from the environment or a default). */
+  flags: ReadonlySet<string>;
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdout: Writable;

@@ -43,7 +43,10 @@ function packageVersion(): string {
 }
 
 /** Parses argv: flags win over environment variables, which win over defaults. */
-export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): { command: string; positionals: string[]; values: ParsedValues } {
+export function parseCommandLine(
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+): { command: string; positionals: string[]; values: ParsedValues; flags: ReadonlySet<string> } {
   const parsed = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -53,6 +56,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): { comm
     ),
   });
   const values: ParsedValues = {};
+  const flags = new Set(Object.keys(parsed.values));
   for (const [name, spec] of Object.entries(OPTIONS)) {
     const given = (parsed.values as ParsedValues)[name];
     if (given !== undefined) values[name] = given;
@@ -65,7 +69,7 @@ export function parseCommandLine(argv: string[], env: NodeJS.ProcessEnv): { comm
     command = positionals[0];
     positionals = positionals.slice(1);
   }
-  return { command, positionals, values };
+  return { command, positionals, values, flags };
 }
 
 export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'env' | 'cwd'>> = {}): Promise<number> {
@@ -96,6 +100,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     return await handler({
       positionals: parsed.positionals,
       values: parsed.values,
+      flags: parsed.flags,
       env,
       cwd: io.cwd ?? process.cwd(),
       stdout,

@@ -28,11 +28,9 @@ export interface SandboxSession extends ApiSession {
 
 /** True when the option was given (flag or environment), not merely defaulted. */
 export function optionGiven(context: CommandContext, name: string): boolean {
+  if (context.flags.has(name)) return true;
   const spec = OPTIONS[name];
-  const value = context.values[name];
-  if (value === undefined) return false;
-  if (spec?.env && context.env[spec.env]) return true;
-  return value !== spec?.default;
+  return Boolean(spec?.env && context.env[spec.env]);
 }
 
 export async function openSandboxSession(

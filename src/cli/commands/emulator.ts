@@ -1,7 +1,6 @@
 import { startEmulator, SeedError } from '../../emulator/index.js';
 import { parseRate } from '../../util/rate.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
-import { OPTIONS } from '../options.js';
 
 function parsePort(text: string): number {
   const port = Number(text);
@@ -24,11 +23,9 @@ export async function run(context: CommandContext): Promise<number> {
   const port = parsePort(stringOption(context, 'port') ?? '8787');
   const speed = parseSpeed(stringOption(context, 'speed') ?? '1');
   // The emulator's own limit is the service's (60/60s). The shared `--rate-limit` option also
-  // carries the reconciler's budget default and RECONCILE_RATE_LIMIT, which must not apply here.
-  const rateValue = stringOption(context, 'rate-limit');
-  const onCommandLine = process.argv.some((arg) => arg === '--rate-limit' || arg.startsWith('--rate-limit='));
-  const inherited = rateValue === OPTIONS['rate-limit']!.default || rateValue === context.env.RECONCILE_RATE_LIMIT;
-  const rateText = rateValue !== undefined && (onCommandLine || !inherited) ? rateValue : undefined;
+  // carries the reconciler's budget default and RECONCILE_RATE_LIMIT, which must not apply here:
+  // only the flag itself sets the emulator's limit.
+  const rateText = context.flags.has('rate-limit') ? stringOption(context, 'rate-limit') : undefined;
   let rateLimit;
   try {
     rateLimit = rateText === undefined ? undefined : parseRate(rateText);
