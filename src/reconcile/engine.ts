@@ -530,8 +530,12 @@ async function applyProject(work: ProjectWork, a: ApplyContext): Promise<void> {
     }
   } else if (entry.action === 'create') {
     return; // observe only: a missing project is reported, nothing below it can be applied
-  } else {
-    await a.runEntry(entry, undefined); // blocked entries are reported as skipped
+  } else if (entry.action === 'blocked') {
+    // A project whose identity is in question (another region, an ambiguous name) is not touched.
+    await a.runEntry(entry, undefined);
+    for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+    if (unit.lifecycle) await a.runEntry(withDependency(unit.lifecycle, entry.id), undefined);
+    return;
   }
 
   const ref = a.projectRefs.get(unit.name);

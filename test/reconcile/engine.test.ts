@@ -334,3 +334,97 @@ describe('observation', () => {
     }
   });
 });
+
+describe('organizations and adoption', () => {
+  const SEED = {
+    organizations: [{ slug: 'acme-inc-slug', name: 'Acme Inc' }],
+    projects: [
+      { ref: 'aaaaaaaaaaaaaaaaaaaa', name: 'legacy', organization: 'acme-inc-slug', region: 'eu-west-1' },
+      { ref: 'bbbbbbbbbbbbbbbbbbbb', name: 'twin', organization: 'acme-inc-slug', region: 'eu-west-1' },
+      { ref: 'cccccccccccccccccccc', name: 'twin', organization: 'acme-inc-slug', region: 'eu-west-1' },
+      { ref: 'dddddddddddddddddddd', name: 'elsewhere', organization: 'acme-inc-slug', region: 'us-east-1' },
+    ],
+  };
+  const ORG_BY_SLUG = `apiVersion: reconciler/v1
+kind: Organization
+metadata:
+  name: acme
+spec:
+  slug: acme-inc-slug
+`;
+  const seeded = async () => {
+    await h.close();
+    h = await startHarness({ DB_PASS: CANARY_DB, SMTP_PASS: CANARY_SMTP }, { seed: SEED });
+  };
+  const postsTo = (route: string) => h.emulator.requests().filter((r) => r.method === 'POST' && r.route === route);
+
+  it('finds an organization by slug and adopts a project by spec.ref without creating anything', async () => {
+    await seeded();
+    await h.write({ 'org.yaml': ORG_BY_SLUG, 'legacy.yaml': project('legacy', '  ref: aaaaaaaaaaaaaaaaaaaa\n  restapi:\n    max_rows: 42\n') });
+    const result = await h.pass();
+    expect(result.result).toBe('success');
+    expect(postsTo('/v1/projects')).toEqual([]);
+    expect(postsTo('/v1/organizations')).toEqual([]);
+    expect(result.plan.entries.find((e) => e.id === 'Project/legacy')).toMatchObject({ action: 'noop', reason: 'found by ref (aaaaaaaaaaaaaaaaaaaa)' });
+    expect((await h.client.api.getRestapiServiceConfig('aaaaaaaaaaaaaaaaaaaa')).max_rows).toBe(42);
+    const inventory = JSON.parse(await readFile(join(h.stateDir, 'inventory.json'), 'utf8'));
+    expect(inventory.projects.legacy).toMatchObject({ ref: 'aaaaaaaaaaaaaaaaaaaa', origin: 'adopted', deletion: 'orphan' });
+    expect(inventory.organizations.acme.id).toBeDefined();
+    // Next pass: the cached organization id is confirmed by the project list; no organization list.
+    const since = h.emulator.requests().length;
+    await h.pass({ dryRun: true });
+    expect(h.emulator.requests().slice(since).map((r) => r.route)).not.toContain('/v1/organizations');
+  });
+
+  it('blocks (never creates) a project whose spec.ref does not exist, and an organization slug that is not visible', async () => {
+    await seeded();
+    await h.write({ 'org.yaml': ORG_BY_SLUG, 'ghost.yaml': project('ghost', '  ref: zzzzzzzzzzzzzzzzzzzz\n') });
+    const result = await h.pass();
+    expect(result.result).toBe('failed');
+    expect(result.plan.entries.find((e) => e.id === 'Project/ghost')).toMatchObject({ action: 'blocked' });
+    expect(postsTo('/v1/projects')).toEqual([]);
+
+    await h.write({ 'org.yaml': ORG_BY_SLUG.replace('acme-inc-slug', 'no-such-slug'), 'ghost.yaml': project('fresh') });
+    const missingOrg = await h.pass();
+    expect(missingOrg.plan.entries.find((e) => e.id === 'Organization/acme')).toMatchObject({ action: 'blocked' });
+    expect(missingOrg.plan.entries.find((e) => e.id === 'Project/fresh')).toMatchObject({ action: 'blocked' });
+    expect(postsTo('/v1/projects')).toEqual([]);
+    expect(postsTo('/v1/organizations')).toEqual([]);
+  });
+
+  it('blocks a name that matches two live projects, and a project in another region, writing nothing to them', async () => {
+    await seeded();
+    await h.write({
+      'org.yaml': ORG_BY_SLUG,
+      'twin.yaml': project('twin', '  restapi:\n    max_rows: 7\n'),
+      'elsewhere.yaml': project('elsewhere', '  restapi:\n    max_rows: 7\n'),
+    });
+    const result = await h.pass();
+    expect(result.result).toBe('failed');
+    expect(result.plan.entries.find((e) => e.id === 'Project/twin')!.reason).toContain('2 live projects are named `twin`');
+    expect(result.plan.entries.find((e) => e.id === 'Project/elsewhere')).toMatchObject({
+      action: 'blocked',
+      changes: [{ path: 'region', before: 'us-east-1', after: 'eu-west-1' }],
+    });
+    expect(h.emulator.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+    expect(result.outcomes.find((o) => o.entryId === 'ProjectRestapi/elsewhere/restapi')?.result).toBe('skipped');
+  });
+
+  it('does not create a missing project under the observe policy', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop', '  policy:\n    management: observe\n') });
+    const result = await h.pass();
+    expect(result.result).toBe('success');
+    expect(result.plan.drift).toBe(1);
+    expect(result.plan.entries.find((e) => e.id === 'Project/shop')).toMatchObject({ action: 'create', observeOnly: true });
+    expect(result.outcomes.map((o) => o.entryId)).toEqual(['Organization/acme']);
+    expect(postsTo('/v1/projects')).toEqual([]);
+  });
+
+  it('limits a pass to the selected projects', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop'), 'web.yaml': project('web') });
+    const result = await h.pass({ projects: ['web'] });
+    expect(result.result).toBe('success');
+    expect((await h.client.api.listAllProjects()).map((p) => p.name)).toEqual(['web']);
+    expect(result.plan.entries.some((e) => e.id === 'Project/shop')).toBe(false);
+  });
+});
