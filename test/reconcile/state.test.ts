@@ -1,0 +1,88 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InvalidStateKeyError, openStateStore } from '../../src/reconcile/state.js';
+import { IntentLog } from '../../src/reconcile/intents.js';
+import { loadInventory, UnsupportedStateError } from '../../src/reconcile/inventory.js';
+import { scopedApi } from '../../src/reconcile/scoped-api.js';
+import type { ApiRequest, ApiResponse } from '../../src/api/request.js';
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'reconcile-state-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('openStateStore', () => {
+  it('round-trips JSON values by key, nested keys included, and leaves no temporary file', async () => {
+    const state = openStateStore(dir);
+    await state.set('inventory', { a: 1 });
+    await state.set('functions/abc/slug', { digest: 'd' });
+    expect(await state.get('inventory')).toEqual({ a: 1 });
+    expect(await state.get('functions/abc/slug')).toEqual({ digest: 'd' });
+    expect(await state.get('missing')).toBeUndefined();
+    const files = await readdir(dir, { recursive: true });
+    expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    await state.delete('inventory');
+    expect(await state.get('inventory')).toBeUndefined();
+    await state.delete('inventory');
+  });
+
+  it('keeps the last of concurrent writes to one key', async () => {
+    const state = openStateStore(dir);
+    await Promise.all(Array.from({ length: 20 }, (_, i) => state.set('k', { i })));
+    expect(await state.get('k')).toEqual({ i: 19 });
+  });
+
+  it('refuses keys that could escape the directory', () => {
+    const state = openStateStore(dir);
+    for (const key of ['../x', 'a/../../b', '/abs', '', 'a//b', '.hidden']) {
+      expect(() => state.set(key, 1)).toThrow(InvalidStateKeyError);
+    }
+    expect(() => openStateStore('')).toThrow('Expected `stateDir` to be a non-empty string, got `` (string)');
+  });
+});
+
+describe('IntentLog', () => {
+  it('is on disk as soon as recording returns, and survives a reopen (a crash)', async () => {
+    const state = openStateStore(dir);
+    const intents = await IntentLog.open(state);
+    await intents.recordProject('shop', { name: 'shop', organizationId: 'org', region: 'eu-west-1', sentAt: 5 });
+    const onDisk = JSON.parse(await readFile(join(dir, 'intents.json'), 'utf8'));
+    expect(onDisk.projects.shop).toEqual({ name: 'shop', organizationId: 'org', region: 'eu-west-1', sentAt: 5 });
+    const reopened = await IntentLog.open(openStateStore(dir));
+    expect(reopened.project('shop')?.organizationId).toBe('org');
+    await reopened.clearProject('shop');
+    expect((await IntentLog.open(openStateStore(dir))).pendingProjects()).toEqual([]);
+  });
+});
+
+describe('loadInventory', () => {
+  it('starts empty and refuses a state file of another version', async () => {
+    expect((await loadInventory(openStateStore(dir))).projects).toEqual({});
+    await writeFile(join(dir, 'inventory.json'), JSON.stringify({ version: 99 }));
+    await expect(loadInventory(openStateStore(dir))).rejects.toThrow(UnsupportedStateError);
+  });
+});
+
+describe('scopedApi', () => {
+  it('gives reads the pass priority, writes `write`, and every call the project and signal, unless the caller set them', async () => {
+    const seen: ApiRequest[] = [];
+    const caller = { call: async <T>(request: ApiRequest) => (seen.push(request), { status: 200, headers: {}, body: [] as T } as ApiResponse<T>) };
+    const tally = { total: 0, byMethod: {} as Record<string, number> };
+    const signal = new AbortController().signal;
+    const api = scopedApi(caller, { readPriority: 'drift', project: 'shop', signal }, tally);
+    await api.listAllSecrets('ref1');
+    await api.bulkDeleteSecrets('ref1', ['A']);
+    await api.getAuthServiceConfig('ref1', { priority: 'write', project: 'other' });
+    expect(seen.map((r) => [r.method, r.priority, r.project, r.signal === signal])).toEqual([
+      ['GET', 'drift', 'shop', true],
+      ['DELETE', 'write', 'shop', true],
+      ['GET', 'write', 'other', true],
+    ]);
+    expect(tally).toEqual({ total: 3, byMethod: { GET: 2, DELETE: 1 } });
+  });
+});
