@@ -87,7 +87,9 @@ export function planProject(
 ): void {
   const spec = unit.document.spec;
   const observeOnly = unit.policy.management === 'observe';
-  const dependsOn = options.organizationEntry && options.organizationEntry.action === 'create' ? [options.organizationEntry.id] : undefined;
+  const org = options.organizationEntry;
+  // An organization that will be created first; under observe it never is, so the project cannot be either.
+  const dependsOn = org && org.action === 'create' && !org.observeOnly ? [org.id] : undefined;
   if (options.ambiguous && options.ambiguous > 1) {
     unit.entry = makeEntry({
       kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
@@ -106,7 +108,9 @@ export function planProject(
     if (options.organizationMissing && !dependsOn) {
       unit.entry = makeEntry({
         kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
-        reason: `its organization \`${unit.organization}\` is not available`,
+        reason: org?.observeOnly && org.action === 'create'
+          ? `its organization \`${unit.organization}\` is missing and under the observe policy`
+          : `its organization \`${unit.organization}\` is not available`,
       });
       return;
     }
