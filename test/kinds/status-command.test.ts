@@ -24,6 +24,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
   let client: ApiClient;
   let dir: string;
   let ref: string;
+  let otherRef: string;
   const outputs: string[] = [];
 
   const run = (args: string[]): Promise<Run> =>
@@ -57,6 +58,8 @@ describe('reconcile status and reconcile branch (built command)', () => {
     const org = (await api.listAllOrganizations())[0]?.id ?? (await api.createAnOrganization({ name: 'status-org' })).id;
     const created = await api.createAProject({ name: 'shop', organization_id: org, region: 'eu-west-1', db_pass: 'status-db-pass-1234' } as Parameters<typeof api.createAProject>[0]);
     ref = (created as { ref?: string }).ref ?? created.id;
+    const second = await api.createAProject({ name: 'other', organization_id: org, region: 'eu-west-1', db_pass: 'other-db-pass-1234' } as Parameters<typeof api.createAProject>[0]);
+    otherRef = (second as { ref?: string }).ref ?? second.id;
     emulator.advanceClock(DEFAULT_DURATIONS.projectCreate + DEFAULT_DURATIONS.servicesHealthy + 1);
     expect((await api.getProject(ref)).status).toBe('ACTIVE_HEALTHY');
 
@@ -68,6 +71,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
       [
         `apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: org\nspec:\n  slug: ${org}\n`,
         `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: shop\nspec:\n  organization: org\n  ref: ${ref}\n  region: eu-west-1\n  auth:\n    saml_enabled: true\n`,
+        `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: other\nspec:\n  organization: org\n  ref: ${otherRef}\n  region: eu-west-1\n`,
         `apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: shop-secrets\nspec:\n  project: shop\n  values:\n    API_SECRET:\n      valueFrom:\n        env: SHOP_SECRET\n`,
         `apiVersion: reconciler/v1\nkind: Function\nmetadata:\n  name: hello\nspec:\n  project: shop\n  source: functions/hello\n  entrypoint: index.ts\n  verify_jwt: false\n`,
         `apiVersion: reconciler/v1\nkind: SsoProvider\nmetadata:\n  name: corp\nspec:\n  project: shop\n  type: saml\n  metadata_url: https://idp.example.com/metadata\n  domains: [example.com]\n`,
@@ -104,7 +108,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
   it('after an apply everything is in sync; a change made out of band shows as drift with its fields', async () => {
     const apply = await run(['manifests']);
     expect(apply.code, apply.stderr).toBe(0);
-    const pending = JSON.parse((await run(['status', 'manifests', '--output', 'json'])).stdout).projects[0].resources.find((r: { id: string }) => r.id === 'Branch/shop/dev');
+    const pending = JSON.parse((await run(['status', 'manifests', '--output', 'json'])).stdout).projects.find((p: { name: string }) => p.name === 'shop').resources.find((r: { id: string }) => r.id === 'Branch/shop/dev');
     expect(pending).toMatchObject({ state: 'pending', message: 'branch status CREATING_PROJECT' });
     emulator.advanceClock(DEFAULT_DURATIONS.branchStep * 4); // the branch finishes setting up
     const clean = await run(['status', 'manifests', '--output', 'json']);
@@ -145,6 +149,19 @@ describe('reconcile status and reconcile branch (built command)', () => {
     expect(missing.stderr).toContain('no branch `nope`');
     const usage = await run(['branch', 'merge', 'dev', '--project', ref]);
     expect(usage.code).toBe(1);
+  });
+
+  it('--project limits the report to one project; an unknown name is a usage error', async () => {
+    const all = await run(['status', 'manifests', '--output', 'json']);
+    expect(JSON.parse(all.stdout).projects.map((p: { name: string }) => p.name)).toEqual(['other', 'shop']);
+    const since = emulator.requests().length;
+    const one = await run(['status', 'manifests', '--project', 'shop', '--output', 'json']);
+    expect(one.code, one.stderr).toBe(0);
+    expect(JSON.parse(one.stdout).projects.map((p: { name: string }) => p.name)).toEqual(['shop']);
+    expect(emulator.requests().slice(since).filter((r) => r.path.includes(otherRef))).toEqual([]);
+    const unknown = await run(['status', 'manifests', '--project', 'nope']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('--project `nope` names no Project manifest');
   });
 
   it('invalid manifests: status reads nothing, names file, line and field, and exits 1', async () => {

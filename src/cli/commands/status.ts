@@ -32,7 +32,13 @@ export async function run(context: CommandContext): Promise<number> {
     context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
   try {
     const { runPass } = await import('../../reconcile/engine.js');
+    // `--project NAME` limits the report (and its reads) to one Project manifest.
+    const only = stringOption(context, 'project');
+    if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
+      throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}`);
+    }
     const result = await runPass({
+      ...(only !== undefined ? { projects: [only] } : {}),
       manifests,
       client: session.client,
       stateDir: session.stateDir,
