@@ -23,7 +23,7 @@ export function renderText(result: PassResult, options: TextOptions): string {
     }
     return `${lines.join('\n')}\n`;
   }
-  const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan';
+  const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan (applied: outcomes below)';
   lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
   const entries = visibleEntries(result);
   for (const entry of entries) {
