@@ -84,6 +84,11 @@ export function promtoolTool(): Tool {
   return path ? { path } : { missing: 'promtool not found on PATH (apt-get install prometheus)' };
 }
 
+export function prometheusTool(): Tool {
+  const path = which('prometheus');
+  return path ? { path } : { missing: 'prometheus not found on PATH (apt-get install prometheus)' };
+}
+
 /**
  * For a describe block: `skip` is true when the tool is missing and not required. When it is
  * required and missing, `skip` is false and `assertPresent` throws with the reason.
