@@ -79,6 +79,15 @@ describe('Function kind against the emulator', () => {
     expect(drifted.entries[0]!.changes.map((c) => c.path).sort()).toEqual(['sources', 'verify_jwt']);
   });
 
+  it('sees metadata changed by a bulk update that keeps the version (verify_jwt, entrypoint)', async () => {
+    const current = (await h.api.listAllFunctions(ref)).find((f) => f.slug === 'hello')!;
+    await h.api.bulkUpdateFunctions(ref, [{ id: current.id, slug: 'hello', name: current.name, status: 'ACTIVE', version: current.version, verify_jwt: true, entrypoint_path: 'lib/msg.ts' }]);
+    const after = (await h.api.listAllFunctions(ref)).find((f) => f.slug === 'hello')!;
+    expect(after.version).toBe(current.version);
+    const pass = await runKinds(h, scopes([fnDoc('hello')]), { dryRun: true });
+    expect(pass.entries[0]!.changes.map((c) => c.path).sort()).toEqual(['entrypoint_path', 'sources', 'verify_jwt']);
+  });
+
   it('repairs it with exactly one deploy, after which the pass is clean', async () => {
     let since = h.emulator.requests().length;
     const pass = await runKinds(h, scopes([fnDoc('hello')]), { dryRun: false });

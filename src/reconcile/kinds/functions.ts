@@ -22,6 +22,8 @@ export interface DeployedFunctionRecord {
   verify_jwt?: boolean;
   entrypoint_path?: string;
   import_map_path?: string;
+  /** Whether the service reported an import map in use. */
+  import_map?: boolean;
   name?: string;
 }
 
@@ -88,9 +90,12 @@ function metadataChanges(live: FunctionResponse, desired: DeployMetadata, record
   if (!entrypointKnown && !samePath(live.entrypoint_path, desired.entrypoint_path)) {
     changes.push({ path: 'entrypoint_path', ...(live.entrypoint_path !== undefined ? { before: live.entrypoint_path } : {}), after: desired.entrypoint_path });
   }
-  const importMapKnown = record !== undefined && record.import_map_path === live.import_map_path;
+  const importMapKnown = record !== undefined && record.import_map_path === live.import_map_path && record.import_map === live.import_map;
   if (!importMapKnown && desired.import_map_path !== undefined && !samePath(live.import_map_path, desired.import_map_path)) {
     changes.push({ path: 'import_map_path', ...(live.import_map_path !== undefined ? { before: live.import_map_path } : {}), after: desired.import_map_path });
+  } else if (!importMapKnown && record !== undefined && desired.import_map_path === undefined && live.import_map === true) {
+    // An import map set without a deploy (bulk update keeps the version): the manifest has none.
+    changes.push({ path: 'import_map', before: true, after: false });
   }
   return changes;
 }
@@ -110,6 +115,7 @@ function recordFrom(live: Partial<FunctionResponse> & { version: number }, diges
   if (live.verify_jwt !== undefined) record.verify_jwt = live.verify_jwt;
   if (live.entrypoint_path !== undefined) record.entrypoint_path = live.entrypoint_path;
   if (live.import_map_path !== undefined) record.import_map_path = live.import_map_path;
+  if (live.import_map !== undefined) record.import_map = live.import_map;
   if (live.name !== undefined) record.name = live.name;
   return record;
 }
