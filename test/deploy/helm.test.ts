@@ -8,7 +8,8 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import type { IPodSpec } from 'kubernetes-models/v1/PodSpec';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { OAUTH_ENV, DEFAULT_REFRESH_TOKEN_FILE } from '../../src/api/auth.js';
+import { DEFAULT_REFRESH_TOKEN_FILE, OAUTH_ENV, tokenSourceFromEnvironment } from '../../src/api/auth.js';
+import { parseCommandLine } from '../../src/cli/main.js';
 import { OPTIONS } from '../../src/cli/options.js';
 import { findObject, parseManifests, renderObjects, runHelm, template, typecheckWithModels, validateWithModel, type K8sObject } from './render.js';
 import { ALERTS_FILE, CHART_DIR, DASHBOARD_FILE, helmTool, toolGate } from './tools.js';
@@ -282,6 +283,25 @@ describe.skipIf(gate.skip)('helm chart', () => {
     // fsGroup lets git-sync's group read the key.
     expect(pod.securityContext?.fsGroup).toBe(65533);
     expect(container(pod, 'git-sync').securityContext?.runAsGroup).toBe(65533);
+  });
+
+  it('gives the container arguments and an environment the command itself accepts', () => {
+    for (const [label, objects] of [['defaults', defaults], ['full', full]] as const) {
+      const reconciler = container(findObject<Deployment>(objects, 'Deployment').spec.template.spec, 'reconciler');
+      // Secret references become placeholder values, as the kubelet would fill them.
+      const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries(envOf(reconciler)).map(([name, e]) => [name, e.value ?? `from-secret-${e.secret!.key}`]));
+      const parsed = parseCommandLine(reconciler.args!, env);
+      expect(parsed.command, label).toBe('reconcile');
+      expect(parsed.values.watch, label).toBe(true);
+      expect(parsed.values['state-dir'], label).toBe('/var/lib/reconciler');
+      expect(parsed.values['metrics-addr'], label).toBe('0.0.0.0:9464');
+      expect(parsed.values['api-url'], label).toBe('https://api.example.com');
+      expect(() => tokenSourceFromEnvironment(parsed.values, env), label).not.toThrow();
+    }
+    const fullArgs = parseCommandLine(container(findObject<Deployment>(full, 'Deployment').spec.template.spec, 'reconciler').args!, {});
+    expect(fullArgs.positionals).toEqual(['/git/repo/manifests']);
+    expect(fullArgs.values['dry-run']).toBe(true);
+    expect(fullArgs.values.output).toBe('json');
   });
 
   it('git-sync with an HTTPS token reads it from a file, never from an argument', () => {
