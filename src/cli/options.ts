@@ -28,7 +28,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'http-timeout': { type: 'string', env: 'RECONCILE_HTTP_TIMEOUT', placeholder: 'DURATION', default: '30s', description: 'longest wait for the headers of an answer (and again for its body) before the request counts as failed' },
   'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },
   'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
-  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch: the project' },
+  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project' },
   all: { type: 'boolean', description: 'export: every live project' },
   out: { type: 'string', placeholder: 'DIR', description: 'export: where to write manifests (default: standard output)' },
   // emulator
