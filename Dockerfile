@@ -17,7 +17,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 # --ignore-scripts: the `prepare` script compiles, but the sources are not copied yet; and the
 # `node` devDependency would fetch a second Node binary the image already has.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY schemas ./schemas
@@ -27,7 +27,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # ---- runtime --------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime

@@ -233,7 +233,14 @@ export function build(options: BuildOptions): Stage[] {
 }
 
 function runStep(stage: Stage, command: string, options: BuildOptions, where: string, log: (line: string) => void): void {
-  for (const part of command.split('&&').map((p) => p.trim())) {
+  // BuildKit's cache mounts (`--mount=type=cache,...`) only speed builds up: the steps run
+  // with this machine's npm cache instead.
+  let rest = command.trim();
+  for (let flag = /^--mount=\S+\s+/.exec(rest); flag; flag = /^--mount=\S+\s+/.exec(rest)) {
+    if (!flag[0].startsWith('--mount=type=cache,')) throw new Error(`${where}: RUN ${flag[0].trim()} is not supported by this build`);
+    rest = rest.slice(flag[0].length);
+  }
+  for (const part of rest.split('&&').map((p) => p.trim())) {
     const words = splitWords(part);
     const [program, ...rest] = words;
     if (program === 'npm') {
