@@ -140,6 +140,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
       expect(pod.securityContext?.runAsNonRoot).toBe(true);
       expect(pod.securityContext?.seccompProfile?.type).toBe('RuntimeDefault');
       expect(pod.automountServiceAccountToken).toBe(false);
+      expect(pod.enableServiceLinks).toBe(false);
       expect(pod.containers.map((c) => c.name)).toEqual(['reconciler', 'git-sync']);
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) expectRestricted(c);
       expect(container(pod, 'reconciler').securityContext!.runAsUser).toBe(10001);
