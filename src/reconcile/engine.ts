@@ -135,12 +135,12 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
 
   // 2. Secret references, all of them, before anything is read.
   const documents = options.manifests.documents;
-  const secrets = secretResolver({
-    env: options.env,
-    sandbox: options.sandbox ?? false,
-    onPlaceholder: (reference) => log.warn({ reference }, 'secret reference does not resolve: a generated placeholder is used (sandbox only)'),
-  });
+  const placeholders: string[] = [];
+  const secrets = secretResolver({ env: options.env, sandbox: options.sandbox ?? false, onPlaceholder: (reference) => placeholders.push(reference) });
   const referenceErrors = await secrets.check(documents);
+  if (placeholders.length > 0) {
+    log.warn({ references: placeholders }, 'secret references do not resolve: generated placeholders are used (sandbox only)');
+  }
   if (referenceErrors.length > 0) {
     for (const error of referenceErrors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
     return invalidPassResult(options.manifests, referenceErrors, options.dryRun, clock.now());
