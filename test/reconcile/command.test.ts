@@ -6,7 +6,7 @@ import { summarizePlan } from '../../src/reconcile/summary.js';
 import type { PassResult, PlanEntry } from '../../src/reconcile/types.js';
 
 function context(positionals: string[], values: CommandContext['values'] = {}): CommandContext {
-  return { positionals, values, env: {}, cwd: '/work/repo', stdout: new PassThrough(), stderr: new PassThrough(), signal: new AbortController().signal };
+  return { positionals, values, flags: new Set(), env: {}, cwd: '/work/repo', stdout: new PassThrough(), stderr: new PassThrough(), signal: new AbortController().signal };
 }
 
 const change: PlanEntry = { id: 'ProjectAuth/p/auth', kind: 'ProjectAuth', project: 'p', name: 'auth', action: 'update', changes: [{ path: 'auth.site_url', after: 'x' }] };
