@@ -5,7 +5,7 @@ import { TransientError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../api/types.js';
 import type { OrganizationDocument } from '../manifests/types.js';
-import { entryId, makeEntry } from './diff.js';
+import { makeEntry } from './diff.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
 import { effectivePolicy, type EffectivePolicy } from './policy.js';
@@ -103,10 +103,6 @@ export function planOrganization(unit: OrganizationUnit): PlanEntry {
           source: sourceOf(unit),
         });
   return unit.entry;
-}
-
-export function organizationEntryId(name: string): string {
-  return entryId('Organization', name);
 }
 
 /**

@@ -7,7 +7,7 @@ import type { ManagementApi } from '../api/endpoints.js';
 import type { V1ProjectWithDatabaseResponse } from '../api/types.js';
 import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
 import type { Clock } from '../util/clock.js';
-import { entryId, makeEntry } from './diff.js';
+import { makeEntry } from './diff.js';
 import type { IntentLog } from './intents.js';
 import type { InventoryProject } from './inventory.js';
 import { effectivePolicy, type EffectivePolicy } from './policy.js';
@@ -171,10 +171,9 @@ export function planRemoval(
   guard: { manifestsEmpty: boolean; allowEmpty: boolean },
 ): PlanEntry | undefined {
   if (!live) return undefined;
-  const base = { kind: 'Project' as const, name, source: inventoried.file ? { file: inventoried.file, line: 1 } : undefined };
+  // The file it was last declared in (the line is unknown once the document is gone).
+  const withSource = { kind: 'Project' as const, name, ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}) };
   const changes: FieldChange[] = [{ path: 'ref', before: refOf(live) }, { path: 'name', before: live.name }];
-  const { source: src, ...rest } = base;
-  const withSource = src ? { ...rest, source: src } : rest;
   if (inventoried.deletion !== 'delete') {
     return makeEntry({ ...withSource, changes: [], reason: 'manifest removed; deletion policy `orphan`: the project is left in place and no longer managed' });
   }
@@ -186,10 +185,6 @@ export function planRemoval(
     observeOnly: inventoried.management === 'observe',
     reason: inventoried.management === 'observe' ? 'manifest removed; under the observe policy it is not deleted' : 'manifest removed; deletion policy `delete`',
   });
-}
-
-export function projectEntryId(name: string): string {
-  return entryId('Project', name);
 }
 
 export interface CreateContext {
