@@ -6,6 +6,7 @@ import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { sha256Hex } from './common.js';
+import { systemClock, type Clock } from '../../util/clock.js';
 
 /** Default cap on the total size of one function's sources: 20 MiB. */
 export const FUNCTION_SOURCE_LIMIT_BYTES = 20 * 1024 * 1024;
@@ -37,6 +38,8 @@ export interface CollectOptions {
   importMap?: string;
   staticPatterns?: readonly string[];
   maxBytes?: number;
+  /** Digests reused across calls (default: the process-wide cache). */
+  cache?: SourceHashCache;
 }
 
 /** The function's sources cannot be used: missing entrypoint, escaping path, size cap. Terminal for that function. */
@@ -85,6 +88,110 @@ export function normalizeRelative(functionName: string, field: string, path: str
   return normalized;
 }
 
+/** What identifies one version of a file's content without reading it. */
+interface FileStamp {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  ctimeNs: bigint;
+}
+
+interface CachedDigest extends FileStamp {
+  sha256: string;
+  /** Wall clock (ns, as file timestamps) when reading started. */
+  readStartedNs: bigint;
+}
+
+/** Default age a file's timestamps must have, when it is read, for its digest to be reused. */
+export const SOURCE_CACHE_SETTLE_MS = 2000;
+
+/**
+ * Content digests of source files, so Function documents that share a source directory (and
+ * later passes) hash each file once. A digest is reused only while the file's device, inode,
+ * size, mtime and ctime are unchanged, and only when its timestamps were already older than
+ * `settleMs` when it was read: timestamps are coarse (a write in the same tick as the read
+ * leaves them equal), and ctime cannot be set back by a user, so any later write is seen.
+ */
+export class SourceHashCache {
+  readonly maxEntries: number;
+  readonly settleMs: number;
+  /** Files read and hashed / digests reused: for tests and diagnostics. */
+  readonly stats = { hashed: 0, reused: 0 };
+  readonly #entries = new Map<string, CachedDigest>();
+  readonly #pending = new Map<string, { stamp: FileStamp; promise: Promise<string> }>();
+
+  readonly #clock: Clock;
+
+  constructor(options: { maxEntries?: number; settleMs?: number; clock?: Clock } = {}) {
+    const { maxEntries = 10_000, settleMs = SOURCE_CACHE_SETTLE_MS, clock = systemClock } = options;
+    if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
+      throw new TypeError(`Expected \`maxEntries\` to be a positive integer, got \`${String(maxEntries)}\` (${typeof maxEntries})`);
+    }
+    if (!Number.isSafeInteger(settleMs) || settleMs < 0) {
+      throw new TypeError(`Expected \`settleMs\` to be a non-negative integer, got \`${String(settleMs)}\` (${typeof settleMs})`);
+    }
+    this.maxEntries = maxEntries;
+    this.settleMs = settleMs;
+    this.#clock = clock;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  /** The file's digest, read only when no trustworthy digest of this exact version is kept. */
+  async digest(file: ListedFile, read: () => Promise<string>): Promise<string> {
+    const stamp = file.stamp;
+    const cached = this.#entries.get(file.absolute);
+    if (cached && sameStamp(cached, stamp) && settledBefore(cached, cached.readStartedNs, this.settleMs)) {
+      this.stats.reused++;
+      // Refresh its place: the least recently used entry is the one dropped.
+      this.#entries.delete(file.absolute);
+      this.#entries.set(file.absolute, cached);
+      return cached.sha256;
+    }
+    const readStartedNs = BigInt(Math.floor(this.#clock.now())) * 1_000_000n;
+    // Documents planned side by side ask for the same file at once: one read serves them, when
+    // the version they listed is the one being read and it has not changed for a while.
+    const pending = this.#pending.get(file.absolute);
+    if (pending && sameStamp(pending.stamp, stamp) && settledBefore(stamp, readStartedNs, this.settleMs)) {
+      this.stats.reused++;
+      return pending.promise;
+    }
+    const promise = read();
+    this.#pending.set(file.absolute, { stamp, promise });
+    try {
+      const sha256 = await promise;
+      this.stats.hashed++;
+      this.#entries.delete(file.absolute);
+      this.#entries.set(file.absolute, { ...stamp, sha256, readStartedNs });
+      if (this.#entries.size > this.maxEntries) this.#entries.delete(this.#entries.keys().next().value!);
+      return sha256;
+    } finally {
+      if (this.#pending.get(file.absolute)?.promise === promise) this.#pending.delete(file.absolute);
+    }
+  }
+}
+
+function sameStamp(a: FileStamp, b: FileStamp): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+}
+
+/** Whether the file's timestamps were older than `settleMs` at `timeNs`. */
+function settledBefore(stamp: FileStamp, timeNs: bigint, settleMs: number): boolean {
+  const newest = stamp.mtimeNs > stamp.ctimeNs ? stamp.mtimeNs : stamp.ctimeNs;
+  return newest + BigInt(settleMs) * 1_000_000n < timeNs;
+}
+
+
+/** The process-wide cache collectFunctionSources uses unless given another. */
+export const sharedSourceCache = new SourceHashCache();
+
 export async function collectFunctionSources(options: CollectOptions): Promise<FunctionSources> {
   const name = options.functionName;
   const limit = options.maxBytes ?? FUNCTION_SOURCE_LIMIT_BYTES;
@@ -114,13 +221,22 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
     total += file.size;
     if (total > limit) throw new FunctionSourceTooLargeError(name, file.path, limit);
   }
+  const cache = options.cache ?? sharedSourceCache;
   const files: FunctionFile[] = [];
-  for (const file of paths) files.push({ ...file, sha256: await hashFile(name, file.absolute, file.path, limit) });
+  for (const file of paths) {
+    const sha256 = await cache.digest(file, () => hashFile(name, file.absolute, file.path, limit, file.size));
+    files.push({ path: file.path, absolute: file.absolute, size: file.size, sha256 });
+  }
   return { root: realRoot, files, totalBytes: total, digest: sourcesDigest(files) };
 }
 
-async function listFiles(name: string, root: string): Promise<Array<Omit<FunctionFile, 'sha256'>>> {
-  const out: Array<Omit<FunctionFile, 'sha256'>> = [];
+/** A file found by the walk, with what identifies its current content. */
+interface ListedFile extends Omit<FunctionFile, 'sha256'> {
+  stamp: FileStamp;
+}
+
+async function listFiles(name: string, root: string): Promise<ListedFile[]> {
+  const out: ListedFile[] = [];
   const visited = new Set<string>();
   const walk = async (dir: string, prefix: string): Promise<void> => {
     if (visited.has(dir)) return; // a link back to an ancestor
@@ -138,25 +254,38 @@ async function listFiles(name: string, root: string): Promise<Array<Omit<Functio
           throw new FunctionSourceError(name, `\`${rel}\` is a symbolic link that leaves the source directory`, rel);
         }
       }
-      const info = await lstat(target);
+      const info = await lstat(target, { bigint: true });
       if (info.isDirectory()) await walk(target, rel);
-      else if (info.isFile()) out.push({ path: rel, absolute: target, size: info.size });
+      else if (info.isFile()) {
+        const stamp = { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs, ctimeNs: info.ctimeNs };
+        out.push({ path: rel, absolute: target, size: Number(info.size), stamp });
+      }
     }
   };
   await walk(root, '');
   return out;
 }
 
-/** Streams the file through the hash; a file that grows past the cap while read is refused. */
-async function hashFile(name: string, absolute: string, rel: string, limit: number): Promise<string> {
+/** Largest read while hashing: big files are hashed in chunks of this size, memory stays flat. */
+const HASH_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * Reads the file through the hash; a file that grows past the cap while read is refused. The
+ * buffer is sized from the listing, so a small file takes one read and no 64 KiB allocation.
+ */
+async function hashFile(name: string, absolute: string, rel: string, limit: number, expectedSize: number): Promise<string> {
   const handle = await open(absolute, 'r');
   try {
     const hash = createHash('sha256');
+    // One byte more than expected, so a file that grew is noticed without another allocation.
+    const buffer = Buffer.allocUnsafe(Math.min(expectedSize + 1, HASH_CHUNK_BYTES));
     let read = 0;
-    for await (const chunk of handle.createReadStream({ highWaterMark: 64 * 1024 })) {
-      read += (chunk as Buffer).length;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      read += bytesRead;
       if (read > limit) throw new FunctionSourceTooLargeError(name, rel, limit);
-      hash.update(chunk as Buffer);
+      hash.update(buffer.subarray(0, bytesRead));
     }
     return hash.digest('hex');
   } finally {

@@ -1,0 +1,101 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { collectFunctionSources, SourceHashCache } from '../../src/reconcile/kinds/function-sources.js';
+import { sha256Hex } from '../../src/reconcile/kinds/common.js';
+import { ManualClock } from '../../src/util/clock.js';
+
+let dir: string;
+const INDEX = 'import { x } from "./lib/x.ts";\nDeno.serve(() => new Response(x));\n';
+const LIB = 'export const x = "hi";\n';
+const AN_HOUR_AGO = new Date(Date.now() - 3_600_000);
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'fn-cache-'));
+  await mkdir(join(dir, 'shared', 'lib'), { recursive: true });
+  await writeFile(join(dir, 'shared', 'index.ts'), INDEX);
+  await writeFile(join(dir, 'shared', 'lib', 'x.ts'), LIB);
+  // Old modification times: any later write gives the file a different mtime.
+  await utimes(join(dir, 'shared', 'index.ts'), AN_HOUR_AGO, AN_HOUR_AGO);
+  await utimes(join(dir, 'shared', 'lib', 'x.ts'), AN_HOUR_AGO, AN_HOUR_AGO);
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A cache whose clock is an hour ahead: every file on disk has settled. */
+const settledCache = (options: { maxEntries?: number } = {}) => new SourceHashCache({ ...options, clock: new ManualClock(Date.now() + 3_600_000) });
+const fn = (functionName: string, cache: SourceHashCache) => ({ functionName, baseDir: dir, source: 'shared', entrypoint: 'index.ts', cache });
+
+describe('SourceHashCache', () => {
+  it('reads each file of a source directory shared by two Function documents once', async () => {
+    const cache = settledCache();
+    const a = await collectFunctionSources(fn('alpha', cache));
+    expect(cache.stats).toEqual({ hashed: 2, reused: 0 });
+    const b = await collectFunctionSources(fn('beta', cache));
+    expect(cache.stats).toEqual({ hashed: 2, reused: 2 });
+    expect(b.digest).toBe(a.digest);
+    expect(b.files.map((f) => [f.path, f.sha256])).toEqual([
+      ['index.ts', sha256Hex(INDEX)],
+      ['lib/x.ts', sha256Hex(LIB)],
+    ]);
+  });
+
+  it('shares one read between documents planned at the same time', async () => {
+    const cache = settledCache();
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => collectFunctionSources(fn(name, cache))));
+    expect(cache.stats).toEqual({ hashed: 2, reused: 4 });
+    expect(new Set([a!.digest, b!.digest, c!.digest]).size).toBe(1);
+  });
+
+  it('a changed file changes the digest in the next pass, even at the same size', async () => {
+    const cache = settledCache();
+    const before = await collectFunctionSources(fn('alpha', cache));
+    await writeFile(join(dir, 'shared', 'lib', 'x.ts'), 'export const x = "ho";\n');
+    const after = await collectFunctionSources(fn('alpha', cache));
+    expect(after.digest).not.toBe(before.digest);
+    expect(after.files.find((f) => f.path === 'lib/x.ts')!.sha256).toBe(sha256Hex('export const x = "ho";\n'));
+    expect(cache.stats).toEqual({ hashed: 3, reused: 1 });
+  });
+
+  it('a file replaced by another (new inode, same size and times) is read again', async () => {
+    const cache = settledCache();
+    await collectFunctionSources(fn('alpha', cache));
+    const replacement = join(dir, 'replacement.ts');
+    await writeFile(replacement, 'export const x = "ho";\n');
+    await utimes(replacement, AN_HOUR_AGO, AN_HOUR_AGO);
+    await rm(join(dir, 'shared', 'lib', 'x.ts'));
+    await rename(replacement, join(dir, 'shared', 'lib', 'x.ts'));
+    const after = await collectFunctionSources(fn('alpha', cache));
+    expect(after.files.find((f) => f.path === 'lib/x.ts')!.sha256).toBe(sha256Hex('export const x = "ho";\n'));
+  });
+
+  it('never reuses the digest of a file changed just before it was read (timestamps are coarse)', async () => {
+    const clock = new ManualClock(Date.now());
+    const cache = new SourceHashCache({ clock });
+    await collectFunctionSources(fn('alpha', cache));
+    await collectFunctionSources(fn('alpha', cache));
+    // Both files changed (their ctime) within the settle time of each read: read every time.
+    expect(cache.stats).toEqual({ hashed: 4, reused: 0 });
+    await clock.advance(3_600_000);
+    await collectFunctionSources(fn('alpha', cache));
+    // Read again: the digests kept were taken while the files were fresh.
+    expect(cache.stats).toEqual({ hashed: 6, reused: 0 });
+    await collectFunctionSources(fn('alpha', cache));
+    expect(cache.stats).toEqual({ hashed: 6, reused: 2 });
+  });
+
+  it('keeps at most maxEntries digests, dropping the least recently used', async () => {
+    const cache = settledCache({ maxEntries: 1 });
+    await collectFunctionSources(fn('alpha', cache));
+    expect(cache.size).toBe(1);
+    await collectFunctionSources(fn('alpha', cache));
+    expect(cache.stats.reused).toBe(0);
+  });
+
+  it('validates its options', () => {
+    expect(() => new SourceHashCache({ maxEntries: 0 })).toThrow('Expected `maxEntries` to be a positive integer, got `0` (number)');
+    expect(() => new SourceHashCache({ settleMs: -1 })).toThrow('Expected `settleMs` to be a non-negative integer, got `-1` (number)');
+  });
+});
