@@ -2,41 +2,24 @@
 // observe -> plan -> (dry run: render and stop) -> apply in dependency order -> verify ->
 // record. The plan is a value; the dry run differs from the apply in exactly one place.
 import type { ApiClient } from '../api/client.js';
-import { isApiError, UnauthorizedError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
-import type { AnyDocument, ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
+import type { ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { makeEntry } from './diff.js';
+import { applyProject, type WaitSettings } from './apply-project.js';
+import { describeError } from './describe-error.js';
 import { IntentLog } from './intents.js';
-import { loadInventory, saveInventory, type Inventory } from './inventory.js';
+import { loadInventory, saveInventory } from './inventory.js';
 import { observeFleet, type FleetObservation } from './observe.js';
-import { createOrganization, type OrganizationUnit } from './organizations.js';
+import { createOrganization } from './organizations.js';
 import { effectivePolicy } from './policy.js';
-import {
-  createProject,
-  isPausedStatus,
-  refOf,
-  servicesNeeded,
-  setPaused,
-  waitUntilReady,
-  type ProjectUnit,
-} from './projects.js';
+import { newWork, planModules, type ProjectWork } from './project-work.js';
+import { isPausedStatus, refOf } from './projects.js';
 import { KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
-import { secretResolver, type SecretResolver } from './secret-check.js';
-import { openStateStore, type FileStateStore } from './state.js';
-import { isChange, summarizePlan, statusesFor } from './summary.js';
-import type {
-  ApplyOutcome,
-  KindContext,
-  KindModule,
-  Logger,
-  PassResult,
-  PlanEntry,
-  PlannedChange,
-  ProjectObservation,
-  ProjectScope,
-} from './types.js';
+import { secretResolver } from './secret-check.js';
+import { openStateStore } from './state.js';
+import { summarizePlan, statusesFor } from './summary.js';
+import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 
 export interface PassOptions {
   /** Already loaded (the daemon keeps the last good set). */
@@ -57,28 +40,11 @@ export interface PassOptions {
   /** Registered kinds (default: the registry); tests pass their own. */
   kinds?: readonly KindModule[];
   /** Waiting for a new project: first poll delay, cap and give-up time (clock ms). */
-  wait?: { initialDelayMs?: number; maxDelayMs?: number; timeoutMs?: number };
+  wait?: WaitSettings;
 }
 
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
 export const LAST_PASS_KEY = 'last-pass';
-
-/** Per project work of a pass: the same scope object goes to every module. */
-interface ProjectWork {
-  unit: ProjectUnit;
-  scope: ProjectScope;
-  changes: PlannedChange[];
-  /** Modules were planned without a ref: plan again once the project is ready. */
-  deferred: boolean;
-  /** Modules not planned at all (paused project), with the reason. */
-  modulesSkipped?: string;
-  /** Module kinds whose observation failed. */
-  failures: PlanEntry[];
-  /** Entries of the read-back after the apply (verification). */
-  verified?: PlanEntry[];
-  health?: Record<string, boolean>;
-  observedAt: number;
-}
 
 class PassAbortedError extends Error {
   constructor() {
@@ -187,10 +153,10 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
       log,
     });
   } catch (error) {
-    log.error({ error: describe(error).message }, 'observing the fleet failed: nothing is planned or applied');
+    log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
     return {
       ...base(),
-      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describe(error) }],
+      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
       requests: tally.total,
       result: 'failed',
       finishedAt: clock.now(),
@@ -234,10 +200,10 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
     );
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
-    log.error({ error: describe(error).message }, 'observing the projects failed: nothing is applied');
+    log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
     return {
       ...base(),
-      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describe(error) }],
+      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
       requests: tally.total,
       result: 'failed',
       finishedAt: clock.now(),
@@ -262,7 +228,7 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
     const failed = new Set<string>();
     const record = (entry: PlanEntry, result: ApplyOutcome['result'], started: number, error?: unknown) => {
       const outcome: ApplyOutcome = { entryId: entry.id, kind: entry.kind, action: entry.action, result, durationMs: clock.now() - started };
-      if (error !== undefined) outcome.error = describe(error);
+      if (error !== undefined) outcome.error = describeError(error);
       if (result !== 'success') failed.add(entry.id);
       outcomes.push(outcome);
       const fields = { entry: entry.id, action: entry.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
@@ -317,7 +283,7 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
         }).catch((error: unknown) => {
-          log.error({ project: work.unit.name, error: describe(error).message }, 'applying the project stopped');
+          log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
         }),
       ),
     );
@@ -402,219 +368,4 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   };
   await state.set(LAST_PASS_KEY, { finishedAt: result.finishedAt, dryRun: result.dryRun, result: result.result, revision: result.revision, resources, projects });
   return result;
-}
-
-function newWork(unit: ProjectUnit, documents: readonly AnyDocument[], now: number): ProjectWork {
-  const scope: ProjectScope = {
-    name: unit.name,
-    document: unit.document,
-    documents: documents.filter(
-      (d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === unit.name,
-    ),
-  };
-  if (unit.live) {
-    scope.ref = refOf(unit.live);
-    scope.status = unit.live.status;
-    if (unit.live.database) scope.database = { ...unit.live.database };
-  }
-  return { unit, scope, changes: [], deferred: false, failures: [], observedAt: now };
-}
-
-/** Plans every managed kind of the project (concurrently; entries keep the registry's order). */
-async function planModules(
-  work: ProjectWork,
-  kinds: readonly KindModule[],
-  ctx: KindContext,
-  log: Logger,
-  only?: ReadonlySet<KindModule>,
-): Promise<{ changes: PlannedChange[]; failures: PlanEntry[] }> {
-  const scope = work.scope;
-  const selected = kinds.filter((kind) => (!only || only.has(kind)) && kind.manages(scope, ctx));
-  const planned = await Promise.all(
-    selected.map(async (kind) => {
-      try {
-        return { kind, changes: await kind.plan(scope, ctx) };
-      } catch (error) {
-        if (error instanceof UnauthorizedError) throw error;
-        log.error({ project: work.unit.name, kind: kind.kind, error: describe(error).message }, 'observing a kind failed');
-        return { kind, error };
-      }
-    }),
-  );
-  const changes: PlannedChange[] = [];
-  const failures: PlanEntry[] = [];
-  for (const item of planned) {
-    if ('error' in item) {
-      failures.push(
-        makeEntry({ kind: item.kind.kind, project: work.unit.name, name: '*', changes: [], reason: `could not observe: ${describe(item.error).message}` }),
-      );
-    } else {
-      changes.push(...item.changes);
-    }
-  }
-  work.observedAt = ctx.clock.now();
-  return { changes, failures };
-}
-
-interface ApplyContext {
-  organization: OrganizationUnit | undefined;
-  runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
-  failed: Set<string>;
-  context: KindContext;
-  kinds: readonly KindModule[];
-  inventory: Inventory;
-  intents: IntentLog;
-  state: FileStateStore;
-  secrets: SecretResolver;
-  clock: Clock;
-  log: Logger;
-  projectRefs: Map<string, string>;
-  signal?: AbortSignal;
-  wait?: PassOptions['wait'];
-}
-
-async function applyProject(work: ProjectWork, a: ApplyContext): Promise<void> {
-  const unit = work.unit;
-  const entry = unit.entry!;
-  const waitOptions = {
-    api: a.context.api,
-    clock: a.clock,
-    log: a.log,
-    ...(a.signal ? { signal: a.signal } : {}),
-    ...(a.wait?.initialDelayMs !== undefined ? { initialDelayMs: a.wait.initialDelayMs } : {}),
-    ...(a.wait?.maxDelayMs !== undefined ? { maxDelayMs: a.wait.maxDelayMs } : {}),
-    ...(a.wait?.timeoutMs !== undefined ? { timeoutMs: a.wait.timeoutMs } : {}),
-  };
-  const services = servicesNeeded(unit.document, work.scope.documents);
-  let ready = !work.deferred;
-
-  if (entry.action === 'create' && !entry.observeOnly) {
-    await a.runEntry(entry, async () => {
-      const organizationId = a.organization?.id;
-      if (organizationId === undefined) throw new Error(`organization \`${unit.organization}\` has no id`);
-      const dbPass = unit.document.spec.db_pass;
-      const created = await createProject(unit, organizationId, {
-        api: a.context.api,
-        intents: a.intents,
-        clock: a.clock,
-        log: a.log,
-        resolveDbPass: async () => (dbPass === undefined ? undefined : a.secrets.resolve(dbPass, unit.document)),
-        ...(a.signal ? { signal: a.signal } : {}),
-      });
-      const ref = refOf(created as { ref?: string; id: string });
-      a.projectRefs.set(unit.name, ref);
-      // Recorded before anything else can fail: the project is ours from now on.
-      const org = a.organization!;
-      a.inventory.projects[unit.name] = {
-        ref,
-        name: unit.apiName,
-        organization: unit.organization,
-        organizationId,
-        deletion: unit.policy.deletion,
-        management: unit.policy.management,
-        file: unit.document.source.file,
-        origin: 'created',
-        since: a.clock.now(),
-      };
-      a.inventory.organizations[org.name] = { id: organizationId, name: org.name };
-      await saveInventory(a.state, a.inventory, a.clock.now());
-      await a.intents.clearProject(unit.name);
-      work.scope.ref = ref;
-      work.scope.status = (created as { status?: string }).status ?? 'COMING_UP';
-    });
-    if (a.failed.has(entry.id)) {
-      // Its dependants are skipped through dependsOn; entries without it still cannot run.
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
-      if (unit.lifecycle) await a.runEntry(unit.lifecycle, undefined);
-      return;
-    }
-  } else if (entry.action === 'create') {
-    return; // observe only: a missing project is reported, nothing below it can be applied
-  } else if (entry.action === 'blocked') {
-    // A project whose identity is in question (another region, an ambiguous name) is not touched.
-    await a.runEntry(entry, undefined);
-    for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
-    if (unit.lifecycle) await a.runEntry(withDependency(unit.lifecycle, entry.id), undefined);
-    return;
-  }
-
-  const ref = a.projectRefs.get(unit.name);
-  if (!ref) return;
-  const lifecycle = unit.lifecycle;
-  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === false;
-  if (restoring) {
-    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, false, a.signal));
-    if (a.failed.has(lifecycle.id)) {
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, lifecycle.id), undefined);
-      return;
-    }
-    ready = false;
-  }
-  if (work.modulesSkipped && !restoring) {
-    return;
-  }
-
-  if (!ready) {
-    const readyEntryId = restoring ? lifecycle!.id : entry.id;
-    try {
-      const readiness = await waitUntilReady(unit.name, ref, services, waitOptions);
-      work.health = readiness.health;
-      work.scope = { ...work.scope, ref, status: readiness.status };
-      // Plan again now that the live configuration can be read: apply only what differs.
-      Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
-    } catch (error) {
-      a.log.error({ project: unit.name, error: describe(error).message }, 'the project did not become ready: its configuration is not applied');
-      const blocker = makeEntry({ kind: 'Project', name: unit.name, changes: [] });
-      const outcomeEntry = { ...blocker, id: `${readyEntryId}#ready` };
-      a.failed.add(outcomeEntry.id);
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, outcomeEntry.id), undefined);
-      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, outcomeEntry.id), undefined);
-      throw error;
-    }
-  }
-
-  // The project's kinds, in registry order; one failing does not stop the next.
-  const applied = new Set<string>();
-  for (const change of work.changes) {
-    const before = a.failed.size;
-    const isWrite = !change.entry.observeOnly && (change.entry.action === 'create' || change.entry.action === 'update' || change.entry.action === 'delete');
-    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
-    if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
-  }
-
-  // Pause last: the configuration above is written while the project runs.
-  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
-    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
-  }
-
-  // Verify: read back what was written; the statuses come from this second look.
-  if (applied.size > 0 && !isPausedAfter(lifecycle, a.failed)) {
-    const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
-    try {
-      const verified = await planModules(work, a.kinds, a.context, a.log, only);
-      work.verified = [...verified.changes.map((c) => c.entry), ...verified.failures];
-      for (const entry of work.verified) {
-        if (isChange(entry) && !entry.pending) a.log.warn({ entry: entry.id }, 'verification still shows a difference after the apply');
-      }
-    } catch (error) {
-      a.log.warn({ project: unit.name, error: describe(error).message }, 'verification reads failed');
-    }
-  }
-}
-
-function isPausedAfter(lifecycle: PlanEntry | undefined, failed: Set<string>): boolean {
-  return !!lifecycle && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true && !failed.has(lifecycle.id);
-}
-
-function withDependency(entry: PlanEntry, id: string): PlanEntry {
-  return { ...entry, dependsOn: [...new Set([...(entry.dependsOn ?? []), id])] };
-}
-
-/** Error class name and a message free of secrets (API errors carry method, route and status only). */
-export function describe(error: unknown): { type: string; message: string } {
-  if (isApiError(error)) {
-    return { type: error.name, message: error.serviceMessage ? `${error.message} (${error.serviceMessage})` : error.message };
-  }
-  if (error instanceof Error) return { type: error.name, message: error.message };
-  return { type: 'Error', message: String(error) };
 }

@@ -1,0 +1,175 @@
+// Applying one project's part of the plan: its creation (exactly once) or restore, the wait
+// until it and its services are healthy, a fresh plan of its kinds, their changes in registry
+// order, a pause last, and the read-back that verifies what was written.
+import type { Clock } from '../util/clock.js';
+import { describeError } from './describe-error.js';
+import { makeEntry } from './diff.js';
+import type { IntentLog } from './intents.js';
+import { saveInventory, type Inventory } from './inventory.js';
+import type { OrganizationUnit } from './organizations.js';
+import { planModules, type ProjectWork } from './project-work.js';
+import { createProject, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
+import type { SecretResolver } from './secret-check.js';
+import type { FileStateStore } from './state.js';
+import { isChange } from './summary.js';
+import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
+
+export interface WaitSettings {
+  initialDelayMs?: number;
+  maxDelayMs?: number;
+  timeoutMs?: number;
+}
+
+export interface ApplyContext {
+  organization: OrganizationUnit | undefined;
+  runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
+  failed: Set<string>;
+  context: KindContext;
+  kinds: readonly KindModule[];
+  inventory: Inventory;
+  intents: IntentLog;
+  state: FileStateStore;
+  secrets: SecretResolver;
+  clock: Clock;
+  log: Logger;
+  projectRefs: Map<string, string>;
+  signal?: AbortSignal;
+  wait?: WaitSettings;
+}
+
+export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<void> {
+  const unit = work.unit;
+  const entry = unit.entry!;
+  const waitOptions = {
+    api: a.context.api,
+    clock: a.clock,
+    log: a.log,
+    ...(a.signal ? { signal: a.signal } : {}),
+    ...(a.wait?.initialDelayMs !== undefined ? { initialDelayMs: a.wait.initialDelayMs } : {}),
+    ...(a.wait?.maxDelayMs !== undefined ? { maxDelayMs: a.wait.maxDelayMs } : {}),
+    ...(a.wait?.timeoutMs !== undefined ? { timeoutMs: a.wait.timeoutMs } : {}),
+  };
+  const services = servicesNeeded(unit.document, work.scope.documents);
+  let ready = !work.deferred;
+
+  if (entry.action === 'create' && !entry.observeOnly) {
+    await a.runEntry(entry, async () => {
+      const organizationId = a.organization?.id;
+      if (organizationId === undefined) throw new Error(`organization \`${unit.organization}\` has no id`);
+      const dbPass = unit.document.spec.db_pass;
+      const created = await createProject(unit, organizationId, {
+        api: a.context.api,
+        intents: a.intents,
+        clock: a.clock,
+        log: a.log,
+        resolveDbPass: async () => (dbPass === undefined ? undefined : a.secrets.resolve(dbPass, unit.document)),
+        ...(a.signal ? { signal: a.signal } : {}),
+      });
+      const ref = refOf(created as { ref?: string; id: string });
+      a.projectRefs.set(unit.name, ref);
+      // Recorded before anything else can fail: the project is ours from now on.
+      const org = a.organization!;
+      a.inventory.projects[unit.name] = {
+        ref,
+        name: unit.apiName,
+        organization: unit.organization,
+        organizationId,
+        deletion: unit.policy.deletion,
+        management: unit.policy.management,
+        file: unit.document.source.file,
+        origin: 'created',
+        since: a.clock.now(),
+      };
+      a.inventory.organizations[org.name] = { id: organizationId, name: org.name };
+      await saveInventory(a.state, a.inventory, a.clock.now());
+      await a.intents.clearProject(unit.name);
+      work.scope.ref = ref;
+      work.scope.status = (created as { status?: string }).status ?? 'COMING_UP';
+    });
+    if (a.failed.has(entry.id)) {
+      // Its dependants are skipped through dependsOn; entries without it still cannot run.
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+      if (unit.lifecycle) await a.runEntry(unit.lifecycle, undefined);
+      return;
+    }
+  } else if (entry.action === 'create') {
+    return; // observe only: a missing project is reported, nothing below it can be applied
+  } else if (entry.action === 'blocked') {
+    // A project whose identity is in question (another region, an ambiguous name) is not touched.
+    await a.runEntry(entry, undefined);
+    for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+    if (unit.lifecycle) await a.runEntry(withDependency(unit.lifecycle, entry.id), undefined);
+    return;
+  }
+
+  const ref = a.projectRefs.get(unit.name);
+  if (!ref) return;
+  const lifecycle = unit.lifecycle;
+  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === false;
+  if (restoring) {
+    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, false, a.signal));
+    if (a.failed.has(lifecycle.id)) {
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, lifecycle.id), undefined);
+      return;
+    }
+    ready = false;
+  }
+  if (work.modulesSkipped && !restoring) {
+    return;
+  }
+
+  if (!ready) {
+    const readyEntryId = restoring ? lifecycle!.id : entry.id;
+    try {
+      const readiness = await waitUntilReady(unit.name, ref, services, waitOptions);
+      work.health = readiness.health;
+      work.scope = { ...work.scope, ref, status: readiness.status };
+      // Plan again now that the live configuration can be read: apply only what differs.
+      Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
+    } catch (error) {
+      a.log.error({ project: unit.name, error: describeError(error).message }, 'the project did not become ready: its configuration is not applied');
+      const blocker = makeEntry({ kind: 'Project', name: unit.name, changes: [] });
+      const outcomeEntry = { ...blocker, id: `${readyEntryId}#ready` };
+      a.failed.add(outcomeEntry.id);
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, outcomeEntry.id), undefined);
+      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, outcomeEntry.id), undefined);
+      throw error;
+    }
+  }
+
+  // The project's kinds, in registry order; one failing does not stop the next.
+  const applied = new Set<string>();
+  for (const change of work.changes) {
+    const before = a.failed.size;
+    const isWrite = !change.entry.observeOnly && (change.entry.action === 'create' || change.entry.action === 'update' || change.entry.action === 'delete');
+    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
+    if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
+  }
+
+  // Pause last: the configuration above is written while the project runs.
+  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
+    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
+  }
+
+  // Verify: read back what was written; the statuses come from this second look.
+  if (applied.size > 0 && !isPausedAfter(lifecycle, a.failed)) {
+    const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
+    try {
+      const verified = await planModules(work, a.kinds, a.context, a.log, only);
+      work.verified = [...verified.changes.map((c) => c.entry), ...verified.failures];
+      for (const entry of work.verified) {
+        if (isChange(entry) && !entry.pending) a.log.warn({ entry: entry.id }, 'verification still shows a difference after the apply');
+      }
+    } catch (error) {
+      a.log.warn({ project: unit.name, error: describeError(error).message }, 'verification reads failed');
+    }
+  }
+}
+
+function isPausedAfter(lifecycle: PlanEntry | undefined, failed: Set<string>): boolean {
+  return !!lifecycle && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true && !failed.has(lifecycle.id);
+}
+
+function withDependency(entry: PlanEntry, id: string): PlanEntry {
+  return { ...entry, dependsOn: [...new Set([...(entry.dependsOn ?? []), id])] };
+}

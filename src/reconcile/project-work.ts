@@ -1,0 +1,77 @@
+// The per-project work of a pass: one scope object for every kind module of the project (kinds
+// may memoise reads on it), the planned changes, and what observation could not do.
+import { UnauthorizedError } from '../api/errors.js';
+import type { AnyDocument } from '../manifests/types.js';
+import { describeError } from './describe-error.js';
+import { makeEntry } from './diff.js';
+import { refOf, type ProjectUnit } from './projects.js';
+import type { KindContext, KindModule, Logger, PlanEntry, PlannedChange, ProjectScope } from './types.js';
+
+/** Per project work of a pass: the same scope object goes to every module. */
+export interface ProjectWork {
+  unit: ProjectUnit;
+  scope: ProjectScope;
+  changes: PlannedChange[];
+  /** Modules were planned without a ref: plan again once the project is ready. */
+  deferred: boolean;
+  /** Modules not planned at all (paused project), with the reason. */
+  modulesSkipped?: string;
+  /** Module kinds whose observation failed. */
+  failures: PlanEntry[];
+  /** Entries of the read-back after the apply (verification). */
+  verified?: PlanEntry[];
+  health?: Record<string, boolean>;
+  observedAt: number;
+}
+
+export function newWork(unit: ProjectUnit, documents: readonly AnyDocument[], now: number): ProjectWork {
+  const scope: ProjectScope = {
+    name: unit.name,
+    document: unit.document,
+    documents: documents.filter(
+      (d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === unit.name,
+    ),
+  };
+  if (unit.live) {
+    scope.ref = refOf(unit.live);
+    scope.status = unit.live.status;
+    if (unit.live.database) scope.database = { ...unit.live.database };
+  }
+  return { unit, scope, changes: [], deferred: false, failures: [], observedAt: now };
+}
+
+/** Plans every managed kind of the project (concurrently; entries keep the registry's order). */
+export async function planModules(
+  work: ProjectWork,
+  kinds: readonly KindModule[],
+  ctx: KindContext,
+  log: Logger,
+  only?: ReadonlySet<KindModule>,
+): Promise<{ changes: PlannedChange[]; failures: PlanEntry[] }> {
+  const scope = work.scope;
+  const selected = kinds.filter((kind) => (!only || only.has(kind)) && kind.manages(scope, ctx));
+  const planned = await Promise.all(
+    selected.map(async (kind) => {
+      try {
+        return { kind, changes: await kind.plan(scope, ctx) };
+      } catch (error) {
+        if (error instanceof UnauthorizedError) throw error;
+        log.error({ project: work.unit.name, kind: kind.kind, error: describeError(error).message }, 'observing a kind failed');
+        return { kind, error };
+      }
+    }),
+  );
+  const changes: PlannedChange[] = [];
+  const failures: PlanEntry[] = [];
+  for (const item of planned) {
+    if ('error' in item) {
+      failures.push(
+        makeEntry({ kind: item.kind.kind, project: work.unit.name, name: '*', changes: [], reason: `could not observe: ${describeError(item.error).message}` }),
+      );
+    } else {
+      changes.push(...item.changes);
+    }
+  }
+  work.observedAt = ctx.clock.now();
+  return { changes, failures };
+}
