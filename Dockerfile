@@ -31,6 +31,7 @@ RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no
 
 # ---- runtime --------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
+ARG NODE_IMAGE
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 ARG CREATED=unknown

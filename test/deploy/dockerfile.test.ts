@@ -147,7 +147,7 @@ describe.skipIf(!slow)('Dockerfile build and run, without an engine (RUN_SLOW=1 
     const npm = which('npm');
     if (!npm) throw new Error('npm not found on PATH');
     symlinkSync(npm, join(baseBin, 'npm'));
-    stages = build({ dockerfile: DOCKERFILE, context, workDir: work, path: `${baseBin}:/usr/bin:/bin`, log: (line) => buildLog.push(line) });
+    stages = build({ dockerfile: DOCKERFILE, context, workDir: work, path: `${baseBin}:/usr/bin:/bin`, buildArgs: { REVISION: 'f00dfeed' }, log: (line) => buildLog.push(line) });
     image = stages.at(-1)!;
     applyOwners(image);
     volumes = Object.fromEntries(image.volumes.map((v) => [v, join(work, 'volumes', v.replace(/\//g, '_'))]));
@@ -180,6 +180,11 @@ describe.skipIf(!slow)('Dockerfile build and run, without an engine (RUN_SLOW=1 
     ]);
     expect(steps.filter((s) => s.performed === 'system-package' && s.detail).map((s) => s.detail)).toEqual(['tini']);
     expect(image.owned.get('/var/lib/reconciler')).toBe('10001:10001');
+    // Every label resolved (a global ARG must be declared again inside the stage to be seen).
+    for (const [key, value] of Object.entries(image.labels)) expect(value, key).not.toMatch(/\$\{?[A-Z_]/);
+    expect(image.labels['org.opencontainers.image.base.name']).toBe('node:24-bookworm-slim');
+    expect(image.labels['org.opencontainers.image.version']).toBe('0.1.0');
+    expect(image.labels['org.opencontainers.image.revision']).toBe('f00dfeed');
   });
 
   it('lays out the image: compiled code, schemas, examples, production dependencies only', () => {

@@ -149,7 +149,10 @@ export function build(options: BuildOptions): Stage[] {
 
   for (const instruction of instructions) {
     const where = `Dockerfile line ${instruction.line}`;
-    const vars = { ...globalArgs, ...(stage?.args ?? {}), ...(stage?.env ?? {}) };
+    // As the engine does: arguments declared before the first FROM are seen by FROM lines
+    // only; a stage sees its own ARGs (an `ARG NAME` without a value takes the global default)
+    // and ENVs.
+    const vars = instruction.keyword === 'FROM' || !stage ? globalArgs : { ...stage.args, ...stage.env };
     const args = substitute(instruction.args, vars);
     switch (instruction.keyword) {
       case 'ARG': {
