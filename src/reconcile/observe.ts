@@ -80,6 +80,22 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
     for (const unit of projects) findInOrganization(unit, byName.get(unit.organization));
   }
 
+  // Two manifests must never claim one project (or create two of one name): both are blocked.
+  const conflicts = new Map<string, string>();
+  const claims = new Map<string, ProjectUnit[]>();
+  for (const unit of projects) {
+    const key = unit.live ? `ref:${refOf(unit.live)}` : `name:${unit.organization}/${unit.apiName}`;
+    claims.set(key, [...(claims.get(key) ?? []), unit]);
+  }
+  for (const [key, units] of claims) {
+    if (units.length < 2) continue;
+    const what = key.startsWith('ref:') ? `the live project ${key.slice(4)}` : `the project name \`${units[0]!.apiName}\` in organization \`${units[0]!.organization}\``;
+    for (const unit of units) {
+      conflicts.set(unit.name, `${units.map((u) => u.name).join(' and ')} both claim ${what}`);
+      delete unit.live;
+    }
+  }
+
   for (const org of organizations) planOrganization(org);
   for (const unit of projects) {
     const org = byName.get(unit.organization);
@@ -88,6 +104,7 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
       ...(organizationEntry ? { organizationEntry } : {}),
       organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
       ...(ambiguous.has(unit.name) ? { ambiguous: ambiguous.get(unit.name)! } : {}),
+      ...(conflicts.has(unit.name) ? { conflict: conflicts.get(unit.name)! } : {}),
       ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
     });
   }

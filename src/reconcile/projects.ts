@@ -83,13 +83,17 @@ const source = (document: AnyDocument) => ({ file: document.source.file, line: d
 /** The project's own entry (creation or presence) and its pause/restore entry. */
 export function planProject(
   unit: ProjectUnit,
-  options: { organizationEntry?: PlanEntry; organizationMissing: boolean; ambiguous?: number; vanishedRef?: string },
+  options: { organizationEntry?: PlanEntry; organizationMissing: boolean; ambiguous?: number; vanishedRef?: string; conflict?: string },
 ): void {
   const spec = unit.document.spec;
   const observeOnly = unit.policy.management === 'observe';
   const org = options.organizationEntry;
   // An organization that will be created first; under observe it never is, so the project cannot be either.
   const dependsOn = org && org.action === 'create' && !org.observeOnly ? [org.id] : undefined;
+  if (options.conflict) {
+    unit.entry = makeEntry({ kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document), reason: options.conflict });
+    return;
+  }
   if (options.ambiguous && options.ambiguous > 1) {
     unit.entry = makeEntry({
       kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),

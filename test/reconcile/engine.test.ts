@@ -428,3 +428,22 @@ spec:
     expect(result.plan.entries.some((e) => e.id === 'Project/shop')).toBe(false);
   });
 });
+
+describe('conflicting manifests', () => {
+  it('blocks two documents that would create one project name twice, creating neither (also when the loader is bypassed)', async () => {
+    await h.write({ 'org.yaml': ORG, 'a.yaml': project('a', '  name: same\n') });
+    const { loadManifests } = await import('../../src/manifests/load.js');
+    const { runPassDriven } = await import('./helpers/fleet.js');
+    const { silentLogger } = await import('../../src/util/logger.js');
+    const manifests = await loadManifests(h.dir);
+    expect(manifests.errors).toEqual([]);
+    const a = manifests.documents.find((d) => d.metadata.name === 'a')!;
+    // The loader refuses such a pair; the engine must not rely on that alone.
+    manifests.documents.push({ ...a, metadata: { name: 'b' } } as typeof a);
+    const result = await runPassDriven(h.clock, { manifests, client: h.client, stateDir: h.stateDir, dryRun: false, env: h.env, log: silentLogger, clock: h.clock });
+    expect(result.result).toBe('failed');
+    expect(result.plan.entries.find((e) => e.id === 'Project/a')!.reason).toBe('a and b both claim the project name `same` in organization `acme`');
+    expect(result.plan.entries.find((e) => e.id === 'Project/b')!.action).toBe('blocked');
+    expect(h.emulator.requests().filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toEqual([]);
+  });
+});
