@@ -76,3 +76,22 @@ describe('changedSubset, entryId and makeEntry', () => {
     expect(makeEntry({ kind: 'ProjectAuth', project: 'p', name: 'auth', changes: [{ path: 'a', after: 1 }] }).action).toBe('update');
   });
 });
+
+describe('diffFields (properties)', () => {
+  it('reports exactly the mentioned fields whose values differ, never a value of a sensitive one', async () => {
+    const fc = (await import('fast-check')).default;
+    const json = fc.jsonValue({ maxDepth: 2 });
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), json), fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), json), fc.boolean(), (desired, live, secret) => {
+        const changes = diffFields(desired, live, { prefix: 'x', sensitive: () => secret });
+        const expected = Object.keys(desired).filter((k) => desired[k] !== undefined && !deepEqual(desired[k], live[k])).sort();
+        expect(changes.map((c) => c.path)).toEqual(expected.map((k) => `x.${k}`));
+        for (const change of changes) {
+          if (secret) expect(Object.keys(change).sort()).toEqual(['path', 'sensitive']);
+          else expect(change.after).toEqual(desired[change.path.slice(2)]);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
