@@ -447,3 +447,33 @@ describe('conflicting manifests', () => {
     expect(h.emulator.requests().filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toEqual([]);
   });
 });
+
+describe('deletion edge cases', () => {
+  it('deletes on an empty manifest set only with allowEmpty, and never under the observe policy', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop', '  policy:\n    deletion: delete\n'), 'web.yaml': project('web', '  policy:\n    deletion: delete\n    management: observe\n') });
+    await h.pass();
+    expect((await h.client.api.listAllProjects()).map((p) => p.name).sort()).toEqual(['shop']);
+    await h.client.api.createAProject({ name: 'web', organization_id: (await h.client.api.listAllProjects())[0]!.organization_id, region: 'eu-west-1', db_pass: 'a-long-db-password-2' });
+    await h.pass();
+    const inventory = JSON.parse(await readFile(join(h.stateDir, 'inventory.json'), 'utf8'));
+    expect(inventory.projects.web).toMatchObject({ management: 'observe', deletion: 'delete' });
+
+    await h.remove('shop.yaml');
+    await h.remove('web.yaml');
+    await h.remove('org.yaml');
+    const result = await h.pass({ allowEmpty: true });
+    expect(result.plan.entries.find((e) => e.id === 'Project/shop')).toMatchObject({ action: 'delete' });
+    expect(result.plan.entries.find((e) => e.id === 'Project/web')).toMatchObject({ action: 'delete', observeOnly: true });
+    expect(h.emulator.requests().filter((r) => r.method === 'DELETE').length).toBe(1);
+    expect((await h.client.api.listAllProjects()).map((p) => p.name)).toEqual(['web']);
+  });
+
+  it('changes nothing once the pass is aborted', async () => {
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop') });
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    const result = await h.pass({ signal: controller.signal });
+    expect(result.result).toBe('failed');
+    expect(h.emulator.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+  });
+});
