@@ -133,11 +133,12 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   const auth = options.auth;
 
   const loaded = options.stateDir ? await loadWindow(options.stateDir) : undefined;
-  // Times from a clock that has since stepped back are taken as now, and a block as at most ten
-  // windows: a skewed file must delay a start, never stall it for good.
+  // Claimed sends lie a little in the future, and stay there; times further ahead than a window
+  // (a clock that has since stepped back) are taken as now, and a block as at most ten windows:
+  // a skewed file must delay a start, never stall it for good.
   const startedAt = clock.now();
   const initial = loaded && {
-    sends: loaded.sends.map((t) => Math.min(t, startedAt)),
+    sends: loaded.sends.map((t) => (t > startedAt + rate.windowMs ? startedAt : t)),
     blockedUntil: Math.min(loaded.blockedUntil, startedAt + 10 * rate.windowMs),
   };
   const budget = new RequestBudget({ rate, random, ...(initial ? { initial } : {}) });
@@ -159,8 +160,11 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     ? new WindowWriter({
         stateDir: options.stateDir,
         clock,
-        // Often enough that a crash loses at most a send or two; rarely enough to spare the disk.
         debounceMs: Math.min(1_000, rate.windowMs / 20),
+        // One fsync per tenth of the budget; a restart after a crash counts at most that many
+        // sends that never happened, a twentieth of a window ahead.
+        claimCount: Math.max(1, Math.ceil(rate.limit / 10)),
+        claimMs: Math.min(1_000, rate.windowMs / 20),
         snapshot: () => ({ version: 1, windowMs: rate.windowMs, ...budget.persistable(clock.now()) }),
         onError: (error) => log.error({ err: error }, 'could not persist the request window'),
       })
@@ -173,10 +177,11 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     run: (call, acquire) => attempt(call, acquire),
     onSend: () => {
       stats.sent += 1;
-      writer?.changed();
+      writer?.sent();
       reportBudget();
     },
     onDepth: (priority, depth) => telemetry.queueDepth(priority, depth),
+    ...(writer ? { beforeSend: (now: number) => writer.beforeSend(now) } : {}),
   });
 
   const settle = (call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }) => {
@@ -406,7 +411,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       for (const call of dispatcher.drain()) settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
       if (unsettled > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
       dispatcher.stop();
-      await writer?.flush();
+      await writer?.flush({ final: true });
       await transport.close();
     },
   };

@@ -23,6 +23,8 @@ export interface DispatcherOptions<T extends DispatchItem> {
   run(item: T, acquire: AcquireSend): Promise<void>;
   onSend(now: number): void;
   onDepth(priority: Priority, depth: number): void;
+  /** Undefined when a send may go now; otherwise a promise to wait for first (the persisted window's write-ahead). */
+  beforeSend?(now: number): Promise<void> | undefined;
 }
 
 /**
@@ -91,6 +93,12 @@ export class Dispatcher<T extends DispatchItem> {
       signal?.throwIfAborted();
       const wait = budget.delay(clock.now(), pending());
       if (wait <= 0) {
+        const prerequisite = this.#options.beforeSend?.(clock.now());
+        if (prerequisite) {
+          // Something had to be written first; time passed, so the budget is asked again.
+          await prerequisite;
+          continue;
+        }
         const now = clock.now();
         budget.recordSend(now);
         // In the same synchronous step: a promise hop here would let another sender see the

@@ -10,6 +10,11 @@ export interface PersistedWindow {
   sends: number[];
   /** End of a 429 block still running when written, 0 when none. */
   blockedUntil: number;
+  /**
+   * Sends that may have happened after the file was written: up to `count` more, all before
+   * `until`. A run that starts from this file counts them as sends at `until`.
+   */
+  claim?: { count: number; until: number };
 }
 
 export const WINDOW_FILE = 'request-window.json';
@@ -23,9 +28,12 @@ export class WindowFileError extends Error {
   }
 }
 
+const finite = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
 /**
- * Loads the persisted window. A missing file is a fresh start; an unreadable one is an error
- * (starting empty after a crash would let a crash loop burst past the limit).
+ * Loads the persisted window, claimed sends included (as sends at the end of their claim).
+ * A missing file is a fresh start; an unreadable one is an error (starting empty after a crash
+ * would let a crash loop burst past the limit).
  */
 export async function loadWindow(stateDir: string): Promise<{ sends: number[]; blockedUntil: number }> {
   const path = join(stateDir, WINDOW_FILE);
@@ -37,61 +45,119 @@ export async function loadWindow(stateDir: string): Promise<{ sends: number[]; b
   }
   if (data === undefined) return { sends: [], blockedUntil: 0 };
   const value = data as Partial<PersistedWindow>;
-  if (typeof value !== 'object' || value === null || !Array.isArray(value.sends) || !value.sends.every((t) => typeof t === 'number' && Number.isFinite(t))) {
+  if (typeof value !== 'object' || value === null || !Array.isArray(value.sends) || !value.sends.every(finite)) {
     throw new WindowFileError(path, 'expected `sends` to be an array of numbers');
   }
-  const blockedUntil = typeof value.blockedUntil === 'number' && Number.isFinite(value.blockedUntil) ? value.blockedUntil : 0;
-  return { sends: value.sends, blockedUntil };
+  const sends = [...value.sends];
+  const claim = value.claim;
+  if (claim !== undefined) {
+    if (typeof claim !== 'object' || claim === null || !finite(claim.count) || claim.count < 0 || !finite(claim.until)) {
+      throw new WindowFileError(path, 'expected `claim` to be { count, until } with numbers');
+    }
+    for (let i = 0; i < Math.min(claim.count, 100_000); i++) sends.push(claim.until);
+  }
+  return { sends, blockedUntil: finite(value.blockedUntil) ? value.blockedUntil : 0 };
+}
+
+export interface WindowWriterOptions {
+  stateDir: string;
+  clock: Clock;
+  /** Longest time between writes of the actual send times. */
+  debounceMs: number;
+  /** Sends one write may claim ahead, and for how long the claim holds. */
+  claimCount: number;
+  claimMs: number;
+  snapshot: () => Omit<PersistedWindow, 'claim'>;
+  onError: (error: unknown) => void;
 }
 
 /**
- * Writes the window at most once per `debounceMs` of the clock (sends are frequent, fsyncs
- * are not free) and on `flush()`. Writes never overlap: the latest state wins.
+ * Keeps the window on disk. Write-ahead: no send goes out unless the file already accounts
+ * for it, either as a recorded send or as one of a claim of up to `claimCount` sends before
+ * `now + claimMs`; so a process killed right after a burst restarts knowing the burst, and a
+ * crash loop cannot burst past the limit. Claims keep fsyncs to one per `claimCount` sends.
+ * The actual send times follow at most `debounceMs` later (they make a restart less
+ * pessimistic), and on `flush()`. Writes never overlap: the latest state wins.
  */
 export class WindowWriter {
   readonly #path: string;
-  readonly #clock: Clock;
-  readonly #debounceMs: number;
-  readonly #snapshot: () => PersistedWindow;
-  readonly #onError: (error: unknown) => void;
+  readonly #options: WindowWriterOptions;
   #cancelTimer: (() => void) | undefined;
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
+  #claim: { left: number; until: number } | undefined;
+  #claiming: Promise<void> | undefined;
 
-  constructor(options: { stateDir: string; clock: Clock; debounceMs: number; snapshot: () => PersistedWindow; onError: (error: unknown) => void }) {
+  constructor(options: WindowWriterOptions) {
     this.#path = join(options.stateDir, WINDOW_FILE);
-    this.#clock = options.clock;
-    this.#debounceMs = options.debounceMs;
-    this.#snapshot = options.snapshot;
-    this.#onError = options.onError;
+    this.#options = options;
+  }
+
+  /**
+   * Undefined when a send at `now` is already on disk (claimed); otherwise a promise that
+   * settles once a new claim is written. The caller checks again after it.
+   */
+  beforeSend(now: number): Promise<void> | undefined {
+    if (this.#claim && this.#claim.left > 0 && now <= this.#claim.until) return undefined;
+    this.#claiming ??= this.#writeClaim().finally(() => {
+      this.#claiming = undefined;
+    });
+    return this.#claiming;
+  }
+
+  /** A send went out: it uses one claimed place, and the send times are written soon. */
+  sent(): void {
+    if (this.#claim) this.#claim.left -= 1;
+    this.changed();
   }
 
   /** Marks the window changed; a write follows within `debounceMs`. */
   changed(): void {
     this.#dirty = true;
     if (this.#cancelTimer) return;
-    this.#cancelTimer = this.#clock.schedule(() => {
+    this.#cancelTimer = this.#options.clock.schedule(() => {
       this.#cancelTimer = undefined;
-      void this.#write().catch(this.#onError);
-    }, this.#debounceMs);
+      void this.#write().catch(this.#options.onError);
+    }, this.#options.debounceMs);
   }
 
-  /** Writes now if anything changed, and waits for every write to finish. */
-  async flush(): Promise<void> {
+  /**
+   * Writes now if anything changed, and waits for every write to finish. `final`: no send
+   * follows (the client is closing), so the file keeps the actual sends and drops the claim.
+   */
+  async flush(options: { final?: boolean } = {}): Promise<void> {
     this.#cancelTimer?.();
     this.#cancelTimer = undefined;
+    await this.#claiming?.catch(() => undefined);
+    if (options.final && this.#claim) {
+      this.#claim = undefined;
+      this.#dirty = true;
+    }
     await this.#write();
   }
 
-  #write(): Promise<void> {
+  async #writeClaim(): Promise<void> {
+    const claim = { left: this.#options.claimCount, until: this.#options.clock.now() + this.#options.claimMs };
+    this.#dirty = true;
+    await this.#write(claim);
+    this.#claim = claim;
+  }
+
+  #write(nextClaim?: { left: number; until: number }): Promise<void> {
     const next = this.#writing.catch(() => undefined).then(async () => {
-      if (!this.#dirty) return;
+      if (!this.#dirty && !nextClaim) return;
       this.#dirty = false;
+      const claim = nextClaim ?? this.#claim;
+      const now = this.#options.clock.now();
+      const value: PersistedWindow = {
+        ...this.#options.snapshot(),
+        ...(claim && claim.left > 0 && claim.until >= now ? { claim: { count: claim.left, until: claim.until } } : {}),
+      };
       try {
-        await writeJsonAtomic(this.#path, this.#snapshot());
+        await writeJsonAtomic(this.#path, value);
       } catch (error) {
         this.#dirty = true;
-        throw error;
+        throw new WindowFileError(this.#path, `cannot write the request window: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
       }
     });
     this.#writing = next;

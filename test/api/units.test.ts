@@ -75,3 +75,21 @@ describe('rate-limit headers', () => {
     expect(parseRateLimitHeaders({ 'x-ratelimit-remaining': 'soon', 'x-ratelimit-reset': '-4' })).toEqual({});
   });
 });
+
+describe('window file', () => {
+  it('counts a claim as sends at its end, and refuses a malformed one', async () => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { loadWindow } = await import('../../src/api/window-store.js');
+    const dir = await mkdtemp(join(tmpdir(), 'window-file-'));
+    try {
+      await writeFile(join(dir, 'request-window.json'), JSON.stringify({ version: 1, windowMs: 1000, sends: [1, 2], blockedUntil: 0, claim: { count: 3, until: 50 } }));
+      expect(await loadWindow(dir)).toEqual({ sends: [1, 2, 50, 50, 50], blockedUntil: 0 });
+      await writeFile(join(dir, 'request-window.json'), JSON.stringify({ version: 1, windowMs: 1000, sends: [], blockedUntil: 0, claim: { count: 'x' } }));
+      await expect(loadWindow(dir)).rejects.toThrow('expected `claim` to be { count, until } with numbers');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
