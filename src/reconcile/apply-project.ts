@@ -3,7 +3,6 @@
 // order, a pause last, and the read-back that verifies what was written.
 import type { Clock } from '../util/clock.js';
 import { describeError } from './describe-error.js';
-import { makeEntry } from './diff.js';
 import type { IntentLog } from './intents.js';
 import { saveInventory, type Inventory } from './inventory.js';
 import type { OrganizationUnit } from './organizations.js';
@@ -119,21 +118,27 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   }
 
   if (!ready) {
-    const readyEntryId = restoring ? lifecycle!.id : entry.id;
-    try {
-      const readiness = await waitUntilReady(unit.name, ref, services, waitOptions);
-      work.health = readiness.health;
-      work.scope = { ...work.scope, ref, status: readiness.status };
+    // Waiting is a step of its own in the outcomes: when it fails, the configuration waits for the next pass.
+    const readiness: PlanEntry = {
+      id: `${restoring ? lifecycle!.id : entry.id}#ready`,
+      kind: 'Project',
+      name: unit.name,
+      action: 'update',
+      changes: [],
+      reason: `wait until ACTIVE_HEALTHY and ${services.join(', ')} healthy`,
+    };
+    await a.runEntry(readiness, async () => {
+      const ready = await waitUntilReady(unit.name, ref, services, waitOptions);
+      work.health = ready.health;
+      work.scope = { ...work.scope, ref, status: ready.status };
       // Plan again now that the live configuration can be read: apply only what differs.
       Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
-    } catch (error) {
-      a.log.error({ project: unit.name, error: describeError(error).message }, 'the project did not become ready: its configuration is not applied');
-      const blocker = makeEntry({ kind: 'Project', name: unit.name, changes: [] });
-      const outcomeEntry = { ...blocker, id: `${readyEntryId}#ready` };
-      a.failed.add(outcomeEntry.id);
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, outcomeEntry.id), undefined);
-      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, outcomeEntry.id), undefined);
-      throw error;
+    });
+    if (a.failed.has(readiness.id)) {
+      a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, readiness.id), undefined);
+      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, readiness.id), undefined);
+      return;
     }
   }
 

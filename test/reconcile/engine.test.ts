@@ -249,6 +249,7 @@ describe('creation without duplicates', () => {
     expect(result.outcomes.filter((o) => o.entryId.startsWith('Project/') || o.entryId.startsWith('Organization/'))).toMatchObject([
       { entryId: 'Organization/acme', result: 'success' },
       { entryId: 'Project/shop', result: 'success' },
+      { entryId: 'Project/shop#ready', result: 'success' },
     ]);
     const log = h.emulator.requests();
     expect(log.filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(1);
@@ -475,5 +476,26 @@ describe('deletion edge cases', () => {
     const result = await h.pass({ signal: controller.signal });
     expect(result.result).toBe('failed');
     expect(h.emulator.requests().filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+  });
+});
+
+describe('a project that does not become ready in time', () => {
+  it('is created once, its configuration waits (skipped, pass failed), and the next pass configures it', async () => {
+    await h.close();
+    h = await startHarness({ DB_PASS: CANARY_DB, SMTP_PASS: CANARY_SMTP }, { durations: { projectCreate: 600_000 } });
+    await h.write({ 'org.yaml': ORG, 'shop.yaml': project('shop', AUTH) });
+    const first = await h.pass({ wait: { initialDelayMs: 1000, maxDelayMs: 5000, timeoutMs: 60_000 } });
+    expect(first.result).toBe('failed');
+    const byId = Object.fromEntries(first.outcomes.map((o) => [o.entryId, o]));
+    expect(byId['Project/shop']!.result).toBe('success');
+    expect(byId['Project/shop#ready']).toMatchObject({ result: 'failed', error: { type: 'ProjectNotReadyError' } });
+    expect(byId['ProjectAuth/shop/auth']!.result).toBe('skipped');
+    expect(h.emulator.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
+
+    const second = await h.pass();
+    expect(second.result).toBe('success');
+    expect(h.emulator.requests().filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(1);
+    const [shop] = await h.client.api.listAllProjects();
+    expect((await h.client.api.getAuthServiceConfig(shop!.ref)).site_url).toBe('https://shop.example');
   });
 });
