@@ -123,3 +123,77 @@ describe('request budget (property)', () => {
     );
   });
 });
+
+describe('priority order (property)', () => {
+  it('no call is sent while a call of a higher priority that arrived earlier still waits for its first send', async () => {
+    const rank: Record<Priority, number> = { write: 0, verify: 1, drift: 2 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 100, max: 1_000 }),
+        fc.array(arrivalArb, { minLength: 2, maxLength: 30 }),
+        fc.integer(),
+        async (limit, windowMs, arrivals, seed) => {
+          const clock = new ManualClock();
+          const arrivedAt = new Map<number, number>();
+          const firstSentAt = new Map<number, number>();
+          const violations: string[] = [];
+          const cursor = new Map<number, number>();
+          const transport: Transport = {
+            async send(request: TransportRequest): Promise<TransportResponse> {
+              const index = Number(new URL(request.path, 'http://x').searchParams.get('i'));
+              const now = clock.now();
+              if (!firstSentAt.has(index)) {
+                for (const [other, at] of arrivedAt) {
+                  if (at < now && !firstSentAt.has(other) && rank[arrivals[other]!.priority] < rank[arrivals[index]!.priority]) {
+                    violations.push(`${index} (${arrivals[index]!.priority}) sent at ${now} while ${other} (${arrivals[other]!.priority}) waited since ${at}`);
+                  }
+                }
+                firstSentAt.set(index, now);
+              }
+              const n = cursor.get(index) ?? 0;
+              cursor.set(index, n + 1);
+              const outcome = arrivals[index]!.outcomes[n] ?? 'ok';
+              await clock.sleep(arrivals[index]!.latency);
+              if (outcome === 'reset') throw new TransportFailure('reset', true, 'connection reset');
+              if (outcome === '429') return { status: 429, headers: { 'x-ratelimit-reset': '0.2' }, bytes: new Uint8Array() };
+              if (outcome === '5xx') return { status: 500, headers: {}, bytes: new Uint8Array() };
+              return { status: 200, headers: { 'content-type': 'application/json' }, bytes: new TextEncoder().encode('[]') };
+            },
+            async close() {},
+          };
+          const client = await createClient({
+            baseUrl: 'http://127.0.0.1:1',
+            auth: staticToken('t0ken'),
+            rate: { limit, windowMs },
+            clock,
+            concurrency: 1,
+            transport,
+            random: seeded(seed),
+            retry: { maxAttempts: 2, baseDelayMs: 10, maxDelayMs: 50, maxRateLimitRetries: 1 },
+          });
+          let settled = 0;
+          arrivals.forEach((arrival, i) => {
+            clock.schedule(() => {
+              arrivedAt.set(i, clock.now());
+              client.api
+                .listAllProjects({ priority: arrival.priority, project: `p${arrival.project}`, query: { i } })
+                .then(() => undefined, () => undefined)
+                .finally(() => {
+                  settled += 1;
+                });
+            }, arrival.at);
+          });
+          for (let guard = 0; settled < arrivals.length && guard < 100_000; guard++) {
+            const next = clock.nextAt();
+            await clock.advance(next === undefined ? 1 : Math.max(1, next - clock.now()));
+          }
+          expect(settled).toBe(arrivals.length);
+          expect(violations).toEqual([]);
+          await client.close();
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+});
