@@ -302,7 +302,8 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   const decide = async (call: Call, error: unknown): Promise<Outcome> => {
     const { request } = call;
     const fields = { method: request.method, route: request.route };
-    if (error instanceof UnauthorizedError && !call.reauthenticated && auth.invalidate) {
+    // A refused refresh token will not be accepted on a second try: only the API's 401 re-authenticates.
+    if (error instanceof UnauthorizedError && error.route !== OAUTH_TOKEN_ROUTE && !call.reauthenticated && auth.invalidate) {
       // A rotated token or an expired access token: fetch a fresh one, once.
       call.reauthenticated = true;
       await auth.invalidate();

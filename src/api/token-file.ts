@@ -35,7 +35,12 @@ export function tokenFile(path: string, options: { clock?: Clock; recheckMs?: nu
     const text = (await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
       throw new AuthConfigError(`Cannot read the token file ${path}: ${error.code ?? 'error'}`, { cause: error });
     })).trim();
-    if (text === '') throw new AuthConfigError(`The token file ${path} is empty`);
+    if (text === '') {
+      // Caught between a truncate and a write by a writer that does not replace files
+      // atomically: keep the token we have and look again next time.
+      if (token) return token;
+      throw new AuthConfigError(`The token file ${path} is empty`);
+    }
     if (/\s/.test(text)) throw new AuthConfigError(`The token file ${path} must hold one token and nothing else`);
     identity = next;
     token = text;

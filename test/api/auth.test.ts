@@ -42,6 +42,18 @@ describe('tokenFile', () => {
     expect(await source.token()).toBe('third-token-longer');
   });
 
+  it('keeps the current token while the file is caught empty mid-rewrite', async () => {
+    const dir = await tempDir();
+    const path = join(dir, 'token');
+    await writeFile(path, 'steady-token\n');
+    const source = tokenFile(path);
+    expect(await source.token()).toBe('steady-token');
+    await writeFile(path, '');
+    expect(await source.token()).toBe('steady-token');
+    await writeFile(path, 'next-token\n');
+    expect(await source.token()).toBe('next-token');
+  });
+
   it('names the file, never its content, when it cannot be used', async () => {
     const dir = await tempDir();
     await expect(tokenFile(join(dir, 'missing')).token()).rejects.toThrow(`Cannot read the token file ${join(dir, 'missing')}: ENOENT`);
@@ -176,8 +188,11 @@ describe('oauthTokenSource', () => {
     const dead = oauthTokenSource({ baseUrl: server.url, clientId: 'cid', clientSecret: 'csecret', refreshToken: 'refresh-0', refreshTokenFile: join(dir, 'other') });
     const deadClient = await createClient({ baseUrl: server.url, auth: dead, rate: { limit: 100, windowMs: 1000 } });
     closers.push(() => deadClient.close());
+    const before = server.received.length;
     const error = await deadClient.api.listAllProjects().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnauthorizedError);
+    // One refused refresh, no second try with the same dead refresh token.
+    expect(server.received.slice(before).map((r) => r.url)).toEqual(['/v1/oauth/token']);
     expect(String(error)).not.toContain('refresh-0');
     expect(String(error)).not.toContain('csecret');
   });
