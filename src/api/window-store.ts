@@ -41,7 +41,10 @@ export async function loadWindow(stateDir: string): Promise<{ sends: number[]; b
   try {
     data = await readJsonFile<unknown>(path);
   } catch (error) {
-    throw new WindowFileError(path, 'not valid JSON; delete it only if no other process sends with this user', { cause: error });
+    if (error instanceof SyntaxError) {
+      throw new WindowFileError(path, 'not valid JSON; delete it only if no other process sends with this user', { cause: error });
+    }
+    throw new WindowFileError(path, `cannot read the request window: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
   }
   if (data === undefined) return { sends: [], blockedUntil: 0 };
   const value = data as Partial<PersistedWindow>;

@@ -93,3 +93,24 @@ describe('window file', () => {
     }
   });
 });
+
+describe('window file errors', () => {
+  it('names the file and the reason when the state directory cannot hold it', async () => {
+    const { mkdtemp, writeFile, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { createClient } = await import('../../src/api/client.js');
+    const { staticToken } = await import('../../src/api/auth.js');
+    const dir = await mkdtemp(join(tmpdir(), 'window-err-'));
+    try {
+      await writeFile(join(dir, 'file'), '');
+      await expect(createClient({ baseUrl: 'http://127.0.0.1:1', auth: staticToken('t'), stateDir: join(dir, 'file') })).rejects.toThrow(
+        `${join(dir, 'file', 'request-window.json')}: cannot read the request window: ENOTDIR`,
+      );
+      await writeFile(join(dir, 'request-window.json'), '{"sends": [');
+      await expect(createClient({ baseUrl: 'http://127.0.0.1:1', auth: staticToken('t'), stateDir: dir })).rejects.toThrow(/not valid JSON/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
