@@ -333,3 +333,27 @@ describe('robustness', () => {
     await client.close();
   });
 });
+
+describe('logs', () => {
+  it('never carry the token or a request body, through 401s, 429s and retries', async () => {
+    const { Writable } = await import('node:stream');
+    const { createLogger } = await import('../../src/util/logger.js');
+    let output = '';
+    const destination = new Writable({ write(chunk: Buffer, _encoding, done) { output += chunk.toString(); done(); } });
+    const log = createLogger({ level: 'trace', destination });
+    const { clock, fake, options } = setup({ log, random: () => 0 });
+    let n = 0;
+    const auth: TokenSource = { token: async () => `canary-token-${++n}`, invalidate: async () => undefined };
+    fake.script('POST', '/v1/projects', reply(401, { message: 'Unauthorized' }), reply(429, { message: 'Too many' }, { 'x-ratelimit-reset': '1' }), reply(201, { ref: 'r' }));
+    fake.script('GET', '/v1/projects', reply(503, {}), reply(200, []));
+    const client = await createClient({ ...options, auth });
+    const calls = [track(client.api.createAProject({ ...BODY, db_pass: 'canary-db-pass' })), track(client.api.listAllProjects())];
+    await runUntil(clock, () => calls.every((c) => c.settled));
+    await client.close();
+    expect(output).toContain('unauthorized: fetching a fresh token');
+    expect(output).toContain('transient failure: retrying');
+    expect(output).toMatch(/429|rate limited/);
+    expect(output).not.toContain('canary-token');
+    expect(output).not.toContain('canary-db-pass');
+  });
+});
