@@ -174,7 +174,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
     expect(mountOf(reconciler, 'git')).toEqual({ name: 'git', mountPath: '/git', readOnly: true });
     expect(mountOf(gitSync, 'git')?.mountPath).toBe('/git');
     expect(mountOf(init, 'git')?.mountPath).toBe('/git');
-    expect(gitSync.args).toEqual(expect.arrayContaining(['--repo=https://git.example.com/platform/fleet-manifests.git', '--ref=main', '--root=/git', '--link=repo', '--period=30s']));
+    expect(gitSync.args).toEqual(expect.arrayContaining(['--repo=https://git.example.com/platform/fleet-manifests.git', '--ref=main', '--root=/git', '--link=repo', '--period=30s', '--stale-worktree-timeout=10m', '--max-failures=-1']));
     expect(init.args).toContain('--one-time');
     expect(reconciler.args!.slice(0, 2)).toEqual(['/git/repo', '--watch']);
     expect(reconciler.args).not.toContain('--dry-run');
