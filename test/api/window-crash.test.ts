@@ -1,6 +1,7 @@
 // A process killed right after a burst must not let its successor burst again: the window file
 // is written ahead of the sends (claims), not only after them.
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,6 +27,9 @@ process.kill(process.pid, 'SIGKILL');
 `;
 
 function runChild(emu: RunningEmulator, stateDir: string): Promise<number | null> {
+  if (!existsSync(new URL('../../dist/api/client.js', import.meta.url))) {
+    throw new Error('dist/api/client.js is missing: build first (`npx tsc -p .`; `npm test` does)');
+  }
   const env = {
     ...process.env,
     // The built client (`npm test` builds first), as the reconciler runs it.
