@@ -1,6 +1,7 @@
 // Parses one manifest file into documents and keeps, for each, a way back from a field path
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { readPlainYaml } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
 export interface Position {
@@ -27,6 +28,62 @@ export interface SourceDocument {
 export interface ParsedFile {
   documents: SourceDocument[];
   problems: LocatedProblem[];
+  /**
+   * Drops the syntax tree once the file's documents are checked: locating a field later parses
+   * the kept text again (only errors locate fields), so a loaded set holds values and text only.
+   */
+  release(): void;
+}
+
+const PARSE_OPTIONS = { uniqueKeys: true, prettyErrors: false, logLevel: 'error' } as const;
+
+interface SyntaxTree {
+  documents: Document.Parsed[];
+  lineCounter: LineCounter;
+}
+
+/** Files whose trees were parsed again to locate fields: errors come in runs per file. */
+const recentTrees = new Map<SourceText, SyntaxTree>();
+const RECENT_TREES = 4;
+
+/** A file's text, and its syntax tree while the file is being checked or located in. */
+class SourceText {
+  readonly #text: string;
+  #tree: SyntaxTree | undefined;
+
+  constructor(text: string, tree?: SyntaxTree) {
+    this.#text = text;
+    this.#tree = tree;
+  }
+
+  release(): void {
+    this.#tree = undefined;
+  }
+
+  tree(): SyntaxTree {
+    if (this.#tree) return this.#tree;
+    let tree = recentTrees.get(this);
+    if (tree) {
+      recentTrees.delete(this);
+    } else {
+      // The same text and options give the same tree: positions are those of the first parse.
+      const lineCounter = new LineCounter();
+      tree = { documents: [...parseAllDocuments(this.#text, { lineCounter, ...PARSE_OPTIONS })] as Document.Parsed[], lineCounter };
+    }
+    recentTrees.set(this, tree);
+    if (recentTrees.size > RECENT_TREES) recentTrees.delete(recentTrees.keys().next().value!);
+    return tree;
+  }
+
+  /** Position of the node at a path of document `index`, or `start` when the document has no such node. */
+  locate(index: number, start: Position, pointer: string, key: boolean): Position {
+    const { documents, lineCounter } = this.tree();
+    const doc = documents[index];
+    const offset = doc ? locateOffset(doc, pointerSegments(pointer), key) : undefined;
+    if (offset === undefined) return start;
+    const { line, col } = lineCounter.linePos(Math.max(0, offset));
+    return { line, column: col };
+  }
 }
 
 export function pointerSegments(pointer: string): string[] {
@@ -78,6 +135,20 @@ function tooDeep(root: Node | null | undefined): Node | undefined {
 }
 
 export function parseYamlFile(text: string): ParsedFile {
+  const plain = readPlainYaml(text);
+  if (plain) {
+    const source = new SourceText(text);
+    const documents = plain.map(({ index, value, line, column }): SourceDocument => {
+      const start = { line, column };
+      return { index, value, start, locate: (pointer, options) => source.locate(index, start, pointer, options?.key ?? false) };
+    });
+    return { documents, problems: [], release: () => source.release() };
+  }
+  return parseWithTree(text);
+}
+
+/** The full parser: every YAML feature, syntax errors and the limits on nesting, aliases and documents. */
+function parseWithTree(text: string): ParsedFile {
   const lineCounter = new LineCounter();
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(Math.max(0, offset));
@@ -92,25 +163,26 @@ export function parseYamlFile(text: string): ParsedFile {
     const line = before.split('\n').length;
     const column = prescan.offset - before.lastIndexOf('\n');
     problems.push({ line, column, message: `nesting deeper than ${MAX_FLOW_DEPTH_PRESCAN} levels of brackets: refused before parsing` });
-    return { documents: [], problems };
+    return { documents: [], problems, release: () => undefined };
   }
 
   let parsed: Document.Parsed[];
   try {
-    const result = parseAllDocuments(text, { lineCounter, uniqueKeys: true, prettyErrors: false, logLevel: 'error' });
+    const result = parseAllDocuments(text, { lineCounter, ...PARSE_OPTIONS });
     // An empty stream is an empty array too.
     parsed = [...result] as Document.Parsed[];
   } catch (error) {
     // A stack overflow or a parser bug must not take the loader down with it.
     problems.push({ line: 1, column: 1, message: `YAML could not be parsed: ${error instanceof RangeError ? 'nesting too deep' : (error as Error).message}` });
-    return { documents: [], problems };
+    return { documents: [], problems, release: () => undefined };
   }
 
   if (parsed.length > MAX_DOCUMENTS_PER_FILE) {
     problems.push({ line: 1, column: 1, message: `more than ${MAX_DOCUMENTS_PER_FILE} documents in one file` });
-    return { documents: [], problems };
+    return { documents: [], problems, release: () => undefined };
   }
 
+  const source = new SourceText(text, { documents: parsed, lineCounter });
   const documents: SourceDocument[] = [];
   parsed.forEach((doc, index) => {
     const docErrors = doc.errors.map((error) => ({ ...position(error.pos[0]), message: `YAML syntax: ${firstLine(error.message)}` }));
@@ -143,17 +215,9 @@ export function parseYamlFile(text: string): ParsedFile {
       problems.push({ ...start, message: 'YAML aliases form a cycle (a node that contains itself): not a manifest' });
       return;
     }
-    documents.push({
-      index,
-      value,
-      start,
-      locate: (pointer, options) => {
-        const offset = locateOffset(doc, pointerSegments(pointer), options?.key ?? false);
-        return offset === undefined ? start : position(offset);
-      },
-    });
+    documents.push({ index, value, start, locate: (pointer, options) => source.locate(index, start, pointer, options?.key ?? false) });
   });
-  return { documents, problems };
+  return { documents, problems, release: () => source.release() };
 }
 
 /** Whether an object contains itself (an alias to an enclosing anchor); iterative, no recursion. */
