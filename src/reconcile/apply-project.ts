@@ -11,7 +11,7 @@ import { createProject, refOf, servicesNeeded, setPaused, waitUntilReady } from 
 import type { SecretResolver } from './secret-check.js';
 import type { FileStateStore } from './state.js';
 import { isChange } from './summary.js';
-import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
+import type { KindContext, KindModule, Logger, PlanEntry, PlannedChange } from './types.js';
 
 export interface WaitSettings {
   initialDelayMs?: number;
@@ -142,22 +142,20 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     }
   }
 
-  // The project's kinds, in registry order; one failing does not stop the next.
+  // The project's kinds, in registry order; one failing does not stop the next. A Postgres
+  // upgrade waits until the rest is written and verified: once it starts, the project is
+  // UPGRADING and its configuration cannot be read back.
+  const startsUpgrade = (change: PlannedChange) => change.entry.kind === 'ProjectPostgresVersion';
   const applied = new Set<string>();
-  for (const change of work.changes) {
+  for (const change of work.changes.filter((c) => !startsUpgrade(c))) {
     const before = a.failed.size;
     const isWrite = !change.entry.observeOnly && (change.entry.action === 'create' || change.entry.action === 'update' || change.entry.action === 'delete');
     await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
     if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
   }
 
-  // Pause last: the configuration above is written while the project runs.
-  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
-    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
-  }
-
   // Verify: read back what was written; the statuses come from this second look.
-  if (applied.size > 0 && !isPausedAfter(lifecycle, a.failed)) {
+  if (applied.size > 0) {
     const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
     try {
       const verified = await planModules(work, a.kinds, a.context, a.log, only);
@@ -169,10 +167,15 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
       a.log.warn({ project: unit.name, error: describeError(error).message }, 'verification reads failed');
     }
   }
-}
 
-function isPausedAfter(lifecycle: PlanEntry | undefined, failed: Set<string>): boolean {
-  return !!lifecycle && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true && !failed.has(lifecycle.id);
+  for (const change of work.changes.filter(startsUpgrade)) {
+    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
+  }
+
+  // Pause last: the configuration above is written while the project runs.
+  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
+    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
+  }
 }
 
 function withDependency(entry: PlanEntry, id: string): PlanEntry {
