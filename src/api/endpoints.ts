@@ -8,7 +8,8 @@ import type { CallOptions, RequestCaller, BinaryBody } from './request.js';
 export type QueryValue = string | number | boolean | string[] | undefined;
 
 export class ManagementApi {
-  constructor(private readonly caller: RequestCaller) {}
+  /** The caller below: transport, authentication, the budget and retries. */
+  constructor(readonly caller: RequestCaller) {}
 
   /** GET /v1/projects */
   async listAllProjects(options: CallOptions = {}): Promise<Array<T.V1ProjectWithDatabaseResponse>> {

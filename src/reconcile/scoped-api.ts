@@ -16,14 +16,9 @@ export interface RequestTally {
   byMethod: Record<string, number>;
 }
 
-/**
- * The caller below a ManagementApi. The class keeps it in a TypeScript-private field
- * (generated code); reading it here is the one place that relies on that.
- */
+/** The caller below a ManagementApi. */
 export function callerOf(api: ManagementApi): RequestCaller {
-  const caller = (api as unknown as { caller?: RequestCaller }).caller;
-  if (!caller || typeof caller.call !== 'function') throw new TypeError('Expected the ManagementApi to hold a request caller');
-  return caller;
+  return api.caller;
 }
 
 export function scopedApi(base: RequestCaller, defaults: ScopeDefaults, tally?: RequestTally): ManagementApi {
