@@ -3,8 +3,10 @@ import type { Clock } from '../util/clock.js';
 
 /**
  * Remembers whether the API answered with a valid token recently: any answer but 401 proves the
- * token (403 is a membership question, 429 a budget question). `/readyz` reads it; it costs no
- * request of its own.
+ * token (403 is a membership question, 429 a budget question). The OAuth endpoints are the
+ * exception: they take no access token, so their answers prove nothing, and a refused refresh
+ * (400 or 401 from the token endpoint) means there is no valid token. `/readyz` reads it; it
+ * costs no request of its own.
  */
 export class ApiHealth {
   #lastValidAt: number | undefined;
@@ -16,7 +18,7 @@ export class ApiHealth {
   wrap(telemetry: ApiTelemetry): ApiTelemetry {
     return {
       requestFinished: (event) => {
-        this.observe(event.code);
+        this.observe(event.code, event.route);
         telemetry.requestFinished(event);
       },
       rateLimited: () => telemetry.rateLimited(),
@@ -25,8 +27,12 @@ export class ApiHealth {
     };
   }
 
-  observe(code: string): void {
+  observe(code: string, route?: string): void {
     if (!/^\d{3}$/.test(code)) return;
+    if (route?.startsWith('/v1/oauth/')) {
+      if (route === '/v1/oauth/token' && (code === '400' || code === '401')) this.#lastUnauthorizedAt = this.clock.now();
+      return;
+    }
     if (code === '401') this.#lastUnauthorizedAt = this.clock.now();
     else this.#lastValidAt = this.clock.now();
   }

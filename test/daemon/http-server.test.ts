@@ -19,6 +19,21 @@ describe('parseListenAddress', () => {
 });
 
 describe('ApiHealth', () => {
+  it('takes no answer of the OAuth endpoints as proof of a token, and a refused refresh as its absence', async () => {
+    const clock = new ManualClock();
+    const health = new ApiHealth(clock);
+    health.observe('400', '/v1/oauth/token');
+    expect(health.problem(60_000)).toBe('the API rejected the token (401)');
+    health.observe('201', '/v1/oauth/token');
+    expect(health.problem(60_000)).toBe('the API rejected the token (401)');
+    await clock.advance(1);
+    health.observe('200', '/v1/projects');
+    expect(health.problem(60_000)).toBeUndefined();
+    await clock.advance(1);
+    health.observe('401', '/v1/oauth/token');
+    expect(health.problem(60_000)).toBe('the API rejected the token (401) since its last valid answer');
+  });
+
   it('is healthy after a valid answer, until a 401 or until the answer is too old', async () => {
     const clock = new ManualClock();
     const health = new ApiHealth(clock);

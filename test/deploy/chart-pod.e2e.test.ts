@@ -273,12 +273,9 @@ describe.skipIf(gate.skip)('the chart pod, run without a cluster', () => {
       }
     }, 90_000);
 
-    // Known defect, recorded here so it cannot be forgotten: a refused OAuth refresh is reported
-    // to the telemetry as `POST /v1/oauth/token 400`, and src/daemon/api-health.ts counts any
-    // answer but 401 as proof of a valid token, so /readyz says ready. When the readiness check
-    // ignores (or counts as unauthorized) the token endpoint's refusals, this starts passing:
-    // then turn `it.fails` into `it`.
-    it.fails('without its state volume the pod is not ready (readiness probe)', async () => {
+    // A refused OAuth refresh reaches the telemetry as `POST /v1/oauth/token 400`: readiness
+    // must count it as no valid token, not as an answer from the API.
+    it('without its state volume the pod is not ready (readiness probe)', async () => {
       const { run, close } = await freshPod();
       try {
         expect((await run.get(run.container.readinessProbe!.httpGet!.path!)).status).not.toBe(200);
