@@ -43,7 +43,7 @@ export async function openApiSession(context: CommandContext, options: ApiSessio
   if (stringOption(context, 'seed') !== undefined) throw new UsageError('--seed needs --sandbox');
   const baseUrl = stringOption(context, 'api-url');
   if (!baseUrl) throw new UsageError('the API URL is missing: set --api-url or MANAGEMENT_API_URL (or use --sandbox)');
-  const auth = tokenSourceFromEnvironment(context.values, context.env);
+  const auth = tokenSourceFromEnvironment(context.values, context.env, { stateDir });
   let timeoutMs: number;
   try {
     timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');
