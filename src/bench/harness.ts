@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
+import { DEFAULT_TIMEOUTS, undiciTransport, type Transport } from '../api/transport.js';
 import { loadManifests } from '../manifests/load.js';
 import { runPass } from '../reconcile/engine.js';
 import type { ManifestSet } from '../manifests/types.js';
@@ -19,6 +20,8 @@ export interface FleetHarness {
   fleet: GeneratedFleet;
   manifests: ManifestSet;
   stateDir: string;
+  /** When the client sent each request (ms since the epoch), retries included. */
+  sendTimes: number[];
   pass(options?: { dryRun?: boolean; priority?: 'write' | 'drift'; client?: ApiClient; signal?: AbortSignal }): Promise<PassResult>;
   /** Project refs by manifest name, from the project list. */
   refs(): Promise<Map<string, string>>;
@@ -43,12 +46,23 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
   }
   const emulator = await startEmulator({ port: 0, rateLimit: options.emulatorRate, speed: options.speed ?? 2000 });
   const stateDir = join(root, 'state');
+  const sendTimes: number[] = [];
+  const concurrency = options.concurrency ?? 4;
+  const inner = undiciTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: concurrency + 1 });
+  const transport: Transport = {
+    send(request) {
+      sendTimes.push(Date.now());
+      return inner.send(request);
+    },
+    close: () => inner.close(),
+  };
   const client = await createClient({
     baseUrl: emulator.url,
     auth: staticToken(emulator.token),
     rate: options.clientRate,
     stateDir,
-    ...(options.concurrency ? { concurrency: options.concurrency } : {}),
+    concurrency,
+    transport,
   });
   const env = { ...fleet.env };
   return {
@@ -57,6 +71,7 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
     fleet,
     manifests,
     stateDir,
+    sendTimes,
     pass: (o = {}) =>
       runPass({
         manifests,

@@ -39,7 +39,8 @@ row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB)`, plan.peak
 
 log('long run with drift re-checks and a colleague spending 10 per window');
 const long = await longRun(quick ? 5 : 15);
-row('2 long run', `largest window / budget (${long.windows} windows)`, long.ours.maxWindowOverBudget, `${long.naive.maxWindowOverLimit} (of 60)`, '<= 1.00', long.ours.maxWindowOverBudget <= 1);
+row('2 long run', `largest window / budget, at send (${long.windows} windows)`, long.ours.maxWindowOverBudget, '-', '<= 1.00', long.ours.maxWindowOverBudget <= 1);
+row('2 long run', 'largest window / budget, at arrival', long.ours.maxWindowOverBudgetAtService, `${long.naive.maxWindowOverLimit} (of 60)`, '', undefined);
 row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
 row('2 long run', "429 answers the colleague received", long.colleagueRefused.withOurs, long.colleagueRefused.withNaive, '', undefined);
 
