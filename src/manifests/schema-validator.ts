@@ -53,7 +53,8 @@ let reportingAjv: Ajv2020 | undefined;
 const checking = new Map<ManifestKind, ValidateFunction>();
 const reporting = new Map<ManifestKind, ValidateFunction>();
 
-function checkingValidator(kind: ManifestKind): ValidateFunction {
+/** The lean validator of a kind: valid or not, nothing more. */
+export function checkingValidator(kind: ManifestKind): ValidateFunction {
   let validate = checking.get(kind);
   if (!validate) {
     checkingAjv ??= createCheckingAjv();
@@ -64,7 +65,7 @@ function checkingValidator(kind: ManifestKind): ValidateFunction {
 }
 
 /** The exhaustive validator of a kind (every error, with its data): the one messages are made from. */
-function reportingValidator(kind: ManifestKind): ValidateFunction {
+export function reportingValidator(kind: ManifestKind): ValidateFunction {
   let validate = reporting.get(kind);
   if (!validate) {
     reportingAjv ??= createAjv();
