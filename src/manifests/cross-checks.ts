@@ -95,6 +95,10 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
     }
   }
 
+  const lookups = new FileSystemLookups();
+  // The first Project of each name, as a search in document order would find it.
+  const projectByName = new Map<string | undefined, CheckedEntry>();
+  for (const project of projects) if (!projectByName.has(project.name)) projectByName.set(project.name, project);
   const branchingDisabled = new Set(projects.filter((p) => p.spec.branching_disabled === true && p.name).map((p) => p.name!));
   const domainOwners = new Map<string, { entry: CheckedEntry; index: number }>();
 
@@ -109,7 +113,7 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         firstBy('secrets', project, entry, '/spec/project', seen, (first) => `a second Secrets document for project \`${project}\`: the first is at ${where(first, '/metadata/name')} (one document holds a project's whole set)`);
         break;
       case 'Function':
-        checkFunction(entry, project, root, seen, error, firstBy, duplicates.has(entry));
+        checkFunction(entry, project, root, seen, error, firstBy, duplicates.has(entry), lookups);
         break;
       case 'Branch': {
         const branchName = str(entry.spec.branch_name) ?? entry.name;
@@ -127,7 +131,7 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         if (sources.length !== 1) {
           error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
         }
-        const owner = projects.find((p) => p.name === project);
+        const owner = projectByName.get(project);
         const ownerAuth = owner?.spec.auth as Record<string, unknown> | undefined;
         if (ownerAuth?.saml_enabled === false) {
           error(entry, '/spec/project', `project \`${project}\` sets auth.saml_enabled: false, so it can have no SSO provider`);
@@ -151,7 +155,46 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
 type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;
 type FirstByFn = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => void;
 
-function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn, duplicate: boolean): void {
+type DirectoryLookup = { real: string } | { problem: 'missing' | 'not-directory' };
+type FileLookup = 'file' | 'not-file' | 'missing';
+
+/**
+ * File system answers for one check: Function documents of many projects share a source
+ * directory, and asking once per directory (not once per document) gives the same answers.
+ */
+class FileSystemLookups {
+  readonly #directories = new Map<string, DirectoryLookup>();
+  readonly #files = new Map<string, FileLookup>();
+
+  directory(path: string): DirectoryLookup {
+    let found = this.#directories.get(path);
+    if (!found) {
+      try {
+        const real = realpathSync(path);
+        found = statSync(real).isDirectory() ? { real } : { problem: 'not-directory' };
+      } catch {
+        found = { problem: 'missing' };
+      }
+      this.#directories.set(path, found);
+    }
+    return found;
+  }
+
+  file(path: string): FileLookup {
+    let found = this.#files.get(path);
+    if (!found) {
+      try {
+        found = statSync(path).isFile() ? 'file' : 'not-file';
+      } catch {
+        found = 'missing';
+      }
+      this.#files.set(path, found);
+    }
+    return found;
+  }
+}
+
+function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn, duplicate: boolean, lookups: FileSystemLookups): void {
   const slug = str(entry.spec.slug) ?? entry.name;
   if (!str(entry.spec.slug) && entry.name !== undefined && !FUNCTION_SLUG.test(entry.name)) {
     error(entry, '/metadata/name', `\`${entry.name}\` is not a valid function slug (${FUNCTION_SLUG.source}): set spec.slug or rename`);
@@ -166,17 +209,13 @@ function checkFunction(entry: CheckedEntry, project: string | undefined, root: s
     error(entry, '/spec/source', `source \`${source}\` lies outside the manifests directory: sources are read from the checkout only`);
     return;
   }
-  let realSource: string;
-  try {
-    realSource = realpathSync(sourceDir);
-    if (!statSync(realSource).isDirectory()) {
-      error(entry, '/spec/source', `source \`${source}\` is not a directory`);
-      return;
-    }
-  } catch {
-    error(entry, '/spec/source', `source directory \`${source}\` does not exist (relative to ${entry.file})`);
+  const directory = lookups.directory(sourceDir);
+  if ('problem' in directory) {
+    if (directory.problem === 'not-directory') error(entry, '/spec/source', `source \`${source}\` is not a directory`);
+    else error(entry, '/spec/source', `source directory \`${source}\` does not exist (relative to ${entry.file})`);
     return;
   }
+  const realSource = directory.real;
   if (!inside(root, realSource)) {
     error(entry, '/spec/source', `source \`${source}\` links outside the manifests directory`);
     return;
@@ -189,10 +228,8 @@ function checkFunction(entry: CheckedEntry, project: string | undefined, root: s
       error(entry, `/spec/${field}`, `${field} \`${file}\` must lie inside the source directory`);
       continue;
     }
-    try {
-      if (!statSync(path).isFile()) error(entry, `/spec/${field}`, `${field} \`${file}\` is not a file`);
-    } catch {
-      error(entry, `/spec/${field}`, `${field} \`${file}\` does not exist in the source directory \`${source}\``);
-    }
+    const found = lookups.file(path);
+    if (found === 'not-file') error(entry, `/spec/${field}`, `${field} \`${file}\` is not a file`);
+    else if (found === 'missing') error(entry, `/spec/${field}`, `${field} \`${file}\` does not exist in the source directory \`${source}\``);
   }
 }

@@ -78,6 +78,9 @@ function readManifestFile(path: string, maxBytes: number): FileRead {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Longest stretch of synchronous loading work before the event loop gets a turn. */
+const YIELD_AFTER_MS = 20;
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -155,7 +158,14 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
 
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
+  let turn = performance.now();
   for (const file of discovered.files) {
+    // Reading and checking are synchronous: give the event loop a turn now and then, so a
+    // daemon's health and metrics endpoints keep answering while a large tree loads.
+    if (performance.now() - turn > YIELD_AFTER_MS) {
+      await new Promise((resolveTurn) => setImmediate(resolveTurn));
+      turn = performance.now();
+    }
     const path = join(root, file);
     const read = readManifestFile(path, maxFileBytes);
     if ('problem' in read) {
