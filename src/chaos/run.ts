@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
+import { seededRandom } from '../emulator/random.js';
 import { generateFleet } from '../bench/fleet.js';
 import { checkInvariants, type Expectations, type LiveFacts } from './invariants.js';
 
@@ -34,18 +35,8 @@ if (!Number.isInteger(seed)) throw new TypeError(`Expected --seed to be an integ
 const sabotages = (values.sabotage ? values.sabotage.split(',') : []) as Sabotage[];
 for (const s of sabotages) if (!SABOTAGES.includes(s)) throw new TypeError(`Expected --sabotage to name ${SABOTAGES.join(', ')}, got \`${s}\``);
 
-/** A small deterministic generator (mulberry32), so a seed replays the same kill times. */
-function random(seedValue: number): () => number {
-  let a = seedValue >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const rand = random(seed);
+// A seed replays the same kill points.
+const rand = seededRandom(seed);
 const say = (message: string) => process.stdout.write(`chaos: ${message}\n`);
 
 const bin = fileURLToPath(new URL('../cli/bin.js', import.meta.url));
