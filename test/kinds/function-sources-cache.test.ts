@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rename, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectFunctionSources, SourceHashCache } from '../../src/reconcile/kinds/function-sources.js';
@@ -32,9 +32,9 @@ describe('SourceHashCache', () => {
   it('reads each file of a source directory shared by two Function documents once', async () => {
     const cache = settledCache();
     const a = await collectFunctionSources(fn('alpha', cache));
-    expect(cache.stats).toEqual({ hashed: 2, reused: 0 });
+    expect(cache.stats).toMatchObject({ hashed: 2, reused: 0 });
     const b = await collectFunctionSources(fn('beta', cache));
-    expect(cache.stats).toEqual({ hashed: 2, reused: 2 });
+    expect(cache.stats).toMatchObject({ hashed: 2, reused: 2 });
     expect(b.digest).toBe(a.digest);
     expect(b.files.map((f) => [f.path, f.sha256])).toEqual([
       ['index.ts', sha256Hex(INDEX)],
@@ -42,11 +42,45 @@ describe('SourceHashCache', () => {
     ]);
   });
 
-  it('shares one read between documents planned at the same time', async () => {
+  it('shares one walk and one read between documents planned at the same time', async () => {
     const cache = settledCache();
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => collectFunctionSources(fn(name, cache))));
-    expect(cache.stats).toEqual({ hashed: 2, reused: 4 });
+    expect(cache.stats).toMatchObject({ hashed: 2, reused: 4 });
+    expect(cache.stats.walked + cache.stats.walksShared).toBe(3);
     expect(new Set([a!.digest, b!.digest, c!.digest]).size).toBe(1);
+  });
+
+  it('a walk is shared only while it is under way: a later call walks again', async () => {
+    const cache = new SourceHashCache();
+    let finish!: (files: { files: [] }) => void;
+    let walks = 0;
+    const walk = () => {
+      walks++;
+      return new Promise<{ files: [] }>((resolve) => (finish = resolve));
+    };
+    const first = cache.listing('/src/fn', walk);
+    const second = cache.listing('/src/fn', walk);
+    const other = cache.listing('/src/other', () => Promise.resolve({ files: [] }));
+    finish({ files: [] });
+    expect(await second).toBe(await first);
+    await other;
+    expect(walks).toBe(1);
+    expect(cache.stats).toMatchObject({ walked: 2, walksShared: 1 });
+    const later = cache.listing('/src/fn', walk);
+    finish({ files: [] });
+    await later;
+    expect(walks).toBe(2);
+  });
+
+  it('a link leaving the directory is refused for every function sharing it, each by its own name', async () => {
+    const cache = settledCache();
+    await writeFile(join(dir, 'outside.txt'), 'secret');
+    await symlink(join(dir, 'outside.txt'), join(dir, 'shared', 'link.txt'));
+    const results = await Promise.allSettled(['alpha', 'beta'].map((name) => collectFunctionSources(fn(name, cache))));
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'resolved'))).toEqual([
+      'Function `alpha`: `link.txt` is a symbolic link that leaves the source directory',
+      'Function `beta`: `link.txt` is a symbolic link that leaves the source directory',
+    ]);
   });
 
   it('a changed file changes the digest in the next pass, even at the same size', async () => {
@@ -56,7 +90,7 @@ describe('SourceHashCache', () => {
     const after = await collectFunctionSources(fn('alpha', cache));
     expect(after.digest).not.toBe(before.digest);
     expect(after.files.find((f) => f.path === 'lib/x.ts')!.sha256).toBe(sha256Hex('export const x = "ho";\n'));
-    expect(cache.stats).toEqual({ hashed: 3, reused: 1 });
+    expect(cache.stats).toMatchObject({ hashed: 3, reused: 1 });
   });
 
   it('a file replaced by another (new inode, same size and times) is read again', async () => {
@@ -77,13 +111,13 @@ describe('SourceHashCache', () => {
     await collectFunctionSources(fn('alpha', cache));
     await collectFunctionSources(fn('alpha', cache));
     // Both files changed (their ctime) within the settle time of each read: read every time.
-    expect(cache.stats).toEqual({ hashed: 4, reused: 0 });
+    expect(cache.stats).toMatchObject({ hashed: 4, reused: 0 });
     await clock.advance(3_600_000);
     await collectFunctionSources(fn('alpha', cache));
     // Read again: the digests kept were taken while the files were fresh.
-    expect(cache.stats).toEqual({ hashed: 6, reused: 0 });
+    expect(cache.stats).toMatchObject({ hashed: 6, reused: 0 });
     await collectFunctionSources(fn('alpha', cache));
-    expect(cache.stats).toEqual({ hashed: 6, reused: 2 });
+    expect(cache.stats).toMatchObject({ hashed: 6, reused: 2 });
   });
 
   it('keeps at most maxEntries digests, dropping the least recently used', async () => {

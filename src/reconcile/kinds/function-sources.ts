@@ -89,7 +89,7 @@ export function normalizeRelative(functionName: string, field: string, path: str
 }
 
 /** What identifies one version of a file's content without reading it. */
-interface FileStamp {
+export interface FileStamp {
   dev: bigint;
   ino: bigint;
   size: bigint;
@@ -116,10 +116,14 @@ export const SOURCE_CACHE_SETTLE_MS = 2000;
 export class SourceHashCache {
   readonly maxEntries: number;
   readonly settleMs: number;
-  /** Files read and hashed / digests reused: for tests and diagnostics. */
-  readonly stats = { hashed: 0, reused: 0 };
+  /**
+   * For tests and diagnostics: files read and hashed, digests reused, directories walked, and
+   * walks shared with a call that asked for the same directory while its walk was under way.
+   */
+  readonly stats = { hashed: 0, reused: 0, walked: 0, walksShared: 0 };
   readonly #entries = new Map<string, CachedDigest>();
   readonly #pending = new Map<string, { stamp: FileStamp; promise: Promise<string> }>();
+  readonly #walks = new Map<string, Promise<Listing>>();
 
   readonly #clock: Clock;
 
@@ -142,6 +146,24 @@ export class SourceHashCache {
 
   clear(): void {
     this.#entries.clear();
+  }
+
+  /**
+   * The listing of a source directory. Projects are planned side by side, so the Function
+   * documents sharing a directory ask for it at once: they share the walk under way. Nothing
+   * is kept once it ends, so a later call (the next pass, the re-read before a deploy) walks
+   * the directory again and sees every change.
+   */
+  listing(root: string, walk: () => Promise<Listing>): Promise<Listing> {
+    const running = this.#walks.get(root);
+    if (running) {
+      this.stats.walksShared++;
+      return running;
+    }
+    this.stats.walked++;
+    const started = walk().finally(() => this.#walks.delete(root));
+    this.#walks.set(root, started);
+    return started;
   }
 
   /** The file's digest, read only when no trustworthy digest of this exact version is kept. */
@@ -205,7 +227,12 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
     throw new FunctionSourceError(name, `source directory \`${options.source}\` cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 
-  const paths = await listFiles(name, realRoot);
+  const cache = options.cache ?? sharedSourceCache;
+  const listing = await cache.listing(realRoot, () => listFiles(realRoot));
+  if ('leavingLink' in listing) {
+    throw new FunctionSourceError(name, `\`${listing.leavingLink}\` is a symbolic link that leaves the source directory`, listing.leavingLink);
+  }
+  const paths = listing.files;
   const present = new Set(paths.map((p) => p.path));
   const entrypoint = normalizeRelative(name, 'entrypoint', options.entrypoint);
   if (!present.has(entrypoint)) throw new FunctionSourceError(name, `entrypoint \`${entrypoint}\` not found in \`${options.source}\``, entrypoint);
@@ -221,7 +248,6 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
     total += file.size;
     if (total > limit) throw new FunctionSourceTooLargeError(name, file.path, limit);
   }
-  const cache = options.cache ?? sharedSourceCache;
   const files: FunctionFile[] = [];
   for (const file of paths) {
     const sha256 = await cache.digest(file, () => hashFile(name, file.absolute, file.path, limit, file.size));
@@ -231,11 +257,19 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
 }
 
 /** A file found by the walk, with what identifies its current content. */
-interface ListedFile extends Omit<FunctionFile, 'sha256'> {
+export interface ListedFile extends Omit<FunctionFile, 'sha256'> {
   stamp: FileStamp;
 }
 
-async function listFiles(name: string, root: string): Promise<ListedFile[]> {
+/** A source directory's files, or the first link found that leaves it (a problem for every function using it). */
+export type Listing = { files: ListedFile[] } | { leavingLink: string };
+
+/** A link leaving the root ends the walk. */
+class LeavingLink {
+  constructor(readonly rel: string) {}
+}
+
+async function listFiles(root: string): Promise<Listing> {
   const out: ListedFile[] = [];
   const visited = new Set<string>();
   const walk = async (dir: string, prefix: string): Promise<void> => {
@@ -251,7 +285,7 @@ async function listFiles(name: string, root: string): Promise<ListedFile[]> {
         // A link may point anywhere on the machine: follow it only while it stays inside the root.
         target = await realpath(target).catch(() => '');
         if (!target || (target !== root && !target.startsWith(root + sep))) {
-          throw new FunctionSourceError(name, `\`${rel}\` is a symbolic link that leaves the source directory`, rel);
+          throw new LeavingLink(rel);
         }
       }
       const info = await lstat(target, { bigint: true });
@@ -262,8 +296,13 @@ async function listFiles(name: string, root: string): Promise<ListedFile[]> {
       }
     }
   };
-  await walk(root, '');
-  return out;
+  try {
+    await walk(root, '');
+  } catch (error) {
+    if (error instanceof LeavingLink) return { leavingLink: error.rel };
+    throw error;
+  }
+  return { files: out };
 }
 
 /** Largest read while hashing: big files are hashed in chunks of this size, memory stays flat. */
