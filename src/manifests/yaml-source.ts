@@ -77,7 +77,15 @@ class SourceText {
 
   /** Position of the node at a path of document `index`, or `start` when the document has no such node. */
   locate(index: number, start: Position, pointer: string, key: boolean): Position {
-    const { documents, lineCounter } = this.tree();
+    let tree: SyntaxTree;
+    try {
+      tree = this.tree();
+    } catch {
+      // The text parsed once already; should a second parse fail (a deeper stack), the
+      // document's start still locates the error.
+      return start;
+    }
+    const { documents, lineCounter } = tree;
     const doc = documents[index];
     const offset = doc ? locateOffset(doc, pointerSegments(pointer), key) : undefined;
     if (offset === undefined) return start;
