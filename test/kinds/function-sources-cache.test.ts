@@ -83,6 +83,19 @@ describe('SourceHashCache', () => {
     ]);
   });
 
+  it('a caller sharing a read that fails reads for itself (the failure names the other function)', async () => {
+    const cache = new SourceHashCache({ clock: new ManualClock(Date.now() + 3_600_000) });
+    const stamp = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 0n, ctimeNs: 0n };
+    const file = { path: 'index.ts', absolute: '/src/fn/index.ts', size: 3, stamp };
+    let fail!: (error: Error) => void;
+    const first = cache.digest(file, () => new Promise<string>((_, reject) => (fail = reject)));
+    const second = cache.digest(file, async () => 'digest-read-by-second');
+    fail(new Error('Function `alpha`: grew while read'));
+    await expect(first).rejects.toThrow('Function `alpha`');
+    await expect(second).resolves.toBe('digest-read-by-second');
+    expect(cache.stats).toMatchObject({ hashed: 1, reused: 1 });
+  });
+
   it('a changed file changes the digest in the next pass, even at the same size', async () => {
     const cache = settledCache();
     const before = await collectFunctionSources(fn('alpha', cache));

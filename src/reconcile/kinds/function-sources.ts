@@ -183,7 +183,8 @@ export class SourceHashCache {
     const pending = this.#pending.get(file.absolute);
     if (pending && sameStamp(pending.stamp, stamp) && settledBefore(stamp, readStartedNs, this.settleMs)) {
       this.stats.reused++;
-      return pending.promise;
+      // A failed read names the function that made it: this caller reads for itself instead.
+      return pending.promise.catch(() => this.digest(file, read));
     }
     const promise = read();
     this.#pending.set(file.absolute, { stamp, promise });
