@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { LineCounter, parseAllDocuments } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { readPlainYaml, type FastDocument } from '../../src/manifests/yaml-fast.js';
 import { parseYamlFile } from '../../src/manifests/yaml-source.js';
 import { checkingValidator, reportingValidator } from '../../src/manifests/schema-validator.js';
 import { MANIFEST_KINDS } from '../../src/manifests/types.js';
-import { EXAMPLES } from './helpers.js';
+import { generateFleet } from '../../src/bench/fleet.js';
+import { cleanupTrees, EXAMPLES, tree } from './helpers.js';
 
 /** What the full parser makes of a text, in the fast reader's terms; undefined when it has errors. */
 function fullParse(text: string): FastDocument[] | undefined {
@@ -89,11 +90,20 @@ const stream = fc
   .tuple(fc.array(fc.tuple(block(3), fc.constantFrom('---\n', '--- x\n', '...\n', '# note\n', '\n')), { minLength: 1, maxLength: 3 }), fc.boolean(), fc.boolean())
   .map(([docs, leadingMarker, trailingMarker]) => (leadingMarker ? '---\n' : '') + docs.map(([doc, separator], i) => (i ? separator : '') + doc).join('') + (trailingMarker ? '---\n' : ''));
 
+afterAll(cleanupTrees);
+
 describe('the fast YAML reader', () => {
   it('reads the example manifests without the full parser, exactly as the full parser does', () => {
     const taken = EXAMPLE_TEXTS.filter((text) => expectAgreement(text));
     // Most example files are in the plain shape; if none were, the fast path would be dead code.
     expect(taken.length).toBeGreaterThan(EXAMPLE_TEXTS.length / 2);
+  });
+
+  it('reads the benchmark fleet without the full parser (the planning figures measure this path)', async () => {
+    const fleet = await generateFleet(tree({}), { projects: 3 });
+    const texts = yamlFiles(fleet.dir);
+    expect(texts).toHaveLength(4);
+    for (const text of texts) expect(expectAgreement(text), text.slice(0, 200)).toBe(true);
   });
 
   it('gives up on what it does not recognise with certainty', () => {
