@@ -29,9 +29,19 @@ export async function buildDeployForm(sources: FunctionSources, metadata: Deploy
   return form;
 }
 
+export interface DeployedFile {
+  /** Path relative to the function root (see normalizeBodyPath). */
+  path: string;
+  sha256: string;
+  /** The filename exactly as the service sent it (export checks it before writing a file). */
+  name: string;
+  /** The bytes, only when asked for: comparing needs the digest alone. */
+  content?: Uint8Array;
+}
+
 export interface DeployedBody {
   metadata: Record<string, unknown> | undefined;
-  files: Array<{ path: string; sha256: string }>;
+  files: DeployedFile[];
 }
 
 /** File names as the service reports them, reduced to a path relative to the function root. */
@@ -40,7 +50,10 @@ export function normalizeBodyPath(name: string): string {
 }
 
 /** The files of a deployed function, or undefined when the service answered an opaque bundle (no comparison possible). */
-export async function parseFunctionBody(body: BinaryBody | Record<string, unknown> | undefined): Promise<DeployedBody | undefined> {
+export async function parseFunctionBody(
+  body: BinaryBody | Record<string, unknown> | undefined,
+  options: { content?: boolean } = {},
+): Promise<DeployedBody | undefined> {
   if (!body || !isBinary(body) || !/^multipart\/form-data/i.test(body.contentType)) return undefined;
   const form = await new Response(body.bytes as Uint8Array<ArrayBuffer>, { headers: { 'content-type': body.contentType } }).formData();
   let metadata: Record<string, unknown> | undefined;
@@ -56,7 +69,8 @@ export async function parseFunctionBody(body: BinaryBody | Record<string, unknow
       continue;
     }
     if (typeof value === 'string') continue;
-    files.push({ path: normalizeBodyPath(value.name), sha256: sha256Hex(new Uint8Array(await value.arrayBuffer())) });
+    const bytes = new Uint8Array(await value.arrayBuffer());
+    files.push({ path: normalizeBodyPath(value.name), sha256: sha256Hex(bytes), name: value.name, ...(options.content ? { content: bytes } : {}) });
   }
   return { metadata, files };
 }
