@@ -1,12 +1,13 @@
 // Manifests for live projects, so a team can adopt an existing fleet: an Organization and a
 // Project per live project (adopted by `spec.ref`) with every configuration section read from
-// the API, and a Secrets document naming its secrets. Values that are secret are never
-// exported: each becomes a `valueFrom: {env: ...}` reference to fill in. Only fields the
-// manifest schema knows are written, so the output validates.
+// the API, a Secrets document naming its secrets, its functions (documents plus their source
+// files), SSO providers and non-default branches. Values that are secret are never exported:
+// each becomes a `valueFrom: {env: ...}` reference to fill in. Only fields the manifest schema
+// knows are written, so the output validates.
 import { readFileSync } from 'node:fs';
 import { NotFoundError, isApiError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
-import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
+import type { BranchResponse, FunctionResponse, ListProvidersResponse, OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
 import { isSecretAuthField } from '../manifests/secret-fields.js';
 import { API_VERSION, type SecretRef } from '../manifests/types.js';
@@ -14,6 +15,9 @@ import { replicaRegion } from './kinds/config/read-replicas.js';
 import { majorVersion } from './kinds/config/postgres-version.js';
 import { RESERVED_SECRET_PREFIX } from './kinds/secret-diff.js';
 import type { Logger } from './types.js';
+import { exportFunction, type ExportedFile } from './export-functions.js';
+
+export { FunctionExportError, type ExportedFile } from './export-functions.js';
 
 type Json = Record<string, unknown>;
 
@@ -27,7 +31,21 @@ export interface ExportOptions {
   api: ManagementApi;
   /** Project refs or names to export; undefined: every live project. */
   projects?: string[];
+  /**
+   * Whether to read function sources and export Function documents (default true). Without
+   * an output directory the sources have nowhere to go: the functions are only listed, and
+   * named in `functionsLeftOut`.
+   */
+  functions?: boolean;
   log: Logger;
+}
+
+export interface FleetExport {
+  documents: ExportedDocument[];
+  /** Function sources, relative to the output directory (the documents' `source` points at them). */
+  files: ExportedFile[];
+  /** `project/slug` of live functions not exported because `functions` was false. */
+  functionsLeftOut: string[];
 }
 
 export class ExportSelectionError extends Error {
@@ -111,11 +129,15 @@ function manifestNames(projects: V1ProjectWithDatabaseResponse[]): Map<string, s
   return names;
 }
 
-function fileName(name: string): string {
-  return `${name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'project'}.yaml`;
+function baseName(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'project';
 }
 
-export async function exportFleet(options: ExportOptions): Promise<ExportedDocument[]> {
+function fileName(name: string): string {
+  return `${baseName(name)}.yaml`;
+}
+
+export async function exportFleet(options: ExportOptions): Promise<FleetExport> {
   const { api, log } = options;
   const live = await api.listAllProjects();
   let selected = live;
@@ -128,6 +150,10 @@ export async function exportFleet(options: ExportOptions): Promise<ExportedDocum
   const organizations: OrganizationResponseV1[] = await api.listAllOrganizations();
   const names = manifestNames(selected);
   const documents: ExportedDocument[] = [];
+  const files: ExportedFile[] = [];
+  const functionsLeftOut: string[] = [];
+  // Two names can reduce to the same directory name: the second gets its ref appended.
+  const functionDirs = new Set<string>();
 
   const usedOrganizations = organizations.filter((org) => selected.some((p) => p.organization_id === org.id || p.organization_slug === org.slug));
   const orgName = new Map<string, string>();
@@ -161,9 +187,86 @@ export async function exportFleet(options: ExportOptions): Promise<ExportedDocum
         for (const secret of own.sort((a, b) => a.name.localeCompare(b.name))) values[secret.name] = reference(envName(name, secret.name));
         documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Secrets', metadata: { name: `${name}-secrets` }, spec: { project: name, values } } });
       }
+
+      const functions = (await optional(() => api.listAllFunctions(project.ref, { project: name }), log, name, 'functions')) ?? [];
+      const live = functions.filter((fn: FunctionResponse) => fn.status !== 'REMOVED').sort((a, b) => a.slug.localeCompare(b.slug));
+      if (options.functions === false) {
+        functionsLeftOut.push(...live.map((fn) => `${name}/${fn.slug}`));
+      } else if (live.length > 0) {
+        let dir = `functions/${baseName(name)}`;
+        if (functionDirs.has(dir)) dir = `${dir}-${project.ref}`;
+        functionDirs.add(dir);
+        for (const fn of live) {
+          const exported = await exportFunction({ api, ref: project.ref, project: name, dir, live: fn, log });
+          documents.push({ file, document: exported.document });
+          files.push(...exported.files);
+        }
+      }
+
+      // The service answers 404 on every SSO call while SAML is off: not worth a call then.
+      const samlEnabled = (spec.auth as Json | undefined)?.saml_enabled === true;
+      if (samlEnabled) {
+        const providers = await optional(() => api.listAllSsoProvider(project.ref, { project: name }), log, name, 'sso_providers');
+        for (const document of ssoDocuments(providers?.items ?? [], name, log)) documents.push({ file, document });
+      }
+
+      for (const document of branchDocuments(await listBranches(api, project.ref, name, log), name)) documents.push({ file, document });
     }
   }
-  return documents;
+  return { documents, files, functionsLeftOut };
+}
+
+type LiveProvider = ListProvidersResponse['items'][number];
+
+/** One document per provider, named after its first domain (domains belong to one provider only). */
+function ssoDocuments(providers: LiveProvider[], project: string, log: Logger): Json[] {
+  const out: Json[] = [];
+  for (const provider of providers) {
+    const domains = (provider.domains ?? []).map((d) => d.domain?.toLowerCase()).filter((d): d is string => typeof d === 'string' && d !== '');
+    if (domains.length === 0) {
+      // A provider is matched to its document by domain: one without domains cannot be declared.
+      log.warn({ project, provider: provider.id }, 'SSO provider not exported: it has no domains');
+      continue;
+    }
+    const spec: Json = { project, type: 'saml' };
+    // The service fetches the document from the URL: the URL is what was declared.
+    if (provider.saml?.metadata_url) spec.metadata_url = provider.saml.metadata_url;
+    else if (provider.saml?.metadata_xml) spec.metadata_xml = provider.saml.metadata_xml;
+    else {
+      log.warn({ project, provider: provider.id }, 'SSO provider not exported: the service reports neither a metadata URL nor a metadata document');
+      continue;
+    }
+    spec.domains = domains;
+    if (provider.saml?.attribute_mapping) spec.attribute_mapping = provider.saml.attribute_mapping;
+    out.push({ apiVersion: API_VERSION, kind: 'SsoProvider', metadata: { name: domains[0] }, spec });
+  }
+  return out.sort((a, b) => String((a.metadata as Json).name).localeCompare(String((b.metadata as Json).name)));
+}
+
+async function listBranches(api: ManagementApi, ref: string, project: string, log: Logger): Promise<BranchResponse[]> {
+  const read = async () => {
+    try {
+      return await api.listAllBranches(ref, { project });
+    } catch (error) {
+      // A project without branching has no branch list: nothing to export, nothing to warn about.
+      if (error instanceof NotFoundError) return [];
+      throw error;
+    }
+  };
+  return (await optional(read, log, project, 'branches')) ?? [];
+}
+
+/** One document per preview branch; the default branch is the project itself. */
+function branchDocuments(branches: BranchResponse[], project: string): Json[] {
+  return branches
+    .filter((branch) => !branch.is_default)
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((branch) => {
+      const spec: Json = { project, branch_name: branch.name };
+      if (branch.git_branch !== undefined && branch.git_branch !== null) spec.git_branch = branch.git_branch;
+      spec.persistent = branch.persistent;
+      return { apiVersion: API_VERSION, kind: 'Branch', metadata: { name: branch.name }, spec };
+    });
 }
 
 async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, organization: string, log: Logger): Promise<Json> {

@@ -1,15 +1,17 @@
 // `reconcile export (--project REF | --all) [--out DIR]`: manifests for live projects. The
 // output is checked with the manifest loader before it is handed over, so it validates with
-// `reconcile validate` (once the referenced variables are set, it plans no change).
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+// `reconcile validate` (once the referenced variables are set, it plans no change). Function
+// sources are files: they are exported only into an output directory, never to stdout.
+import { mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { stringify } from 'yaml';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { commandLogger } from './reconcile.js';
-import { exportFleet, ExportSelectionError, type ExportedDocument } from '../../reconcile/export.js';
+import { exportFleet, ExportSelectionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
 import { loadManifests } from '../../manifests/load.js';
 
 const HEADER = '# Exported from the live fleet. Secret values are references: set each variable before applying.\n';
@@ -25,6 +27,44 @@ export function renderFiles(documents: ExportedDocument[]): Map<string, string> 
   return new Map([...files].map(([file, docs]) => [file, `${HEADER}${docs.join('---\n')}`]));
 }
 
+/** Writes the manifests and the function sources below `dir`. */
+async function writeAll(dir: string, manifests: Map<string, string>, sources: ExportedFile[]): Promise<void> {
+  await mkdir(dir, { recursive: true });
+  for (const [file, text] of manifests) await writeFile(join(dir, file), text);
+  for (const file of sources) {
+    const path = join(dir, file.path);
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, file.content);
+  }
+}
+
+/** The function directories (relative to the output directory) the export writes. */
+function functionDirectories(documents: ExportedDocument[]): string[] {
+  return documents.filter((d) => d.document.kind === 'Function').map((d) => String((d.document.spec as Record<string, unknown>).source));
+}
+
+/**
+ * Files already in a function directory that the export does not write. The reconciler uploads
+ * a directory whole, so a stale file would be deployed with the live sources; removing it is
+ * the user's call, not the export's.
+ */
+async function strayFiles(dir: string, exported: FleetExport): Promise<string[]> {
+  const written = new Set(exported.files.map((f) => f.path));
+  const stray: string[] = [];
+  for (const source of functionDirectories(exported.documents)) {
+    const root = join(dir, source);
+    if (!existsSync(root)) continue;
+    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
+      const path = relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/');
+      // Dot-files are never uploaded: they cannot change what is deployed.
+      if (relative(root, join(entry.parentPath, entry.name)).split(sep).some((s) => s.startsWith('.'))) continue;
+      if (!written.has(path)) stray.push(path);
+    }
+  }
+  return stray.sort();
+}
+
 export async function run(context: CommandContext): Promise<number> {
   const project = stringOption(context, 'project');
   const all = context.values.all === true;
@@ -35,31 +75,49 @@ export async function run(context: CommandContext): Promise<number> {
   const log = commandLogger(context);
 
   const session: ApiSession = context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
-  let documents: ExportedDocument[];
+  let exported: FleetExport;
   try {
-    documents = await exportFleet({ api: session.client.api, ...(project !== undefined ? { projects: [project] } : {}), log });
+    exported = await exportFleet({
+      api: session.client.api,
+      ...(project !== undefined ? { projects: [project] } : {}),
+      // Sources are files: without a directory to write them to, functions are left out.
+      functions: out !== undefined,
+      log,
+    });
   } catch (error) {
-    if (error instanceof ExportSelectionError) {
+    if (error instanceof ExportSelectionError || error instanceof FunctionExportError) {
       context.stderr.write(`reconcile export: ${error.message}\n`);
+      if (error instanceof FunctionExportError) context.stderr.write('reconcile export: nothing was written\n');
       return 1;
     }
     throw error;
   } finally {
     await session.close();
   }
+  const { documents, files: sources, functionsLeftOut } = exported;
   if (documents.length === 0) {
     context.stderr.write('reconcile export: no live project to export\n');
     return 1;
   }
-  const files = renderFiles(documents);
+  if (functionsLeftOut.length > 0) {
+    const count = functionsLeftOut.length;
+    context.stderr.write(
+      `reconcile export: ${count} function${count === 1 ? '' : 's'} not exported (${functionsLeftOut.join(', ')}): function sources are files, give --out DIR to export them\n`,
+    );
+  }
+  const manifests = renderFiles(documents);
 
   // Check the output with the same loader `reconcile validate` uses, before handing it over.
+  // Function documents point at their sources, so those are written to the scratch copy too.
   const scratch = await mkdtemp(join(tmpdir(), 'reconcile-export-'));
   try {
-    for (const [file, text] of files) await writeFile(join(scratch, file), text);
+    await writeAll(scratch, manifests, sources);
     const checked = await loadManifests(scratch);
     if (checked.errors.length > 0) {
-      for (const error of checked.errors) context.stderr.write(`reconcile export: generated ${error.file}:${error.line}:${error.column} ${error.path}: ${error.message}\n`);
+      for (const error of checked.errors) {
+        const file = relative(scratch, resolve(scratch, error.file)).split(sep).join('/');
+        context.stderr.write(`reconcile export: generated ${file}:${error.line}:${error.column} ${error.path}: ${error.message}\n`);
+      }
       return 1;
     }
   } finally {
@@ -67,12 +125,19 @@ export async function run(context: CommandContext): Promise<number> {
   }
 
   if (out === undefined) {
-    context.stdout.write([...files.values()].join('---\n'));
+    context.stdout.write([...manifests.values()].join('---\n'));
     return 0;
   }
   const dir = resolve(context.cwd, out);
-  await mkdir(dir, { recursive: true });
-  for (const [file, text] of files) await writeFile(join(dir, file), text);
-  context.stderr.write(`reconcile export: wrote ${files.size} file${files.size === 1 ? '' : 's'} to ${dir}\n`);
+  const stray = await strayFiles(dir, exported);
+  if (stray.length > 0) {
+    context.stderr.write(
+      `reconcile export: ${dir} already holds function files the live functions do not have (they would be deployed with them): ${stray.join(', ')}; remove them or export to an empty directory. Nothing was written.\n`,
+    );
+    return 1;
+  }
+  await writeAll(dir, manifests, sources);
+  const count = manifests.size + sources.length;
+  context.stderr.write(`reconcile export: wrote ${count} file${count === 1 ? '' : 's'} to ${dir}\n`);
   return 0;
 }
