@@ -12,7 +12,7 @@ import { loadInventory, saveInventory } from './inventory.js';
 import { observeFleet, type FleetObservation } from './observe.js';
 import { createOrganization } from './organizations.js';
 import { effectivePolicy } from './policy.js';
-import { newWork, planModules, type ProjectWork } from './project-work.js';
+import { documentsByProject, newWork, planModules, type ProjectWork } from './project-work.js';
 import { isPausedStatus, refOf } from './projects.js';
 import { KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
@@ -178,10 +178,11 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
 
   // 4. Plan: the project's kinds, for every project that exists or will be created.
   let works: ProjectWork[];
+  const byProject = documentsByProject(documents);
   try {
     works = await Promise.all(
       fleet.projects.map(async (unit) => {
-        const work = newWork(unit, documents, clock.now());
+        const work = newWork(unit, byProject.get(unit.name) ?? [], clock.now());
         if (unit.entry?.action === 'blocked' && !unit.live) return work;
         const status = unit.live?.status;
         if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {

@@ -24,14 +24,22 @@ export interface ProjectWork {
   observedAt: number;
 }
 
-export function newWork(unit: ProjectUnit, documents: readonly AnyDocument[], now: number): ProjectWork {
-  const scope: ProjectScope = {
-    name: unit.name,
-    document: unit.document,
-    documents: documents.filter(
-      (d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === unit.name,
-    ),
-  };
+/** The documents that belong to a project (Secrets, Function, SsoProvider, Branch), by project name, in one scan. */
+export function documentsByProject(documents: readonly AnyDocument[]): Map<string, AnyDocument[]> {
+  const byProject = new Map<string, AnyDocument[]>();
+  for (const d of documents) {
+    if (d.kind === 'Project' || d.kind === 'Organization') continue;
+    const project = (d.spec as { project?: string }).project;
+    if (project === undefined) continue;
+    const list = byProject.get(project);
+    if (list) list.push(d);
+    else byProject.set(project, [d]);
+  }
+  return byProject;
+}
+
+export function newWork(unit: ProjectUnit, projectDocuments: readonly AnyDocument[], now: number): ProjectWork {
+  const scope: ProjectScope = { name: unit.name, document: unit.document, documents: [...projectDocuments] };
   if (unit.live) {
     scope.ref = refOf(unit.live);
     scope.status = unit.live.status;
