@@ -96,11 +96,12 @@ export interface LongRunFigures {
 }
 
 /**
- * Scenario 2: drift re-checks back to back for `windows` windows while a colleague spends 10
- * requests per window of the same user's limit (why the default budget is 50, not 60).
- * Ours: the client's budget 50 per window. Naive: a fixed interval at the service's 60.
+ * Scenario 2: drift re-checks back to back for `windows` windows. Ours: the client's budget of
+ * 50 per window. Naive: a fixed interval at the service's 60. With `colleague`, someone else
+ * spends 10 requests per window of the same user's limit at the same time (why the default
+ * budget is 50, not 60): the two together then sit exactly at the limit.
  */
-export async function longRun(windows = 15, windowMs = 1000): Promise<LongRunFigures> {
+export async function longRun(windows = 15, windowMs = 1000, withColleague = false): Promise<LongRunFigures> {
   const harness = await openFleetHarness({
     shape: { projects: 10, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
     emulatorRate: { limit: 60, windowMs },
@@ -110,8 +111,10 @@ export async function longRun(windows = 15, windowMs = 1000): Promise<LongRunFig
     await converge(harness);
     // Let the convergence's window drain so the run starts clean.
     await new Promise((resolve) => setTimeout(resolve, windowMs * 1.1));
-    const colleague = (durationMs: number) =>
-      sendAtFixedInterval(
+    const colleague = async (durationMs: number) =>
+      !withColleague
+        ? { sent: 0, statuses: {} }
+        : sendAtFixedInterval(
         harness.emulator.url,
         harness.emulator.token,
         Array.from({ length: Math.floor((durationMs / windowMs) * 10) }, () => ({ method: 'GET' as const, path: '/v1/snippets' })),
