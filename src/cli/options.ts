@@ -24,6 +24,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'rate-limit': { type: 'string', env: 'RECONCILE_RATE_LIMIT', placeholder: 'N/DURATION', default: '50/60s', description: 'request budget' },
   'state-dir': { type: 'string', env: 'RECONCILE_STATE_DIR', placeholder: 'DIR', default: '.reconcile', description: 'inventory, creation intents, function digests and the request window' },
   resync: { type: 'string', env: 'RECONCILE_RESYNC', placeholder: 'CRON', default: '*/10 * * * *', description: 'drift re-check schedule in --watch' },
+  observe: { type: 'string', env: 'RECONCILE_OBSERVE', placeholder: 'LIST', default: 'health', description: 'observed-only facts read on each drift re-check in --watch: health,bans,api_keys,backups,readonly,upgrade, all or none (one request each per project)' },
   'metrics-addr': { type: 'string', env: 'RECONCILE_METRICS_ADDR', placeholder: 'HOST:PORT', default: '0.0.0.0:9464', description: '/metrics, /healthz and /readyz in --watch' },
   'http-timeout': { type: 'string', env: 'RECONCILE_HTTP_TIMEOUT', placeholder: 'DURATION', default: '30s', description: 'longest wait for the headers of an answer (and again for its body) before the request counts as failed' },
   'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },

@@ -5,7 +5,7 @@ import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, typ
 import type { CronTrigger } from './cron-trigger.js';
 import { debounce, type Debouncer } from './debounce.js';
 import { DriftSweep } from './drift-sweep.js';
-import type { DaemonMetrics } from './metrics.js';
+import type { DaemonMetrics, DaemonObservation } from './metrics.js';
 import { logPass } from './pass-log.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
 import { loadStable, type LoadManifests } from './source-loader.js';
@@ -23,17 +23,20 @@ export interface DaemonPassRequest {
 export type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
 /**
- * The observed-only reads of a drift re-check (service health): given the projects a pass saw,
- * returns their observations with health filled in. Never throws for a failed read.
+ * The observed-only reads of a drift re-check (`--observe`: service health, network bans, ...):
+ * given the projects a pass saw, returns their observations with health and the facts read
+ * filled in. Never throws for a failed read.
  */
-export type DaemonObserve = (projects: ProjectObservation[], signal: AbortSignal) => Promise<ProjectObservation[]>;
+export type DaemonObserve = (projects: ProjectObservation[], signal: AbortSignal) => Promise<DaemonObservation[]>;
 
 export interface DaemonOptions {
   /** The manifests path as given (a directory or a git-sync link). */
   manifestsPath: string;
   runPass: DaemonRunPass;
-  /** Observed-only reads after each drift re-check (project health); none when absent. */
+  /** Observed-only reads after each drift re-check (`--observe`); none when absent. */
   observe?: DaemonObserve;
+  /** Requests `observe` sends per project (one per fact read): the drift pacing counts them. Default 1 with `observe`, else 0. */
+  observeReadsPerProject?: number;
   loadManifests: LoadManifests;
   metrics: DaemonMetrics;
   log: Logger;
@@ -62,7 +65,7 @@ export interface Readiness {
   reasons: string[];
 }
 
-/** Requests one project's re-check cost before any was measured. */
+/** Requests one project's re-check pass costs before any was measured (the observed-only reads come on top). */
 const DEFAULT_READS_PER_PROJECT = 8;
 
 /**
@@ -81,11 +84,18 @@ export class Daemon {
   #current: (SourceSnapshot & { revision?: string }) | undefined;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
-  #readsPerProject = DEFAULT_READS_PER_PROJECT;
+  /** Measured cost of a re-check pass per project (moving average); the observed-only reads are added to it, not measured. */
+  #passReadsPerProject = DEFAULT_READS_PER_PROJECT;
+  readonly #observeReadsPerProject: number;
   #stopped = false;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
+    const observeReads = options.observe ? (options.observeReadsPerProject ?? 1) : 0;
+    if (!(Number.isInteger(observeReads) && observeReads >= 0)) {
+      throw new TypeError(`Expected \`observeReadsPerProject\` to be a non-negative integer, got \`${String(options.observeReadsPerProject)}\``);
+    }
+    this.#observeReadsPerProject = observeReads;
     this.#debouncer = debounce(() => this.reload(), {
       clock: options.clock,
       quietMs: options.debounceMs ?? 2_000,
@@ -97,7 +107,7 @@ export class Daemon {
       projects: () => (this.#current ? projectNames(this.#current.set) : []),
       runSlice: (projects, signal) => this.#driftSlice(projects, signal),
       budget: options.budget,
-      readsPerProject: () => this.#readsPerProject,
+      readsPerProject: () => this.readsPerProject(),
       isBusy: (project) => this.#locks.busy([project]),
       driftShare: options.driftShare,
       minSpacingMs: options.minSliceSpacingMs,
@@ -261,17 +271,16 @@ export class Daemon {
       try {
         const result = await this.#run({ manifests: this.#current!.set, priority: 'drift', projects: free, signal }, this.#current!.revision);
         if (!result) return;
-        let requests = result.requests;
+        // The pass's own reads are measured; the observed-only reads have a known cost, added in readsPerProject().
+        this.#passReadsPerProject = 0.7 * this.#passReadsPerProject + 0.3 * Math.max(1, result.requests / free.length);
         if (this.#options.observe && !signal.aborted) {
           const seen = result.projects.filter((project) => project.ref !== undefined);
-          requests += seen.length;
           try {
             this.#options.metrics.setProjectObservations(await this.#options.observe(seen, signal));
           } catch (error) {
             if (!signal.aborted) this.#options.log.warn({ err: error, projects: free }, 'observed-only reads failed');
           }
         }
-        this.#readsPerProject = 0.7 * this.#readsPerProject + 0.3 * Math.max(1, requests / free.length);
       } finally {
         release();
       }
@@ -314,6 +323,15 @@ export class Daemon {
       await this.#sweep.idle();
       if (!this.#reloading && this.#passes.size === 0 && this.#sweep.due().length === 0) return;
     }
+  }
+
+  /**
+   * Requests the drift pacing plans for one project's re-check: the measured pass cost plus one
+   * request per observed-only fact read (`--observe`), so those reads never push the sweep past
+   * the budget's drift share.
+   */
+  readsPerProject(): number {
+    return this.#passReadsPerProject + this.#observeReadsPerProject;
   }
 
   /** Projects waiting for a drift re-check (tests, diagnostics). */

@@ -10,7 +10,10 @@ import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
 import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from './http-server.js';
 import { createMetrics } from './metrics.js';
+import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './observe-list.js';
+import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
+import type { ObservedResource } from '../reconcile/kinds/observed.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in the README). */
 export const SHUTDOWN_BUDGET_MS = 10_000;
@@ -47,6 +50,8 @@ interface DaemonSettings {
   dryRun: boolean;
   allowEmpty: boolean;
   sandbox: boolean;
+  /** Observed-only facts read on each drift re-check (`--observe`). */
+  observe: ObservedResource[];
 }
 
 /** Validates the daemon's options up front, with messages that name the option. */
@@ -74,6 +79,13 @@ function settingsFrom(context: CommandContext): DaemonSettings {
   if (!levels.includes(logLevel)) {
     throw new UsageError(`Expected --log-level to be one of ${levels.join(', ')}, got \`${logLevel}\``);
   }
+  let observe: ObservedResource[];
+  try {
+    observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);
+  } catch (error) {
+    if (error instanceof InvalidObserveListError) throw new UsageError(error.message);
+    throw error;
+  }
   return {
     manifestsPath: resolve(context.cwd, manifests),
     resync,
@@ -82,6 +94,7 @@ function settingsFrom(context: CommandContext): DaemonSettings {
     dryRun: context.values['dry-run'] === true,
     allowEmpty: context.values['allow-empty'] === true,
     sandbox: context.values.sandbox === true,
+    observe,
   };
 }
 
@@ -118,11 +131,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   }
   metrics.budget(session.client.budget().remaining, session.client.budget().effectiveLimit);
 
-  const [{ runPass }, { loadManifests }, { observeProject }] = await Promise.all([
-    import('../reconcile/engine.js'),
-    import('../manifests/load.js'),
-    import('../reconcile/kinds/observed.js'),
-  ]);
+  const [{ runPass }, { loadManifests }] = await Promise.all([import('../reconcile/engine.js'), import('../manifests/load.js')]);
 
   const daemon = new Daemon({
     manifestsPath: settings.manifestsPath,
@@ -143,19 +152,11 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         priority: request.priority,
         ...(request.projects ? { projects: request.projects } : {}),
       }),
-    observe: (projects, signal) =>
-      Promise.all(
-        projects.map(async (project) => {
-          // One health read per project and sweep, at drift priority: the other observed-only
-          // facts are for `reconcile status`, not for metrics.
-          const state = await observeProject(session.client.api, project.ref!, { priority: 'drift', project: project.name, resources: ['health'], signal, clock });
-          if (!state.health) {
-            if (state.errors.length > 0) log.warn({ project: project.name, errors: state.errors }, 'reading project health failed');
-            return project;
-          }
-          return { ...project, health: Object.fromEntries(state.health.map((service) => [service.name, service.healthy])), observedAt: state.observedAt };
-        }),
-      ),
+    // The same list with --dry-run: every read is side-effect free (network bans are read with
+    // a POST that changes nothing).
+    ...(settings.observe.length > 0
+      ? { observe: createObserver({ api: session.client.api, resources: settings.observe, clock, log }), observeReadsPerProject: observeReadsPerProject(settings.observe) }
+      : {}),
     metrics,
     log,
     clock,
@@ -199,6 +200,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       manifests: settings.manifestsPath,
       metrics: server.url,
       resync: settings.resync,
+      observe: settings.observe,
       dryRun: settings.dryRun,
       sandbox: settings.sandbox ? session.baseUrl : undefined,
       rate: session.rate,

@@ -5,6 +5,8 @@ import type { ApiTelemetry } from '../telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { PassResult, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
+import type { ObservedProjectState } from '../reconcile/kinds/observed.js';
+import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-metrics.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
 export const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
@@ -31,6 +33,8 @@ export const METRIC_DEFINITIONS = {
   reconciler_source_info: { type: 'gauge', labels: ['revision'] },
   reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
+  // Observed-only facts (`--observe`), beyond the interface's list.
+  ...OBSERVED_METRIC_DEFINITIONS,
 } as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
 
 export interface MetricsOptions {
@@ -46,6 +50,12 @@ export interface PassScope {
   projects?: string[];
 }
 
+/** A project's observation after a drift re-check, with the observed-only facts read (`--observe`). */
+export interface DaemonObservation extends ProjectObservation {
+  /** What the observed-only reads found; absent when none were made for the project. */
+  observed?: ObservedProjectState;
+}
+
 export interface DaemonMetrics extends ApiTelemetry {
   readonly registry: Registry;
   /** Records a finished pass: counters, duration, per-resource state, observations. */
@@ -56,8 +66,11 @@ export interface DaemonMetrics extends ApiTelemetry {
   setSourceRevision(revision: string | undefined): void;
   /** Marks projects as observed at `at` (ms since epoch). */
   setObserved(projects: Iterable<string>, at: number): void;
-  /** Replaces the observed status and service health of projects (`reconcile status`'s observed-only reads). */
-  setProjectObservations(observations: ProjectObservation[]): void;
+  /**
+   * Replaces the observed status and service health of projects, and their observed-only facts
+   * when `observed` is present (`reconcile status`'s reads, as `--observe` selects them).
+   */
+  setProjectObservations(observations: DaemonObservation[]): void;
   /** Keeps only these projects in per-project series (the rest left the manifests). */
   retainProjects(projects: Iterable<string>): void;
   /** Exposition text for `/metrics`. */
@@ -187,6 +200,8 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     registers: [registry],
   });
 
+  const observedGauges = createObservedGauges(registry);
+
   // Series exist from the start so that rate() and absent() behave before the first event.
   for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
   for (const priority of PRIORITIES) queueDepth.set({ priority }, 0);
@@ -287,7 +302,10 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     },
 
     setProjectObservations(list) {
-      for (const observation of list) observations.set(observation.name, observation);
+      for (const { observed, ...observation } of list) {
+        observations.set(observation.name, observation);
+        if (observed) observedGauges.set(observation.name, observed);
+      }
       rebuildObservations();
     },
 
@@ -295,6 +313,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       const keep = new Set(projects);
       for (const project of [...observedAt.keys()]) if (!keep.has(project)) observedAt.delete(project);
       for (const project of [...observations.keys()]) if (!keep.has(project)) observations.delete(project);
+      observedGauges.retain(keep);
       for (const [id, status] of resources) {
         if (status.project !== undefined && !keep.has(status.project)) resources.delete(id);
       }

@@ -1,3 +1,4 @@
+import type { ObservedProjectState } from '../../src/reconcile/kinds/observed.js';
 import type { PassResult, ResourceStatus } from '../../src/reconcile/types.js';
 
 /** A PassResult with everything a metrics consumer reads, for the given resources. */
@@ -38,4 +39,38 @@ export function passResult(overrides: Partial<PassResult> = {}): PassResult {
 
 export function resource(project: string, kind: ResourceStatus['kind'], name: string, state: ResourceStatus['state']): ResourceStatus {
   return { id: `${kind}/${project}/${name}`, kind, project, name, state, observedAt: Date.UTC(2026, 0, 1, 0, 0, 2) };
+}
+
+/** Stand-ins for a key and its hash: they must never reach /metrics. */
+export const CANARY_API_KEY = 'sec_CANARY_b5e1f0c9a7d3e2f4a6b8';
+export const CANARY_KEY_HASH = 'f00dfeedcafe0123456789abcdef0123456789abcdef0123456789abcdef0123';
+
+/** Every observed-only fact of one project, as `observeProject` returns it. */
+export function observedState(overrides: Partial<ObservedProjectState> = {}): ObservedProjectState {
+  return {
+    ref: 'abcdefghijklmnopqrst',
+    observedAt: Date.UTC(2026, 0, 1, 0, 0, 2),
+    networkBans: { bannedIpv4: ['192.0.2.7', '198.51.100.23', '203.0.113.9'] },
+    apiKeys: [
+      { name: 'anon', type: 'legacy', id: 'anon' },
+      { name: 'service_role', type: 'legacy', id: 'service_role' },
+      { name: 'default', type: 'publishable', prefix: 'pub_0123abcd', id: '3f1e7c1a-0000-4000-8000-000000000001' },
+      { name: 'ci-deployer', type: 'secret', prefix: CANARY_API_KEY.slice(0, 12), id: '3f1e7c1a-0000-4000-8000-000000000002' },
+    ],
+    backups: {
+      walgEnabled: true,
+      pitrEnabled: true,
+      count: 3,
+      latestBackupAt: '2025-12-31T00:00:00.000Z',
+      pitrWindow: { earliest: Date.UTC(2025, 11, 25) / 1000, latest: Date.UTC(2026, 0, 1, 0, 0, 1) / 1000 },
+    },
+    readOnly: { enabled: true, overrideEnabled: true, overrideActiveUntil: '2026-01-01T00:15:00.000Z' },
+    health: [
+      { name: 'auth', healthy: true, status: 'ACTIVE_HEALTHY' },
+      { name: 'db', healthy: false, status: 'UNHEALTHY' },
+    ],
+    upgrade: { targetVersion: 17, progress: '5_initiated_data_upgrade', status: 1, initiatedAt: '2026-01-01T00:00:00.000Z', latestStatusAt: '2026-01-01T00:00:01.000Z' },
+    errors: [],
+    ...overrides,
+  };
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { METRIC_DEFINITIONS, createMetrics } from '../../src/daemon/metrics.js';
-import { passResult, resource } from './fixtures.js';
+import { CANARY_API_KEY, observedState, passResult, resource } from './fixtures.js';
 
 interface Sample {
   name: string;
@@ -34,6 +34,8 @@ function exercise(metrics: ReturnType<typeof createMetrics>): void {
   metrics.queueDepth('drift', 4);
   metrics.setManifestErrors(0);
   metrics.setSourceRevision('a1b2c3d4e5f60718293a4b5c6d7e8f9012345678');
+  // A re-check with `--observe all` (before the pass: the pass's own observations replace status and health).
+  metrics.setProjectObservations([{ name: 'shop', ref: 'abcdefghijklmnopqrst', status: 'ACTIVE_HEALTHY', observed: observedState() }]);
   metrics.recordPass(passResult());
 }
 
@@ -163,6 +165,7 @@ describe('createMetrics', () => {
     const text = await metrics.render();
     expect(text).not.toContain(canary);
     expect(text).not.toContain('abcdefghijklmnopqrst');
+    expect(text).not.toContain(CANARY_API_KEY.slice(0, 12));
   });
 });
 
