@@ -62,7 +62,7 @@ row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited ==
 
 log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
-for (const [metric, value] of Object.entries(kinds)) row('6 kinds', metric, value, '-', '', undefined);
+for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
 
 const seconds = Math.round((performance.now() - started) / 1000);
 const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
