@@ -116,6 +116,14 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   const inventory = await loadInventory(state);
   const intents = await IntentLog.open(state);
   const tally: RequestTally = { total: 0, byMethod: {} };
+  /** The result of a pass that could not observe what it needs: nothing planned or applied. */
+  const observationFailed = (error: unknown): PassResult => ({
+    ...base(),
+    outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
+    requests: tally.total,
+    result: 'failed',
+    finishedAt: clock.now(),
+  });
   const caller = callerOf(options.client.api);
   const readPriority = options.priority === 'drift' ? 'drift' : 'verify';
   const apiFor = (project?: string): ManagementApi =>
@@ -154,13 +162,7 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
     });
   } catch (error) {
     log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
-    return {
-      ...base(),
-      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
-      requests: tally.total,
-      result: 'failed',
-      finishedAt: clock.now(),
-    };
+    return observationFailed(error);
   }
   for (const unit of fleet.projects) if (unit.live) projectRefs.set(unit.name, refOf(unit.live));
 
@@ -202,13 +204,7 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
     log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
-    return {
-      ...base(),
-      outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
-      requests: tally.total,
-      result: 'failed',
-      finishedAt: clock.now(),
-    };
+    return observationFailed(error);
   }
 
   const organizationEntries = fleet.organizations.map((org) => org.entry!).filter(Boolean);
