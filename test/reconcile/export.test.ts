@@ -11,7 +11,7 @@ import { exportFleet, FunctionExportError, type FleetExport } from '../../src/re
 import { exportFunction, safeFunctionPath } from '../../src/reconcile/export-functions.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { CANARY_SECRET, CANARY_SMTP, exportSeed, HELLO_FILES, METADATA_XML } from './helpers/export-seed.js';
+import { CANARY_SECRET, CANARY_SMTP, completeFleet, exportSeed, HELLO_FILES, METADATA_XML } from './helpers/export-seed.js';
 
 let emulator: RunningEmulator;
 let client: ApiClient;
@@ -26,11 +26,7 @@ beforeAll(async () => {
   clock = new ManualClock(Date.now());
   emulator = await startEmulator({ port: 0, clock, seed: exportSeed(), rateLimit: { limit: 100_000, windowMs: 60_000 } });
   client = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate: { limit: 100_000, windowMs: 60_000 } });
-  refs = Object.fromEntries((await client.api.listAllProjects()).map((p) => [p.name, p.ref]));
-  // Branching through the API: the first branch makes `main` the default branch.
-  await client.api.createABranch(refs.shop!, { branch_name: 'staging', git_branch: 'develop', persistent: true });
-  await client.api.createABranch(refs.shop!, { branch_name: 'preview-42' });
-  await clock.advance(10 * 60_000);
+  refs = await completeFleet(client, clock);
 });
 
 afterAll(async () => {

@@ -1,7 +1,10 @@
 // A live fleet for the export tests: functions with nested files, an import map and static
 // patterns, a removed function, SSO providers (by URL and by document, with an attribute
-// mapping), and secrets. Branches are created through the API by the tests themselves.
+// mapping), and secrets. Branches and the provider given by a metadata document are created
+// through the API (`completeFleet`): the service takes that provider's entity id from the document.
+import type { ApiClient } from '../../../src/api/client.js';
 import type { SeedInput } from '../../../src/emulator/seed.js';
+import type { ManualClock } from '../../../src/util/clock.js';
 
 export const CANARY_SECRET = 'canary-export-secret-5c1e9b7a';
 export const CANARY_SMTP = 'canary-export-smtp-0f4d2a61';
@@ -48,7 +51,6 @@ export function exportSeed(): SeedInput {
             domains: ['acme.example', 'acme-corp.example'],
             attribute_mapping: { keys: { email: { name: 'mail' }, groups: { names: ['memberOf', 'groups'], array: true } } },
           },
-          { metadata_xml: METADATA_XML, domains: ['partner.example'] },
         ],
       },
       {
@@ -58,4 +60,16 @@ export function exportSeed(): SeedInput {
       },
     ],
   };
+}
+
+/** What the seed cannot say: branches, and the provider given by its metadata document. */
+export async function completeFleet(client: ApiClient, clock: ManualClock): Promise<Record<string, string>> {
+  const refs = Object.fromEntries((await client.api.listAllProjects()).map((p) => [p.name, p.ref]));
+  await client.api.createASsoProvider(refs.shop!, { type: 'saml', metadata_xml: METADATA_XML, domains: ['partner.example'] });
+  // The first branch makes `main` the project's default branch.
+  await client.api.createABranch(refs.shop!, { branch_name: 'staging', git_branch: 'develop', persistent: true });
+  await client.api.createABranch(refs.shop!, { branch_name: 'preview-42' });
+  // Let the branches' set-up finish (emulated minutes, no real waiting).
+  await clock.advance(10 * 60_000);
+  return refs;
 }
