@@ -84,9 +84,12 @@ describe('reconcile export (built command)', () => {
     expect(shop).toContain('env: SHOP_STRIPE_KEY');
   });
 
-  it('the export validates', async () => {
+  it('the export validates; a plan needs the secrets\' variables first, and names the missing ones', async () => {
     const run = await runCli(['validate', out], {});
     expectExit(run, 0);
+    const unset = await runCli([out, '--dry-run', '--detailed-exitcode'], { ...env, RECONCILE_STATE_DIR: join(root, 'unset-state') });
+    expectExit(unset, 1);
+    expect(`${unset.stdout}${unset.stderr}`).toContain('env:SHOP_STRIPE_KEY');
   });
 
   it('a dry run over the adopted export plans no change for any kind, and sends GET requests only', async () => {

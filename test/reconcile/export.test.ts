@@ -2,6 +2,7 @@
 // files), SSO providers and branches, what each costs, and how paths from the service are
 // checked before they name files.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { staticToken } from '../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
 import type { ManagementApi } from '../../src/api/endpoints.js';
@@ -215,6 +216,15 @@ describe('paths from the service', () => {
       'project `shop`, function `hello`: the static pattern `../shared/*` from the service points outside the function directory',
     );
     expect((await run(await multipart([['index.ts', 'x']]), { ...live, slug: '../x' })).message).toContain('the slug does not match');
+  });
+
+  it('writes a dot-file the service has, warning that the reconciler never uploads it', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const exported = await exportFunction({ api: answering(await multipart([['index.ts', 'x'], ['.env.example', 'A=1']])), ref: 'abc', project: 'shop', dir: 'functions/shop', live, log });
+    expect(exported.files.map((f) => f.path)).toEqual(['functions/shop/hello/.env.example', 'functions/shop/hello/index.ts']);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ project: 'shop', function: 'hello', file: '.env.example', msg: expect.stringContaining('does not upload') });
   });
 
   it('finds the entrypoint the service reports as a URL or absolute path by its suffix', async () => {
