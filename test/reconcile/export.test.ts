@@ -197,8 +197,16 @@ describe('paths from the service', () => {
     return { contentType: response.headers.get('content-type')!, bytes: new Uint8Array(await response.arrayBuffer()) };
   };
   const answering = (body: unknown) => ({ getAFunctionBody: async () => body }) as unknown as ManagementApi;
-  const run = (body: unknown, fn: FunctionResponse = live) =>
-    exportFunction({ api: answering(body), ref: 'abc', project: 'shop', dir: 'functions/shop', live: fn, log: silentLogger }).catch((e: unknown) => e as Error);
+  const exportOne = (body: unknown, fn: FunctionResponse = live) =>
+    exportFunction({ api: answering(body), ref: 'abc', project: 'shop', dir: 'functions/shop', live: fn, log: silentLogger });
+  /** The error the export of one function fails with (the test fails when it succeeds). */
+  const run = (body: unknown, fn: FunctionResponse = live): Promise<Error> =>
+    exportOne(body, fn).then(
+      () => {
+        throw new Error('expected the export to be refused');
+      },
+      (error: unknown) => error as Error,
+    );
 
   it('refuses an opaque bundle (no source files to write)', async () => {
     const error = await run({ contentType: 'application/octet-stream', bytes: new Uint8Array([1, 2, 3]) });
@@ -228,9 +236,8 @@ describe('paths from the service', () => {
   });
 
   it('finds the entrypoint the service reports as a URL or absolute path by its suffix', async () => {
-    const exported = await run(await multipart([['index.ts', 'x'], ['lib/deps.json', '{}']]), { ...live, entrypoint_path: 'file:///tmp/build/hello/index.ts', import_map_path: '/tmp/build/hello/lib/deps.json' });
-    expect(exported).not.toBeInstanceOf(Error);
-    const spec = (exported as unknown as { document: { spec: Record<string, unknown> } }).document.spec;
+    const exported = await exportOne(await multipart([['index.ts', 'x'], ['lib/deps.json', '{}']]), { ...live, entrypoint_path: 'file:///tmp/build/hello/index.ts', import_map_path: '/tmp/build/hello/lib/deps.json' });
+    const spec = exported.document.spec as Record<string, unknown>;
     expect(spec.entrypoint).toBe('index.ts');
     expect(spec.import_map).toBe('lib/deps.json');
   });
