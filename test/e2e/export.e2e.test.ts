@@ -67,6 +67,7 @@ describe('reconcile export (built command)', () => {
         'shop.yaml',
         ...Object.keys(HELLO_FILES).map((p) => `functions/shop/hello/${p}`),
         'functions/shop/webhook/main.ts',
+        'functions/blog/hello/index.ts',
       ].sort(),
     );
     for (const [path, content] of Object.entries(HELLO_FILES)) expect(await readFile(join(out, 'functions/shop/hello', path), 'utf8')).toBe(content);
@@ -102,11 +103,11 @@ describe('reconcile export (built command)', () => {
     expect(entries.filter((e) => e.action !== 'noop')).toEqual([]);
     // The round trip covered the new kinds: they were planned, and they matched.
     const planned = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.name).sort();
-    expect(planned('Function')).toEqual(['hello', 'webhook']);
+    expect(planned('Function')).toEqual(['hello', 'hello', 'webhook']);
     expect(planned('SsoProvider')).toEqual(['acme.example', 'partner.example']);
     expect(planned('Branch')).toEqual(['preview-42', 'staging']);
     // Without a record of a deploy, each function's live sources were read once and compared.
-    expect(sent.filter((r) => r.route === '/v1/projects/{ref}/functions/{function_slug}/body')).toHaveLength(2);
+    expect(sent.filter((r) => r.route === '/v1/projects/{ref}/functions/{function_slug}/body')).toHaveLength(3);
 
     const text = await runCli([out, '--dry-run', '--detailed-exitcode'], adoptEnv);
     expectExit(text, 0);

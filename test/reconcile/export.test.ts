@@ -12,7 +12,7 @@ import { exportFleet, FunctionExportError, type FleetExport } from '../../src/re
 import { exportFunction, safeFunctionPath } from '../../src/reconcile/export-functions.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { CANARY_SECRET, CANARY_SMTP, completeFleet, exportSeed, HELLO_FILES, METADATA_XML } from './helpers/export-seed.js';
+import { BLOG_HELLO, CANARY_SECRET, CANARY_SMTP, completeFleet, exportSeed, HELLO_FILES, METADATA_XML } from './helpers/export-seed.js';
 
 let emulator: RunningEmulator;
 let client: ApiClient;
@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('exportFleet: functions, SSO providers, branches', () => {
   it('exports each live function as a document plus its files, read from the body endpoint', async () => {
     const result = await exportFleet({ api: client.api, log: silentLogger });
-    const functions = byKind(result, 'Function');
+    const functions = byKind(result, 'Function').filter((f) => f.spec.project === 'shop');
     expect(functions.map((f) => f.metadata.name)).toEqual(['hello', 'webhook']);
     expect(functions[0]).toEqual({
       apiVersion: 'reconciler/v1',
@@ -56,11 +56,14 @@ describe('exportFleet: functions, SSO providers, branches', () => {
     });
     expect(functions[1]!.spec).toEqual({ project: 'shop', source: 'functions/shop/webhook', entrypoint: 'main.ts', verify_jwt: true, name: 'webhook' });
     // The documents sit in the project's file, next to the directory their `source` names.
-    expect(result.documents.filter((d) => d.document.kind === 'Function').map((d) => d.file)).toEqual(['shop.yaml', 'shop.yaml']);
+    expect(result.documents.filter((d) => d.document.kind === 'Function').map((d) => d.file).sort()).toEqual(['blog.yaml', 'shop.yaml', 'shop.yaml']);
+    // The same slug in another project: its own directory.
+    expect(byKind(result, 'Function').find((f) => f.spec.project === 'blog')!.spec).toEqual({ project: 'blog', source: 'functions/blog/hello', entrypoint: 'index.ts', verify_jwt: true, name: 'hello' });
     const files = Object.fromEntries(result.files.map((f) => [f.path, text(f.content)]));
     expect(files).toEqual({
       ...Object.fromEntries(Object.entries(HELLO_FILES).map(([path, content]) => [`functions/shop/hello/${path}`, content])),
       'functions/shop/webhook/main.ts': 'Deno.serve(() => new Response("ok"));\n',
+      'functions/blog/hello/index.ts': BLOG_HELLO,
     });
     expect(result.functionsLeftOut).toEqual([]);
   });
@@ -110,9 +113,10 @@ describe('exportFleet: functions, SSO providers, branches', () => {
     expect(count('/v1/projects/{ref}/branches')).toBe(2);
     expect(count('/v1/projects/{ref}/config/auth/sso/providers')).toBe(1);
     expect(sent.filter((r) => r.route === '/v1/projects/{ref}/functions/{function_slug}/body').map((r) => r.path).sort()).toEqual([
+      `/v1/projects/${refs.blog}/functions/hello/body`,
       `/v1/projects/${refs.shop}/functions/hello/body`,
       `/v1/projects/${refs.shop}/functions/webhook/body`,
-    ]);
+    ].sort());
     expect(sent.some((r) => r.path.includes('/sso/') && r.path.includes(refs.blog!))).toBe(false);
   });
 
@@ -121,7 +125,7 @@ describe('exportFleet: functions, SSO providers, branches', () => {
     const result = await exportFleet({ api: client.api, log: silentLogger, functions: false });
     expect(byKind(result, 'Function')).toEqual([]);
     expect(result.files).toEqual([]);
-    expect(result.functionsLeftOut).toEqual(['shop/hello', 'shop/webhook']);
+    expect(result.functionsLeftOut.sort()).toEqual(['blog/hello', 'shop/hello', 'shop/webhook']);
     expect(apiRequests(since).filter((r) => r.route.endsWith('/body'))).toEqual([]);
     // The other kinds are still there.
     expect(byKind(result, 'SsoProvider')).toHaveLength(2);

@@ -22,6 +22,8 @@ export const HELLO_FILES: Record<string, string> = {
   'static/banner.txt': 'banner\n',
 };
 
+export const BLOG_HELLO = 'Deno.serve(() => new Response("blog"));\n';
+
 export function exportSeed(): SeedInput {
   return {
     organizations: [{ slug: 'acme', name: 'acme' }],
@@ -57,6 +59,8 @@ export function exportSeed(): SeedInput {
         name: 'blog',
         organization: 'acme',
         region: 'us-east-1',
+        // The same slug as in shop: each project's functions have their own directory.
+        functions: [{ slug: 'hello', entrypoint_path: 'index.ts', files: { 'index.ts': BLOG_HELLO } }],
       },
     ],
   };
