@@ -41,7 +41,8 @@ export function safeFunctionPath(project: string, slug: string, name: string): s
   const refuse = (why: string) => new FunctionExportError(project, slug, `file name \`${JSON.stringify(name).slice(1, -1)}\` from the service ${why}`);
   if (/[\u0000-\u001f\u007f]/.test(name)) throw refuse('contains control characters');
   const slashed = name.replace(/\\/g, '/');
-  if (slashed.startsWith('/') || /^[A-Za-z]:\//.test(slashed) || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(slashed)) throw refuse('is absolute; refusing to write it');
+  // A drive letter (`C:`, also drive-relative `C:x`) or a URL (`file:///x`) is a place outside the directory.
+  if (slashed.startsWith('/') || /^[A-Za-z]:/.test(slashed) || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(slashed)) throw refuse('is absolute; refusing to write it');
   const normalized = posix.normalize(slashed);
   if (normalized === '..' || normalized.startsWith('../')) throw refuse('leaves the function directory; refusing to write it');
   const path = normalized.replace(/\/+$/, '');

@@ -147,6 +147,7 @@ describe('paths from the service', () => {
     expect(safeFunctionPath('shop', 'hello', './index.ts')).toBe('index.ts');
     expect(safeFunctionPath('shop', 'hello', 'lib\\win.ts')).toBe('lib/win.ts');
     expect(safeFunctionPath('shop', 'hello', 'lib/../index.ts')).toBe('index.ts');
+    expect(safeFunctionPath('shop', 'hello', 'notes:v2.md')).toBe('notes:v2.md');
   });
 
   it.each([
@@ -157,6 +158,7 @@ describe('paths from the service', () => {
     ['\\\\server\\share\\x.ts', 'is absolute'],
     ['C:\\Windows\\x.ts', 'is absolute'],
     ['file:///src/index.ts', 'is absolute'],
+    ['C:relative.ts', 'is absolute'],
     ['.', 'names no file'],
     ['bad\nname.ts', 'contains control characters'],
   ])('refuses %j (%s), naming the project and the function', (name, why) => {
