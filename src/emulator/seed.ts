@@ -7,6 +7,7 @@ import { newPersonalAccessToken, newRef, newUuid, randomHex } from './random.js'
 import { EmulatorState, MEMBER_ROLES, type FunctionRecord, type MemberRole, type OrganizationRecord, type ProjectRecord } from './state.js';
 import type { LifecycleDurations } from './durations.js';
 import { applyNetworkRestrictions, applyPoolerUpdate, applyStorageUpdate, activateCustomHostnameNow, bundleDigest } from './section-updates.js';
+import { entityIdFrom } from './handlers/sso-providers.js';
 
 /** The emulator's starting state: users and tokens, organizations and members, projects. Documented in the README. */
 export interface SeedInput {
@@ -390,8 +391,14 @@ function applySeedProject(state: EmulatorState, project: ProjectRecord, input: S
   (input.sso_providers ?? []).forEach((provider, index) => {
     if (!provider.metadata_url && !provider.metadata_xml) throw new SeedError(`${at}.sso_providers[${index}]: give metadata_url or metadata_xml`);
     const id = newUuid();
+    let entityId: string;
+    try {
+      entityId = entityIdFrom(provider);
+    } catch (error) {
+      throw new SeedError(`${at}.sso_providers[${index}]: ${(error as Error).message}`);
+    }
     project.ssoProviders.set(id, {
-      id, samlId: newUuid(), entityId: provider.metadata_url ?? `urn:emulator:${id}`, metadataUrl: provider.metadata_url, metadataXml: provider.metadata_xml,
+      id, samlId: newUuid(), entityId, metadataUrl: provider.metadata_url, metadataXml: provider.metadata_xml,
       attributeMapping: provider.attribute_mapping as { keys: Record<string, unknown> } | undefined,
       domains: (provider.domains ?? []).map((domain) => ({ id: newUuid(), domain, created_at: stamp, updated_at: stamp })),
       createdAt: stamp, updatedAt: stamp,

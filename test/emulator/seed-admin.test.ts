@@ -114,3 +114,30 @@ describe('emulator seeds and admin API', () => {
     expect(info.oauth_apps[0].client_id).toBe(emulator.oauthClient.clientId);
   });
 });
+
+describe('seeded SSO providers', () => {
+  const xml = '<md:EntityDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" entityID="https://idp.example/acme"></md:EntityDescriptor>';
+  const seedWith = (provider: Record<string, unknown>) => ({
+    organizations: [{ name: 'acme', slug: 'acmeslug' }],
+    projects: [{ name: 'shop', organization: 'acmeslug', status: 'ACTIVE_HEALTHY' as const, config: { auth: { saml_enabled: true } }, sso_providers: [provider] }],
+  });
+
+  it('take their entity id from the metadata, as providers created through the API do', async () => {
+    const emulator = await startEmulator({ port: 0, seed: seedWith({ metadata_xml: xml, domains: ['acme.example'] }) });
+    try {
+      const headers = { authorization: `Bearer ${emulator.token}` };
+      const [project] = (await (await fetch(`${emulator.url}/v1/projects`, { headers })).json()) as Array<{ ref: string }>;
+      const list = (await (await fetch(`${emulator.url}/v1/projects/${project!.ref}/config/auth/sso/providers`, { headers })).json()) as {
+        items: Array<{ saml: { entity_id: string } }>;
+      };
+      expect(list.items[0]!.saml.entity_id).toBe('https://idp.example/acme');
+    } finally {
+      await emulator.close();
+    }
+  });
+
+  it('refuse metadata that is not SAML, naming the seed entry', async () => {
+    await expect(startEmulator({ port: 0, seed: seedWith({ metadata_xml: '<x/>' }) })).rejects.toThrow(SeedError);
+    await expect(startEmulator({ port: 0, seed: seedWith({ metadata_xml: '<x/>' }) })).rejects.toThrow(/projects\[0\]\.sso_providers\[0\]: `metadata_xml` is not SAML metadata/);
+  });
+});

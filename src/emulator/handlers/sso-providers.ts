@@ -5,7 +5,7 @@ import { created, iso, ok, projectFor, type Handler, type HandlerContext } from 
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
-interface ProviderInput {
+export interface ProviderInput {
   metadata_xml?: string;
   metadata_url?: string;
   domains?: string[];
@@ -43,7 +43,8 @@ function providerFor(context: HandlerContext, project: ProjectRecord): SsoProvid
   return provider;
 }
 
-function entityIdFrom(input: ProviderInput): string {
+/** The entity id a provider gets from its metadata, as the service derives it (seeds use it too). */
+export function entityIdFrom(input: ProviderInput): string {
   if (input.metadata_xml !== undefined) {
     if (!/<(?:\w+:)?EntityDescriptor[\s>]/.test(input.metadata_xml)) throw badRequest('`metadata_xml` is not SAML metadata: no EntityDescriptor element');
     const match = /entityID\s*=\s*"([^"]+)"/.exec(input.metadata_xml);
