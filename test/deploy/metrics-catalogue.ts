@@ -27,6 +27,24 @@ export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: stri
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
 };
 
+/**
+ * Metrics beyond the interface's list: the observed-only facts the daemon exports for the items
+ * of `--observe` (the README's metrics table documents them). Absent from a daemon's default
+ * /metrics series (the default reads health only), but always typed there.
+ */
+export const OBSERVED_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
+  reconciler_observed_network_bans: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_api_keys: { type: 'gauge', labels: ['project', 'type'] },
+  reconciler_observed_backup_last_timestamp_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_pitr_enabled: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_pitr_earliest_timestamp_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_pitr_latest_timestamp_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_readonly: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_readonly_override: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_upgrade_in_progress: { type: 'gauge', labels: ['project'] },
+  reconciler_observed_upgrade_failed: { type: 'gauge', labels: ['project'] },
+};
+
 /** prom-client's default process and Node.js metrics that the dashboard and alerts use. */
 export const DEFAULT_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
   process_start_time_seconds: { type: 'gauge', labels: [] },
@@ -46,7 +64,7 @@ export function seriesNames(name: string, type: MetricType): string[] {
 
 /** Base metric of a series name (`x_bucket` -> `x` for histograms), with its catalogue entry. */
 export function familyOf(series: string): { name: string; type: MetricType; labels: string[]; extraLabels: string[] } | undefined {
-  const all = { ...RECONCILER_METRICS, ...DEFAULT_METRICS };
+  const all = { ...RECONCILER_METRICS, ...OBSERVED_METRICS, ...DEFAULT_METRICS };
   if (all[series]) return { name: series, ...all[series]!, extraLabels: [] };
   for (const suffix of ['_bucket', '_sum', '_count']) {
     const base = series.endsWith(suffix) ? series.slice(0, -suffix.length) : undefined;

@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { DEFAULT_METRICS, RECONCILER_METRICS, SYNTHETIC_METRICS, TARGET_LABELS, familyOf, interfaceDocument, metricsFromInterface, seriesNames } from './metrics-catalogue.js';
+import { DEFAULT_METRICS, OBSERVED_METRICS, RECONCILER_METRICS, SYNTHETIC_METRICS, TARGET_LABELS, familyOf, interfaceDocument, metricsFromInterface, seriesNames } from './metrics-catalogue.js';
+import { OBSERVED_METRIC_DEFINITIONS } from '../../src/daemon/observed-metrics.js';
 import { dashboardExpressions, promqlUse } from './promql.js';
 import { ALERTS_FILE, DASHBOARD_FILE, NODE24, REPO_ROOT, freePort } from './tools.js';
 
@@ -34,6 +35,10 @@ describe('metric names in the dashboard and alert rules', () => {
       return;
     }
     expect(metricsFromInterface(document)).toEqual(RECONCILER_METRICS);
+  });
+
+  it('the observed-only facts of the catalogue are the daemon\'s own definitions', () => {
+    expect(OBSERVED_METRICS).toEqual(JSON.parse(JSON.stringify(OBSERVED_METRIC_DEFINITIONS)));
   });
 
   it('reads metric and label names out of PromQL', () => {
@@ -156,8 +161,8 @@ describe('metric names against a running daemon', () => {
     if (stateDir) rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('exports every metric of the interface, with its type', () => {
-    for (const [name, spec] of Object.entries({ ...RECONCILER_METRICS, ...DEFAULT_METRICS })) {
+  it('exports every metric of the interface (and the observed-only facts), with its type', () => {
+    for (const [name, spec] of Object.entries({ ...RECONCILER_METRICS, ...OBSERVED_METRICS, ...DEFAULT_METRICS })) {
       expect(exposition.types.get(name), name).toBe(spec.type);
     }
   });
