@@ -66,6 +66,30 @@ describe.skipIf(gate.skip)('alert rules (promtool)', () => {
     }
   });
 
+  it('keeps the alerts on the projects themselves in their own group, each silent without its metric', () => {
+    const fleet = rules.groups.find((g) => g.name === 'reconciler-fleet')!;
+    expect(fleet.rules.map((r) => r.alert)).toEqual(['ReconcilerProjectReadOnly', 'ReconcilerProjectUpgradeFailed', 'ReconcilerProjectBackupStale', 'ReconcilerProjectPitrStale', 'ReconcilerProjectUnhealthy']);
+    const metric: Record<string, string> = {
+      ReconcilerProjectReadOnly: 'reconciler_observed_readonly{',
+      ReconcilerProjectUpgradeFailed: 'reconciler_observed_upgrade_failed{',
+      ReconcilerProjectBackupStale: 'reconciler_observed_backup_last_timestamp_seconds{',
+      ReconcilerProjectPitrStale: 'reconciler_observed_pitr_latest_timestamp_seconds{',
+      ReconcilerProjectUnhealthy: 'reconciler_project_health{',
+    };
+    for (const rule of fleet.rules) {
+      expect(rule.expr, rule.alert).toContain(metric[rule.alert!]);
+      // absent() or a fallback would page for a daemon that does not observe the fact at all.
+      expect(rule.expr, rule.alert).not.toMatch(/absent|vector\(|or on/);
+      expect(rule.annotations?.summary, rule.alert).toContain('{{ $labels.project }}');
+    }
+    // The thresholds the file documents are the ones it uses (the chart replaces exactly these).
+    const header = readFileSync(ALERTS_FILE, 'utf8');
+    expect(header).toContain('ReconcilerProjectBackupStale: 129600 s');
+    expect(fleet.rules.find((r) => r.alert === 'ReconcilerProjectBackupStale')!.expr).toContain('> 129600)');
+    expect(header).toContain('ReconcilerProjectPitrStale: 3600 s');
+    expect(fleet.rules.find((r) => r.alert === 'ReconcilerProjectPitrStale')!.expr).toContain('> 3600)');
+  });
+
   it('promtool test rules fires each alert on synthetic series, and only then', () => {
     const result = promtool(tool, ['test', 'rules', UNIT_TESTS]);
     expect(result.output).toContain('SUCCESS');
@@ -101,13 +125,64 @@ describe.skipIf(gate.skip)('alert rules (promtool)', () => {
       context.skip();
       return;
     }
-    const objects = renderObjects(helm.path, { set: ['prometheusRule.enabled=true', 'prometheusRule.driftFor=1h'] });
+    const objects = renderObjects(helm.path, { set: ['prometheusRule.enabled=true', 'prometheusRule.driftFor=1h', 'prometheusRule.backupMaxAge=2d', 'prometheusRule.pitrMaxLag=30m'] });
     const rule = findObject(objects, 'PrometheusRule') as { spec: RulesFile };
     const file = join(work, 'chart-rules.yaml');
     writeFileSync(file, stringifyYaml(rule.spec));
     const result = promtool(tool, ['check', 'rules', file]);
     expect(result.output).toContain(`SUCCESS: ${alerts.length} rules found`);
     expect(result.status).toBe(0);
+
+    // The configured thresholds are the ones the rendered rules fire at: a backup 40 hours old
+    // is fine under 2d (it would fire under the file's 36h), one 49 hours old is not; a recovery
+    // window ending 50 minutes ago fires under 30m (not under the file's 1h).
+    const series = (name: string, project: string, values: string) => ({ series: `${name}{job="reconciler", namespace="fleet", project="${project}"}`, values });
+    // promtool compares annotations too: the file's templates, filled in for this project and age.
+    const annotations = (alert: string, age: string) => {
+      const source = alerts.find((a) => a.alert === alert)!.annotations!;
+      const fill = (text: string) => text.replaceAll('{{ $labels.project }}', 'shop-production').replaceAll('{{ $value | humanizeDuration }}', age);
+      return { summary: fill(source.summary!), description: fill(source.description!) };
+    };
+    const unitTests = {
+      rule_files: [file],
+      evaluation_interval: '1m',
+      tests: [
+        {
+          interval: '5m',
+          input_series: [series('reconciler_observed_backup_last_timestamp_seconds', 'shop-production', '0x600')],
+          alert_rule_test: [
+            { eval_time: '40h', alertname: 'ReconcilerProjectBackupStale', exp_alerts: [] },
+            {
+              eval_time: '49h',
+              alertname: 'ReconcilerProjectBackupStale',
+              exp_alerts: [{ exp_labels: { severity: 'warning', job: 'reconciler', namespace: 'fleet', project: 'shop-production' }, exp_annotations: annotations('ReconcilerProjectBackupStale', '2d 1h 0m 0s') }],
+            },
+          ],
+        },
+        {
+          interval: '1m',
+          input_series: [series('reconciler_observed_pitr_latest_timestamp_seconds', 'shop-production', '0x60'), series('reconciler_observed_pitr_enabled', 'shop-production', '1x60')],
+          alert_rule_test: [
+            { eval_time: '40m', alertname: 'ReconcilerProjectPitrStale', exp_alerts: [] },
+            {
+              eval_time: '50m',
+              alertname: 'ReconcilerProjectPitrStale',
+              exp_alerts: [{ exp_labels: { severity: 'warning', job: 'reconciler', namespace: 'fleet', project: 'shop-production' }, exp_annotations: annotations('ReconcilerProjectPitrStale', '50m 0s') }],
+            },
+          ],
+        },
+      ],
+    };
+    const unitFile = join(work, 'chart-rules.test.yaml');
+    writeFileSync(unitFile, stringifyYaml(unitTests));
+    const fired = promtool(tool, ['test', 'rules', unitFile]);
+    expect(fired.output).toContain('SUCCESS');
+    expect(fired.status).toBe(0);
+    // With the defaults, the same 40-hour-old backup fires (the test above can fail).
+    writeFileSync(file, stringifyYaml((findObject(renderObjects(helm.path, { set: ['prometheusRule.enabled=true'] }), 'PrometheusRule') as { spec: RulesFile }).spec));
+    const defaults = promtool(tool, ['test', 'rules', unitFile]);
+    expect(defaults.status).not.toBe(0);
+    expect(defaults.output).toContain('alertname: ReconcilerProjectBackupStale, time: 1d16h');
   });
 
   it('every dashboard query is valid PromQL', () => {

@@ -329,9 +329,13 @@ describe.skipIf(gate.skip)('helm chart', () => {
     const rendered = rule.spec.groups.flatMap((g) => g.rules);
     const source = shipped.groups.flatMap((g) => g.rules);
     expect(rendered.map((r) => r.alert)).toEqual(source.map((r) => r.alert).filter((a) => a !== 'ReconcilerProjectUnhealthy'));
+    // The configured thresholds (backupMaxAge 2d, pitrMaxLag 30m) replace the file's, in seconds.
+    const thresholds: Record<string, [string, string]> = { ReconcilerProjectBackupStale: ['> 129600)', '> 172800)'], ReconcilerProjectPitrStale: ['> 3600)', '> 1800)'] };
+    expect(rendered.filter((r) => thresholds[r.alert]).map((r) => r.alert).sort()).toEqual(Object.keys(thresholds).sort());
     for (const r of rendered) {
       const original = source.find((s) => s.alert === r.alert)!;
-      expect(r.expr).toBe(original.expr.replaceAll('job="reconciler"', 'job="reconciler", namespace="fleet"'));
+      const [from, to] = thresholds[r.alert] ?? ['', ''];
+      expect(r.expr).toBe(original.expr.replaceAll('job="reconciler"', 'job="reconciler", namespace="fleet"').replace(from, to));
       expect(r.expr).toContain('namespace="fleet"');
       expect(r.labels).toEqual({ ...original.labels, team: 'platform' });
       expect(r.for).toBe(r.alert === 'ReconcilerDriftPersists' ? '45m' : original.for);
@@ -342,6 +346,22 @@ describe.skipIf(gate.skip)('helm chart', () => {
     expect(otherRule.spec.groups[0]!.rules[0]!.expr).toContain('job="eu-reconciler", namespace="fleet-eu"');
     expect(findObject(other, 'Service').metadata.name).toBe('eu-reconciler');
     expect(otherRule.spec.groups[0]!.rules.find((r) => r.alert === 'ReconcilerDriftPersists')!.for).toBe('30m');
+    expect(rule.spec.groups.map((g) => g.name)).toEqual(['reconciler', 'reconciler-fleet']);
+    // `prometheusRule.disabled` accepts exactly the shipped alerts' names.
+    const schema = JSON.parse(readFileSync(join(CHART_DIR, 'values.schema.json'), 'utf8'));
+    expect([...schema.properties.prometheusRule.properties.disabled.items.enum].sort()).toEqual(source.map((r) => r.alert).sort());
+    // Durations of several units add up; the defaults are the file's own numbers.
+    const mixed = findObject(renderObjects(helm, { set: ['prometheusRule.enabled=true', 'prometheusRule.backupMaxAge=1d12h30m', 'prometheusRule.pitrMaxLag=1w'] }), 'PrometheusRule') as typeof rule;
+    const mixedRules = mixed.spec.groups.flatMap((g) => g.rules);
+    expect(mixedRules.find((r) => r.alert === 'ReconcilerProjectBackupStale')!.expr).toContain('> 131400)');
+    expect(mixedRules.find((r) => r.alert === 'ReconcilerProjectPitrStale')!.expr).toContain('> 604800)');
+    const otherFleet = otherRule.spec.groups.flatMap((g) => g.rules);
+    expect(otherFleet.find((r) => r.alert === 'ReconcilerProjectBackupStale')!.expr).toContain('> 129600)');
+    expect(otherFleet.find((r) => r.alert === 'ReconcilerProjectPitrStale')!.expr).toContain('> 3600)');
+    // The fleet group can be left out as a whole; the reconciler's own alerts stay.
+    const withoutFleet = findObject(renderObjects(helm, { set: ['prometheusRule.enabled=true', 'prometheusRule.fleetAlerts=false'] }), 'PrometheusRule') as typeof rule;
+    expect(withoutFleet.spec.groups.map((g) => g.name)).toEqual(['reconciler']);
+    expect(withoutFleet.spec.groups[0]!.rules.map((r) => r.alert)).toEqual(shipped.groups.find((g) => g.name === 'reconciler')!.rules.map((r) => r.alert));
   });
 
   it('full values: the dashboard ConfigMap carries the shipped dashboard, labelled for the Grafana sidecar', () => {
@@ -380,6 +400,9 @@ describe.skipIf(gate.skip)('helm chart', () => {
       [['metrics.port=70000'], /metrics\/port/],
       [['replicas=1'], /replicas/],
       [['prometheusRule.disabled[0]=NoSuchAlert'], /disabled/],
+      [['prometheusRule.backupMaxAge=36 hours'], /backupMaxAge/],
+      [['prometheusRule.pitrMaxLag=500ms'], /pitrMaxLag/],
+      [['prometheusRule.fleetAlerts=maybe'], /fleetAlerts/],
       [['image.digest=latest'], /digest/],
     ];
     for (const [set, message] of cases) {

@@ -103,3 +103,17 @@ app.kubernetes.io/component: reconciler
   readOnly: true
 {{- end }}
 {{- end }}
+
+{{/*
+  Seconds in a Prometheus duration such as 36h or 1d12h (the schema admits s, m, h, d, w):
+  alert thresholds compare against `time() - <timestamp>`, a number of seconds.
+*/}}
+{{- define "reconciler.durationSeconds" -}}
+{{- $factors := dict "s" 1 "m" 60 "h" 3600 "d" 86400 "w" 604800 }}
+{{- $total := 0 }}
+{{- range $part := regexFindAll "[0-9]+[smhdw]" . -1 }}
+{{- $unit := regexFind "[smhdw]$" $part }}
+{{- $total = add $total (mul (trimSuffix $unit $part | atoi) (get $factors $unit)) }}
+{{- end }}
+{{- $total }}
+{{- end }}
