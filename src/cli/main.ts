@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { OPTIONS, type ParsedValues } from './options.js';
 import { UsageError, type CommandContext, type CommandHandler } from './context.js';
+import { LOG_LEVELS } from '../util/logger.js';
 
 const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   reconcile: async () => (await import('./commands/reconcile.js')).run,
@@ -86,6 +87,12 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   if (parsed.values.help) {
     stdout.write(helpText());
     return 0;
+  }
+  const logLevel = parsed.values['log-level'];
+  if (typeof logLevel === 'string' && !LOG_LEVELS.includes(logLevel)) {
+    const source = parsed.flags.has('log-level') ? '--log-level' : 'RECONCILE_LOG_LEVEL';
+    stderr.write(`reconcile: Expected ${source} to be one of ${LOG_LEVELS.join(', ')}, got \`${logLevel}\`\n`);
+    return 1;
   }
   if (parsed.values.version) {
     stdout.write(`${packageVersion()}\n`);

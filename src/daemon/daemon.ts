@@ -1,5 +1,4 @@
 import { resolve } from 'node:path';
-import { pino } from 'pino';
 import { openApiSession, type ApiSession } from '../cli/api-session.js';
 import { openSandboxSession } from '../cli/sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
@@ -74,11 +73,8 @@ function settingsFrom(context: CommandContext): DaemonSettings {
     if (error instanceof InvalidAddressError) throw new UsageError(error.message);
     throw error;
   }
+  // main.ts has checked it against LOG_LEVELS.
   const logLevel = stringOption(context, 'log-level') ?? 'info';
-  const levels = [...Object.keys(pino.levels.values), 'silent'];
-  if (!levels.includes(logLevel)) {
-    throw new UsageError(`Expected --log-level to be one of ${levels.join(', ')}, got \`${logLevel}\``);
-  }
   let observe: ObservedResource[];
   try {
     observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);

@@ -42,6 +42,9 @@ export interface LoggerOptions {
 
 export type Logger = PinoLogger;
 
+/** The levels `--log-level` accepts. */
+export const LOG_LEVELS: readonly string[] = [...Object.keys(pino.levels.values), 'silent'];
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const level = options.level ?? 'info';
   const config = {
