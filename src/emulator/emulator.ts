@@ -8,7 +8,7 @@ import { FaultInjector, validateFaultConfig, type FaultConfig } from './faults.j
 import { RateLimiter, RouteLimiter } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { Router } from './router.js';
-import { buildStateFromSeed, loadSeedFile, type SeedInput } from './seed.js';
+import { buildStateFromSeed, loadSeedFile, newSeedDefaults, type SeedDefaults, type SeedInput } from './seed.js';
 import { createHttpServer, type EmulatorCore } from './server.js';
 import type { EmulatorState } from './state.js';
 import { buildHandlers } from './handlers/index.js';
@@ -92,7 +92,10 @@ export class Emulator implements EmulatorCore {
   readonly #clock: Clock;
   #offset = 0;
   #seed: SeedInput;
-  readonly #token: string | undefined;
+  /** The default user's token: `--token`, else the one the starting state gave them; fixed for the emulator's lifetime. */
+  readonly #token: string;
+  /** Default user id, organization slug and OAuth client, chosen once so reset and seed keep them. */
+  readonly #defaults: SeedDefaults = newSeedDefaults();
   readonly #rate: RateSpec;
   #server: Server | undefined;
   url = '';
@@ -108,13 +111,15 @@ export class Emulator implements EmulatorCore {
     this.bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
     this.deployBodyLimitBytes = options.deployBodyLimitBytes ?? DEFAULT_DEPLOY_BODY_LIMIT;
     this.oauthTokenTtlSeconds = options.oauthTokenTtlSeconds ?? 3600;
-    this.#token = options.token;
     this.#seed = seed;
-    this.state = this.#build(seed);
+    // The token printed at start (or given) must keep working after reset and seed: every later
+    // build gives it to the default user again, whatever the new seed lists for them.
+    this.state = buildStateFromSeed(seed, { now: this.now(), durations: this.durations, token: options.token, defaults: this.#defaults });
+    this.#token = options.token ?? firstPersonalToken(this.state);
   }
 
   #build(seed: SeedInput): EmulatorState {
-    return buildStateFromSeed(seed, { now: this.now(), durations: this.durations, token: this.#token });
+    return buildStateFromSeed(seed, { now: this.now(), durations: this.durations, token: this.#token, defaults: this.#defaults });
   }
 
   now(): number {
@@ -135,11 +140,9 @@ export class Emulator implements EmulatorCore {
     }
   }
 
-  /** The default user's first personal access token. */
+  /** The default user's token chosen at start (`--token`, else their first personal access token then). */
   get token(): string {
-    if (this.#token) return this.#token;
-    const token = [...this.state.tokens.values()].find((t) => t.userId === this.state.defaultUserId && t.kind === 'personal');
-    return token!.token;
+    return this.#token;
   }
 
   admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -228,6 +231,12 @@ export class Emulator implements EmulatorCore {
       server.closeAllConnections();
     });
   }
+}
+
+function firstPersonalToken(state: EmulatorState): string {
+  const token = [...state.tokens.values()].find((t) => t.userId === state.defaultUserId && t.kind === 'personal');
+  // buildStateFromSeed always leaves the default user with at least one personal token.
+  return token!.token;
 }
 
 export async function resolveSeed(seed: SeedInput | string | undefined): Promise<SeedInput> {

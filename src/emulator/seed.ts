@@ -250,15 +250,35 @@ export function validateSeed(input: unknown): SeedInput {
 export interface SeedContext {
   now: number;
   durations: LifecycleDurations;
-  /** The default user's token (`--token`). */
+  /** The default user's token (`--token`, or the one chosen when the emulator started). */
   token?: string;
+  /** Identities chosen once when the emulator starts, so reset and seed keep them (see SeedDefaults). */
+  defaults?: SeedDefaults;
+}
+
+/**
+ * What the emulator generates for a seed that leaves it out: kept for the emulator's lifetime
+ * so that a printed or configured credential keeps working after `reset` and `seed`.
+ */
+export interface SeedDefaults {
+  /** Id of the default user when the seed has no users. */
+  userId: string;
+  /** Slug of the default organization when the seed has no organizations. */
+  organizationSlug: string;
+  /** The default OAuth application when the seed has no oauth_apps. */
+  oauthClient: { clientId: string; clientSecret: string };
+}
+
+/** Fresh default identities (one set per emulator). */
+export function newSeedDefaults(): SeedDefaults {
+  return { userId: newUuid(), organizationSlug: newRef(), oauthClient: { clientId: newUuid(), clientSecret: randomHex(24) } };
 }
 
 /** Builds a fresh state from a seed. Throws SeedError (nothing half-built is kept). */
 export function buildStateFromSeed(input: SeedInput, context: SeedContext): EmulatorState {
   const seed = validateSeed(input);
   const state = new EmulatorState();
-  const users = seed.users?.length ? seed.users : [{ name: 'Emulator User', email: 'user@emulator.test' }];
+  const users = seed.users?.length ? seed.users : [{ id: context.defaults?.userId, name: 'Emulator User', email: 'user@emulator.test' }];
   users.forEach((user, index) => {
     const id = user.id ?? newUuid();
     if (state.users.has(id)) throw new SeedError(`users[${index}].id: duplicate user id ${id}`);
@@ -271,7 +291,7 @@ export function buildStateFromSeed(input: SeedInput, context: SeedContext): Emul
   });
   if (context.token !== undefined) {
     const owner = state.tokens.get(context.token);
-    if (owner && owner.userId !== state.defaultUserId) throw new SeedError('The --token value already belongs to another seeded user');
+    if (owner && owner.userId !== state.defaultUserId) throw new SeedError('The default user\'s token (--token, or the one printed at start) already belongs to another seeded user');
     state.tokens.set(context.token, { token: context.token, userId: state.defaultUserId, kind: 'personal' });
   }
   if (![...state.tokens.values()].some((t) => t.userId === state.defaultUserId)) {
@@ -285,7 +305,7 @@ export function buildStateFromSeed(input: SeedInput, context: SeedContext): Emul
     return byEmail.id;
   };
 
-  const orgs = seed.organizations?.length ? seed.organizations : [{ name: 'Default Organization' }];
+  const orgs = seed.organizations?.length ? seed.organizations : [{ slug: context.defaults?.organizationSlug, name: 'Default Organization' }];
   orgs.forEach((input, index) => {
     const slug = input.slug ?? input.id ?? newRef();
     if (state.organizations.has(slug)) throw new SeedError(`organizations[${index}].slug: duplicate organization ${slug}`);
@@ -342,7 +362,12 @@ export function buildStateFromSeed(input: SeedInput, context: SeedContext): Emul
 
   const apps = seed.oauth_apps?.length
     ? seed.oauth_apps
-    : [{ client_id: newUuid(), client_secret: randomHex(24), name: 'Emulator OAuth app', redirect_uris: ['http://127.0.0.1:*', 'http://localhost:*'] }];
+    : [{
+        client_id: context.defaults?.oauthClient.clientId ?? newUuid(),
+        client_secret: context.defaults?.oauthClient.clientSecret ?? randomHex(24),
+        name: 'Emulator OAuth app',
+        redirect_uris: ['http://127.0.0.1:*', 'http://localhost:*'],
+      }];
   for (const app of apps) {
     state.oauthApps.set(app.client_id, { clientId: app.client_id, clientSecret: app.client_secret, name: app.name ?? 'OAuth app', redirectUris: app.redirect_uris });
   }

@@ -90,6 +90,56 @@ describe('emulator seeds and admin API', () => {
     expect((await call(emulator, 'GET', '/v1/projects')).body).toHaveLength(1);
   });
 
+  it('keeps the token printed at start, the default user, organization and OAuth client across reset and seed', async () => {
+    const emulator = await startEmulator({ port: 0 });
+    running.push(emulator);
+    const token = emulator.token;
+    const client = emulator.oauthClient;
+    const before = await fetch(`${emulator.url}/_emulator/info`).then((r) => r.json());
+    const defaultUser = before.users.find((u: { default: boolean }) => u.default).id;
+    const org = before.organizations[0].slug;
+    const post = (path: string, body?: unknown) =>
+      fetch(`${emulator.url}/_emulator/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+    expect((await post('reset')).status).toBe(200);
+    expect((await call(emulator, 'GET', '/v1/projects', { token })).status).toBe(200);
+    const afterReset = await fetch(`${emulator.url}/_emulator/info`).then((r) => r.json());
+    expect(afterReset.token).toBe(token);
+    expect(afterReset.users.find((u: { default: boolean }) => u.default).id).toBe(defaultUser);
+    expect(afterReset.organizations[0].slug).toBe(org);
+    expect(emulator.oauthClient).toEqual(client);
+
+    expect((await post('seed', { projects: [{ ref: 'keptprojectkeptproje', name: 'one', organization: 'Default Organization' }] })).status).toBe(200);
+    const listed = await call(emulator, 'GET', '/v1/projects', { token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.map((p: { ref: string; organization_id: string }) => [p.ref, p.organization_id])).toEqual([['keptprojectkeptproje', org]]);
+    expect(emulator.oauthClient).toEqual(client);
+    expect(emulator.token).toBe(token);
+
+    // A seed that lists its own users and tokens: the start token joins the first user's tokens.
+    expect((await post('seed', { users: [{ id: 'carol', name: 'Carol', tokens: ['pat_carol_seeded'] }, { id: 'dave', name: 'Dave', tokens: ['pat_dave_seeded'] }] })).status).toBe(200);
+    expect((await call(emulator, 'GET', '/v1/organizations', { token })).status).toBe(200);
+    expect((await call(emulator, 'GET', '/v1/projects', { token: 'pat_carol_seeded' })).status).toBe(200);
+    expect((await post('reset')).status).toBe(200);
+    expect((await call(emulator, 'GET', '/v1/projects', { token })).status).toBe(200);
+
+    // Giving the start token to another user is refused, and the state is kept.
+    const refused = await post('seed', { users: [{ name: 'Erin' }, { name: 'Frank', tokens: [token] }] });
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toMatch(/already belongs to another seeded user/);
+    expect((await call(emulator, 'GET', '/v1/projects', { token: 'pat_carol_seeded' })).status).toBe(200);
+  });
+
+  it('keeps a --token across seed and reset too', async () => {
+    const emulator = await startEmulator({ port: 0, token: 'pat_given_at_start' });
+    running.push(emulator);
+    await fetch(`${emulator.url}/_emulator/seed`, { method: 'POST', body: JSON.stringify({ users: [{ name: 'Gina', tokens: ['pat_gina_seeded'] }] }) });
+    expect((await call(emulator, 'GET', '/v1/projects', { token: 'pat_given_at_start' })).status).toBe(200);
+    await fetch(`${emulator.url}/_emulator/reset`, { method: 'POST' });
+    expect((await call(emulator, 'GET', '/v1/projects', { token: 'pat_given_at_start' })).status).toBe(200);
+    expect(emulator.token).toBe('pat_given_at_start');
+  });
+
   it('GET /_emulator/requests?since= filters by time; POST /_emulator/clock/advance moves lifecycles', async () => {
     const wall = new ManualClock();
     const clock = new ManualClock();
