@@ -52,9 +52,8 @@ export async function openSandboxSession(
   } catch (error) {
     throw new UsageError(`--http-timeout: ${(error as Error).message}`);
   }
-  // The sandbox's fleet lives only as long as this process: its state must not mix with a real one.
-  const explicitState = optionGiven(context, 'state-dir');
-  const stateDir = explicitState ? resolve(context.cwd, stringOption(context, 'state-dir')!) : await mkdtemp(join(tmpdir(), 'reconcile-sandbox-'));
+  // Resources are acquired one at a time, each release set up before the next step can fail,
+  // so a bad seed or a failed start leaves neither a listening emulator nor a temporary directory.
   const { startEmulator } = await import('../emulator/index.js');
   const seed = stringOption(context, 'seed');
   const emulator = await startEmulator({
@@ -64,13 +63,20 @@ export async function openSandboxSession(
     speed: SANDBOX_SPEED,
     ...(seed ? { seed: resolve(context.cwd, seed) } : {}),
   });
-  log?.info({ url: emulator.url, rate: `${rate.limit}/${rate.windowMs}ms`, speed: SANDBOX_SPEED }, 'sandbox: emulator started in-process');
+  // The sandbox's fleet lives only as long as this process: its state must not mix with a real one.
+  const explicitState = optionGiven(context, 'state-dir');
+  let stateDir: string | undefined;
   const cleanup = async () => {
-    await emulator.close();
-    if (!explicitState) await rm(stateDir, { recursive: true, force: true });
+    try {
+      await emulator.close();
+    } finally {
+      if (!explicitState && stateDir !== undefined) await rm(stateDir, { recursive: true, force: true });
+    }
   };
   let client;
   try {
+    stateDir = explicitState ? resolve(context.cwd, stringOption(context, 'state-dir')!) : await mkdtemp(join(tmpdir(), 'reconcile-sandbox-'));
+    log?.info({ url: emulator.url, rate: `${rate.limit}/${rate.windowMs}ms`, speed: SANDBOX_SPEED }, 'sandbox: emulator started in-process');
     client = await createClient({
       baseUrl: emulator.url,
       auth: staticToken(emulator.token),
