@@ -46,6 +46,30 @@ export interface FleetExport {
   files: ExportedFile[];
   /** `project/slug` of live functions not exported because `functions` was false. */
   functionsLeftOut: string[];
+  /**
+   * Projects whose configuration the service does not serve in their current status (neither
+   * healthy nor paused): exported as a bare Project adopted by ref, for the caller to report.
+   */
+  unreadable: UnreadableProject[];
+}
+
+export interface UnreadableProject {
+  /** The project's manifest name. */
+  name: string;
+  ref: string;
+  status: string;
+}
+
+/** Statuses in which the service answers configuration and sub-resource reads. */
+const READABLE_STATUSES: ReadonlySet<string> = new Set(['ACTIVE_HEALTHY', 'ACTIVE_UNHEALTHY']);
+/** Paused projects are adopted as paused (`spec.paused`); their configuration cannot be read either. */
+const PAUSED_STATUSES: ReadonlySet<string> = new Set(['INACTIVE', 'PAUSING']);
+
+/** How a project's status decides what can be exported of it. */
+function readability(project: V1ProjectWithDatabaseResponse): 'readable' | 'paused' | 'unreadable' {
+  if (READABLE_STATUSES.has(project.status)) return 'readable';
+  if (PAUSED_STATUSES.has(project.status)) return 'paused';
+  return 'unreadable';
 }
 
 export class ExportSelectionError extends Error {
@@ -152,6 +176,7 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
   const documents: ExportedDocument[] = [];
   const files: ExportedFile[] = [];
   const functionsLeftOut: string[] = [];
+  const unreadable: UnreadableProject[] = [];
   // Two names can reduce to the same directory name: the second gets its ref appended.
   const functionDirs = new Set<string>();
 
@@ -174,11 +199,14 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
       log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
       continue;
     }
+    const state = readability(project);
+    // One project the service cannot read yet (creating, failed to initialize, restoring...)
+    // must not cost the rest of the fleet its export: it is adopted by ref, sections later.
+    if (state === 'unreadable') unreadable.push({ name, ref: project.ref, status: project.status });
     const spec = await projectSpec(api, project, name, orgName.get(org.id)!, log);
     const file = fileName(name);
     documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec } });
-    const paused = spec.paused === true;
-    if (!paused) {
+    if (state === 'readable') {
       const secrets = await optional(() => api.listAllSecrets(project.ref), log, name, 'secrets');
       // The service's own secrets (reserved prefix) are not the team's to manage.
       const own = (secrets ?? []).filter((secret) => !secret.name.startsWith(RESERVED_SECRET_PREFIX));
@@ -213,7 +241,7 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
       for (const document of branchDocuments(await listBranches(api, project.ref, name, log), name)) documents.push({ file, document });
     }
   }
-  return { documents, files, functionsLeftOut };
+  return { documents, files, functionsLeftOut, unreadable };
 }
 
 type LiveProvider = ListProvidersResponse['items'][number];
@@ -273,12 +301,14 @@ async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseRes
   const ref = project.ref;
   const spec: Json = { organization, ref, region: project.region };
   if (project.name !== name) spec.name = project.name;
-  const paused = project.status === 'INACTIVE' || project.status === 'PAUSING';
-  if (paused) {
+  const state = readability(project);
+  if (state === 'paused') {
     // A paused project's configuration cannot be read: adopt it as paused, add the sections after a restore.
     spec.paused = true;
     return spec;
   }
+  // Nor can one that is not running: adopt it by ref alone, export again once it is healthy.
+  if (state === 'unreadable') return spec;
   const major = majorVersion(project.database?.version);
   if (major !== undefined) spec.postgres_version = String(major);
 

@@ -200,3 +200,99 @@ describe('reconcile export (built command)', () => {
     }
   });
 });
+
+describe('reconcile export of a fleet with projects the service cannot read (built command)', () => {
+  let fleet: RunningEmulator;
+  let fleetClock: ManualClock;
+  let dir: string;
+  let fleetEnv: NodeJS.ProcessEnv;
+  let brokenRef: string;
+  let startingRef: string;
+
+  const createProject = async (name: string): Promise<string> => {
+    const response = await fetch(`${fleet.url}/v1/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${fleet.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name, organization_id: 'fleetorg', region: 'eu-west-1', db_pass: 'pw-123456-long' }),
+    });
+    expect(response.status).toBe(201);
+    return ((await response.json()) as { ref: string }).ref;
+  };
+  const statusOf = async (ref: string): Promise<string> => {
+    const response = await fetch(`${fleet.url}/v1/projects/${ref}`, { headers: { authorization: `Bearer ${fleet.token}` } });
+    return ((await response.json()) as { status: string }).status;
+  };
+
+  beforeAll(async () => {
+    fleetClock = new ManualClock(Date.now());
+    fleet = await startEmulator({
+      port: 0,
+      clock: fleetClock,
+      rateLimit: { limit: 100_000, windowMs: 60_000 },
+      seed: {
+        organizations: [{ slug: 'fleetorg', name: 'fleet' }],
+        projects: [
+          {
+            name: 'healthy',
+            organization: 'fleetorg',
+            region: 'eu-west-1',
+            config: { auth: { site_url: 'https://healthy.example' } },
+            secrets: { API_KEY: CANARY_SECRET },
+            functions: [{ slug: 'hello', files: { 'index.ts': 'export {};\n' } }],
+          },
+        ],
+      },
+    });
+    // A creation that fails (the emulator's lifecycle fault), then one still coming up.
+    fleet.setFaults({ lifecycleFailures: { create: 1 } });
+    brokenRef = await createProject('broken');
+    fleet.advanceUntilIdle();
+    fleet.setFaults({});
+    startingRef = await createProject('starting');
+    expect(await statusOf(brokenRef)).toBe('INIT_FAILED');
+    expect(await statusOf(startingRef)).toBe('COMING_UP');
+    dir = await mkdtemp(join(tmpdir(), 'reconcile-export-unreadable-'));
+    fleetEnv = { MANAGEMENT_API_URL: fleet.url, MANAGEMENT_API_TOKEN: fleet.token, RECONCILE_STATE_DIR: join(dir, 'state'), RECONCILE_RATE_LIMIT: '1000/1s' };
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const bareProject = (name: string, ref: string) =>
+    `kind: Project\nmetadata:\n  name: ${name}\nspec:\n  organization: fleet\n  ref: ${ref}\n  region: eu-west-1\n`;
+
+  it('--all: exports the rest of the fleet normally and the unreadable projects as a bare Project, warning about each (exit 0)', async () => {
+    const since = fleet.requests().length;
+    const target = join(dir, 'all');
+    const run = await runCli(['export', '--all', '--out', target], fleetEnv);
+    expectExit(run, 0);
+    expect(run.stderr).toContain(`reconcile export: warning: project broken (${brokenRef}) is INIT_FAILED`);
+    expect(run.stderr).toContain(`reconcile export: warning: project starting (${startingRef}) is COMING_UP`);
+    expect(run.stderr).not.toContain('project healthy');
+    const names = (await filesBelow(target)).map((f) => f.path.slice(target.length + 1)).sort();
+    expect(names).toEqual(['broken.yaml', 'functions/healthy/hello/index.ts', 'healthy.yaml', 'organizations.yaml', 'starting.yaml']);
+    const broken = await readFile(join(target, 'broken.yaml'), 'utf8');
+    expect(broken).toContain(bareProject('broken', brokenRef));
+    expect(broken.match(/^kind: /gm)).toEqual(['kind: ']);
+    expect(await readFile(join(target, 'starting.yaml'), 'utf8')).toContain(bareProject('starting', startingRef));
+    const healthy = await readFile(join(target, 'healthy.yaml'), 'utf8');
+    expect(healthy).toContain('site_url: https://healthy.example');
+    expect(healthy).toContain('kind: Secrets');
+    expect(healthy).toContain('kind: Function');
+    // Nothing of the unreadable projects was asked for beyond the project list.
+    const paths = fleet.requests().slice(since).map((r) => r.path);
+    expect(paths.filter((p) => p.includes(brokenRef) || p.includes(startingRef))).toEqual([]);
+    expect(paths.some((p) => p.includes('/config/auth'))).toBe(true);
+  });
+
+  it('--project REF of an unreadable project: the bare Project and its Organization, with the warning (exit 0)', async () => {
+    const run = await runCli(['export', '--project', brokenRef], fleetEnv);
+    expectExit(run, 0);
+    expect(run.stderr).toContain(`reconcile export: warning: project broken (${brokenRef}) is INIT_FAILED`);
+    expect(run.stdout).toContain('kind: Organization');
+    expect(run.stdout).toContain(bareProject('broken', brokenRef));
+    expect(run.stdout.match(/^kind: /gm)).toHaveLength(2);
+  });
+});

@@ -94,7 +94,12 @@ export async function run(context: CommandContext): Promise<number> {
   } finally {
     await session.close();
   }
-  const { documents, files: sources, functionsLeftOut } = exported;
+  const { documents, files: sources, functionsLeftOut, unreadable } = exported;
+  for (const project of unreadable) {
+    context.stderr.write(
+      `reconcile export: warning: project ${project.name} (${project.ref}) is ${project.status}, so the service does not serve its configuration: exported as its Organization and Project (adopted by ref) only, without configuration sections, secrets, functions, SSO providers or branches; export it again once it is ACTIVE_HEALTHY\n`,
+    );
+  }
   if (documents.length === 0) {
     context.stderr.write('reconcile export: no live project to export\n');
     return 1;
