@@ -6,6 +6,7 @@ import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { PassResult, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
 import type { ObservedProjectState } from '../reconcile/kinds/observed.js';
+import { isWriteOutcome } from '../reconcile/summary.js';
 import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-metrics.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
@@ -257,7 +258,9 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
       if (result.result === 'success') lastSuccess.set(result.finishedAt / 1000);
       for (const outcome of result.outcomes) {
-        if (outcome.action === 'noop') continue;
+        // Writes only: a readiness wait is a step, and a blocked entry was never attempted (it
+        // shows as reconciler_resource_in_sync 0 and fails the pass).
+        if (!isWriteOutcome(outcome)) continue;
         applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
       }
       if (result.result === 'invalid') return;

@@ -1,3 +1,4 @@
+import { isWriteOutcome } from '../reconcile/summary.js';
 import type { Logger, PassResult } from '../reconcile/types.js';
 
 export interface PassLogContext {
@@ -38,7 +39,7 @@ export function logPass(log: Logger, result: PassResult, context: PassLogContext
     dryRun: result.dryRun,
     result: result.result,
     plan: result.plan.summary,
-    applied: result.outcomes.filter((outcome) => outcome.result === 'success' && outcome.action !== 'noop').length,
+    applied: result.outcomes.filter((outcome) => outcome.result === 'success' && isWriteOutcome(outcome)).length,
     failed,
     drifted: result.resources.filter((resource) => resource.state === 'drifted').length,
     requests: result.requests,

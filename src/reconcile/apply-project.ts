@@ -22,6 +22,8 @@ export interface WaitSettings {
 export interface ApplyContext {
   organization: OrganizationUnit | undefined;
   runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
+  /** Runs a readiness wait: recorded as an outcome with action `wait` (a step, not a change). */
+  runWait: (id: string, wait: () => Promise<void>) => Promise<void>;
   failed: Set<string>;
   context: KindContext;
   kinds: readonly KindModule[];
@@ -118,26 +120,20 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   }
 
   if (!ready) {
-    // Waiting is a step of its own in the outcomes: when it fails, the configuration waits for the next pass.
-    const readiness: PlanEntry = {
-      id: `${restoring ? lifecycle!.id : entry.id}#ready`,
-      kind: 'Project',
-      name: unit.name,
-      action: 'update',
-      changes: [],
-      reason: `wait until ACTIVE_HEALTHY and ${services.join(', ')} healthy`,
-    };
-    await a.runEntry(readiness, async () => {
+    // Waiting is a step of its own in the outcomes (action `wait`: nothing is written): when it
+    // fails, the configuration waits for the next pass.
+    const readyId = `${restoring ? lifecycle!.id : entry.id}#ready`;
+    await a.runWait(readyId, async () => {
       const ready = await waitUntilReady(unit.name, ref, services, waitOptions);
       work.health = ready.health;
       work.scope = { ...work.scope, ref, status: ready.status };
       // Plan again now that the live configuration can be read: apply only what differs.
       Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
     });
-    if (a.failed.has(readiness.id)) {
+    if (a.failed.has(readyId)) {
       a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, readiness.id), undefined);
-      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, readiness.id), undefined);
+      for (const change of work.changes) await a.runEntry(withDependency(change.entry, readyId), undefined);
+      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, readyId), undefined);
       return;
     }
   }

@@ -223,29 +223,43 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
     const failed = new Set<string>();
-    const record = (entry: PlanEntry, result: ApplyOutcome['result'], started: number, error?: unknown) => {
-      const outcome: ApplyOutcome = { entryId: entry.id, kind: entry.kind, action: entry.action, result, durationMs: clock.now() - started };
+    const record = (step: Pick<ApplyOutcome, 'entryId' | 'kind' | 'action'>, result: ApplyOutcome['result'], started: number, error?: unknown) => {
+      const outcome: ApplyOutcome = { ...step, result, durationMs: clock.now() - started };
       if (error !== undefined) outcome.error = describeError(error);
-      if (result !== 'success') failed.add(entry.id);
+      if (result !== 'success') failed.add(step.entryId);
       outcomes.push(outcome);
-      const fields = { entry: entry.id, action: entry.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
-      if (result === 'failed') log.error(fields, 'change failed');
-      else if (result === 'skipped') log.warn(fields, 'change skipped');
-      else log.info(fields, 'change applied');
+      const fields = { entry: step.entryId, action: step.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
+      // A wait is a step, not a change: its lines say so.
+      if (result === 'failed') log.error(fields, step.action === 'wait' ? 'readiness wait failed' : 'change failed');
+      else if (result === 'skipped') log.warn(fields, step.action === 'wait' ? 'readiness wait skipped' : 'change skipped');
+      else log.info(fields, step.action === 'wait' ? 'project ready' : 'change applied');
     };
     const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
       if (entry.observeOnly || entry.action === 'noop') return;
       const started = clock.now();
-      if (entry.action === 'blocked') return record(entry, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));
+      const step = { entryId: entry.id, kind: entry.kind, action: entry.action };
+      if (entry.action === 'blocked') return record(step, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));
       const waitingOn = (entry.dependsOn ?? []).filter((id) => failed.has(id));
-      if (waitingOn.length > 0) return record(entry, 'skipped', started, new Error(`depends on ${waitingOn.join(', ')}, which did not succeed`));
-      if (options.signal?.aborted) return record(entry, 'skipped', started, new PassAbortedError());
-      if (!apply) return record(entry, 'skipped', started, new Error('nothing can apply this change'));
+      if (waitingOn.length > 0) return record(step, 'skipped', started, new Error(`depends on ${waitingOn.join(', ')}, which did not succeed`));
+      if (options.signal?.aborted) return record(step, 'skipped', started, new PassAbortedError());
+      if (!apply) return record(step, 'skipped', started, new Error('nothing can apply this change'));
       try {
         await apply();
-        record(entry, 'success', started);
+        record(step, 'success', started);
       } catch (error) {
-        record(entry, 'failed', started, error);
+        record(step, 'failed', started, error);
+      }
+    };
+    // The wait until a project is ready: an outcome of its own (action `wait`), never a change.
+    const runWait = async (id: string, wait: () => Promise<void>) => {
+      const started = clock.now();
+      const step = { entryId: id, kind: 'Project' as const, action: 'wait' as const };
+      if (options.signal?.aborted) return record(step, 'skipped', started, new PassAbortedError());
+      try {
+        await wait();
+        record(step, 'success', started);
+      } catch (error) {
+        record(step, 'failed', started, error);
       }
     };
 
@@ -267,6 +281,7 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
         applyProject(work, {
           organization: orgByName.get(work.unit.organization),
           runEntry,
+          runWait,
           failed,
           context: contextFor(work.unit.name),
           kinds,

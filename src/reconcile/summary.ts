@@ -1,10 +1,19 @@
 // The plan's summary and the per-resource statuses of a pass: computed once, at the end of the
 // pass, from the entries and outcomes whatever happened (the renderers, `reconcile status` and
 // the metrics read these).
-import type { ApplyOutcome, Plan, PlanAction, PlanEntry, ResourceStatus } from './types.js';
+import type { ApplyOutcome, OutcomeAction, Plan, PlanAction, PlanEntry, ResourceStatus } from './types.js';
 
 /** Actions that write when applied. */
-const CHANGES: ReadonlySet<PlanAction> = new Set(['create', 'update', 'delete']);
+const CHANGES: ReadonlySet<OutcomeAction> = new Set(['create', 'update', 'delete']);
+
+/**
+ * An outcome that wrote (or tried to write) to the API. Readiness waits, blocked entries and
+ * the failed observation of a pass are outcomes too, but not writes: the apply counts, the
+ * `reconciler_apply_total` metric and the daemon's `applied` figure count writes alone.
+ */
+export function isWriteOutcome(outcome: ApplyOutcome): boolean {
+  return CHANGES.has(outcome.action);
+}
 
 export function isChange(entry: PlanEntry): boolean {
   return CHANGES.has(entry.action) && !entry.observeOnly;

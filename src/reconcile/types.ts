@@ -73,10 +73,18 @@ export interface Plan {
 
 export type OutcomeResult = 'success' | 'failed' | 'skipped';
 
+/**
+ * What an outcome ran: a plan entry's action, or `wait`, the wait until a new or restored
+ * project is ready (`Project/<name>#ready`): a step of the apply that writes nothing. Only
+ * `create`, `update` and `delete` outcomes are writes (`isWriteOutcome` in summary.ts):
+ * the apply counts and the metrics count those alone.
+ */
+export type OutcomeAction = PlanAction | 'wait';
+
 export interface ApplyOutcome {
   entryId: string;
   kind: ResourceKind;
-  action: PlanAction;
+  action: OutcomeAction;
   result: OutcomeResult;
   /** Error class name and a message free of secrets. */
   error?: { type: string; message: string };

@@ -99,6 +99,27 @@ describe('createMetrics', () => {
     expect(samples.find((s) => s.name === 'reconciler_project_health' && s.labels.service === 'rest')?.value).toBe(0);
   });
 
+  it('counts only writes in reconciler_apply_total: never a readiness wait or a blocked entry', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.recordPass(
+      passResult({
+        outcomes: [
+          { entryId: 'Project/shop', kind: 'Project', action: 'create', result: 'success' },
+          { entryId: 'Project/shop#ready', kind: 'Project', action: 'wait', result: 'success' },
+          { entryId: 'Project/blog#ready', kind: 'Project', action: 'wait', result: 'failed', error: { type: 'ProjectNotReadyError', message: 'not ready' } },
+          { entryId: 'ProjectCryptoext/shop/cryptoext', kind: 'ProjectCryptoext', action: 'blocked', result: 'skipped', error: { type: 'Blocked', message: 'needs confirmation' } },
+          { entryId: 'ProjectAuth/blog/auth', kind: 'ProjectAuth', action: 'update', result: 'skipped', error: { type: 'Error', message: 'depends on Project/blog#ready' } },
+        ],
+      }),
+    );
+    const { samples } = parseExposition(await metrics.render());
+    const apply = samples.filter((s) => s.name === 'reconciler_apply_total');
+    expect(apply).toEqual([
+      { name: 'reconciler_apply_total', labels: { kind: 'Project', action: 'create', result: 'success' }, value: 1 },
+      { name: 'reconciler_apply_total', labels: { kind: 'ProjectAuth', action: 'update', result: 'skipped' }, value: 1 },
+    ]);
+  });
+
   it('a pass limited to some projects replaces only their figures', async () => {
     const metrics = createMetrics(undefined, { processMetrics: false });
     metrics.recordPass(passResult());

@@ -55,6 +55,15 @@ describe('reconcile (built command, against the emulator)', () => {
     expect(run.stdout).toContain('+ Organization/acme');
     expect(run.stdout).toContain('+ Project/shop');
     expect(run.stdout).toMatch(/Apply: \d+ succeeded, 0 failed, 0 skipped\./);
+    // The apply counts writes only: exactly the plan's changes. The readiness waits of the
+    // three new projects have their own line, and no log line calls them a change.
+    const plan = /Plan: (\d+) to create, (\d+) to update, (\d+) to delete/.exec(run.stdout)!;
+    const applied = /Apply: (\d+) succeeded/.exec(run.stdout)!;
+    expect(Number(applied[1])).toBe(Number(plan[1]) + Number(plan[2]) + Number(plan[3]));
+    expect(run.stdout).toContain('Waited for 3 projects to become ready: 3 ready.');
+    const readyLines = run.stderr.split('\n').filter((line) => line.includes('#ready'));
+    expect(readyLines).toHaveLength(3);
+    for (const line of readyLines) expect(JSON.parse(line)).toMatchObject({ action: 'wait', result: 'success', msg: 'project ready' });
     expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(PROJECTS);
     expect(emulator.requests().filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(3);
   });
@@ -159,6 +168,36 @@ describe('reconcile (built command, against the emulator)', () => {
     const run = await runCli([dir, '--output', 'yaml'], env);
     expectExit(run, 1);
     expect(run.stderr).toContain('--output: expected one of text, json, markdown, got `yaml`');
+  });
+});
+
+describe('a pass that cannot observe the fleet (built command, wrong token)', () => {
+  it.each([
+    ['--dry-run', ['--dry-run']],
+    ['apply', []],
+  ])('says it could not observe and names the 401, never that the live state matches, and exits 1 (%s)', async (_name, flags) => {
+    const since = emulator.requests().length;
+    const run = await runCli([dir, ...flags], { ...env, MANAGEMENT_API_TOKEN: 'pat_wrong_e2e_token' });
+    expectExit(run, 1);
+    expect(run.stdout).toMatch(/^Could not observe the fleet: UnauthorizedError: GET \/v1\/projects: 401 .*\. Nothing was planned or applied\.$/m);
+    expect(run.stdout).not.toMatch(/matches|No changes/);
+    expect(run.stdout).toContain('Result: failed (1 API request).');
+    expect(run.stdout + run.stderr).not.toContain('pat_wrong_e2e_token');
+    expect(apiRequests(since).map((r) => `${r.method} ${r.route} ${r.status}`)).toEqual(['GET /v1/projects 401']);
+  });
+
+  it('as markdown and as JSON too', async () => {
+    const wrong = { ...env, MANAGEMENT_API_TOKEN: 'pat_wrong_e2e_token' };
+    const md = await runCli([dir, '--dry-run', '--output', 'markdown'], wrong);
+    expectExit(md, 1);
+    expect(md.stdout).toMatch(/^\*\*Could not observe the fleet: UnauthorizedError: GET \/v1\/projects: 401 /);
+    expect(md.stdout).not.toMatch(/matches|No changes/);
+    const json = await runCli([dir, '--dry-run', '--output', 'json'], wrong);
+    expectExit(json, 1);
+    const doc = JSON.parse(json.stdout);
+    expect(doc).toMatchObject({ version: 1, result: 'failed', entries: [], outcomes: [{ entryId: 'Project/*', result: 'failed', error: { type: 'UnauthorizedError' } }] });
+    expect(doc.outcomes[0].error.message).toMatch(/^GET \/v1\/projects: 401 /);
+    expect(json.stdout).not.toContain('pat_wrong_e2e_token');
   });
 });
 

@@ -248,8 +248,9 @@ describe('creation without duplicates', () => {
     const result = await h.pass();
     expect(result.outcomes.filter((o) => o.entryId.startsWith('Project/') || o.entryId.startsWith('Organization/'))).toMatchObject([
       { entryId: 'Organization/acme', result: 'success' },
-      { entryId: 'Project/shop', result: 'success' },
-      { entryId: 'Project/shop#ready', result: 'success' },
+      { entryId: 'Project/shop', action: 'create', result: 'success' },
+      // The wait is a step of its own, not a change: never an `update` of the project.
+      { entryId: 'Project/shop#ready', kind: 'Project', action: 'wait', result: 'success' },
     ]);
     const log = h.emulator.requests();
     expect(log.filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(1);
@@ -488,7 +489,7 @@ describe('a project that does not become ready in time', () => {
     expect(first.result).toBe('failed');
     const byId = Object.fromEntries(first.outcomes.map((o) => [o.entryId, o]));
     expect(byId['Project/shop']!.result).toBe('success');
-    expect(byId['Project/shop#ready']).toMatchObject({ result: 'failed', error: { type: 'ProjectNotReadyError' } });
+    expect(byId['Project/shop#ready']).toMatchObject({ action: 'wait', result: 'failed', error: { type: 'ProjectNotReadyError' } });
     expect(byId['ProjectAuth/shop/auth']!.result).toBe('skipped');
     expect(h.emulator.requests().filter((r) => r.method === 'PATCH')).toEqual([]);
 

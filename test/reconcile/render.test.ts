@@ -144,3 +144,85 @@ describe('renderMarkdown', () => {
     expect(md).toContain('a\\|b');
   });
 });
+
+/** A pass that could not observe the fleet, as the engine builds it (`observationFailed`). */
+function unobserved(dryRun: boolean): PassResult {
+  return result({
+    dryRun,
+    plan: summarizePlan([]),
+    outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: { type: 'UnauthorizedError', message: 'GET /v1/projects: 401 Unauthorized' } }],
+    result: 'failed',
+    requests: 1,
+  });
+}
+
+describe('a pass that could not observe the fleet', () => {
+  it.each([true, false])('says so in text and names the error, never that the live state matches (dry run: %s)', (dryRun) => {
+    const text = renderText(unobserved(dryRun), { color: false });
+    expect(text).toContain('Could not observe the fleet: UnauthorizedError: GET /v1/projects: 401 Unauthorized. Nothing was planned or applied.');
+    expect(text).not.toMatch(/matches|No changes/);
+    expect(text).not.toContain('Apply:');
+    expect(text).toContain('Result: failed (1 API request).');
+  });
+
+  it('says so in markdown', () => {
+    const md = renderMarkdown(unobserved(false));
+    expect(md.split('\n')[0]).toBe('**Could not observe the fleet: UnauthorizedError: GET /v1/projects: 401 Unauthorized. Nothing was planned or applied.**');
+    expect(md).not.toMatch(/matches|No changes/);
+    expect(md).toContain('Result: **failed**.');
+  });
+
+  it('keeps the JSON document shape and carries the error in the outcomes', () => {
+    const doc = JSON.parse(renderJson(unobserved(true)));
+    expect(Object.keys(doc)).toEqual(['version', 'result', 'dryRun', 'revision', 'startedAt', 'finishedAt', 'summary', 'entries', 'outcomes', 'resources', 'projects', 'manifestErrors', 'requests']);
+    expect(doc).toMatchObject({ version: 1, result: 'failed', entries: [], requests: 1 });
+    expect(doc.outcomes).toEqual([
+      { entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: { type: 'UnauthorizedError', message: 'GET /v1/projects: 401 Unauthorized' }, durationMs: null },
+    ]);
+  });
+
+  it('a successful pass with nothing to do still says the live state matches', () => {
+    const text = renderText(result({ dryRun: false, plan: summarizePlan([]), result: 'success' }), { color: false });
+    expect(text).toContain('No changes. The live state matches the manifests.');
+    expect(text).not.toContain('Could not observe');
+  });
+});
+
+describe('apply counts', () => {
+  const apply = (): PassResult =>
+    result({
+      dryRun: false,
+      outcomes: [
+        { entryId: 'Project/shop', kind: 'Project', action: 'create', result: 'success' },
+        { entryId: 'Project/shop#ready', kind: 'Project', action: 'wait', result: 'success' },
+        { entryId: 'Project/web#ready', kind: 'Project', action: 'wait', result: 'failed', error: { type: 'ProjectNotReadyError', message: 'web is not ready after 30 minutes' } },
+        { entryId: 'ProjectAuth/web/auth', kind: 'ProjectAuth', action: 'update', result: 'skipped', error: { type: 'Error', message: 'depends on Project/web#ready, which did not succeed' } },
+        { entryId: 'ProjectCryptoext/web/cryptoext', kind: 'ProjectCryptoext', action: 'blocked', result: 'skipped', error: { type: 'Blocked', message: 'needs confirm_root_key_change' } },
+        { entryId: 'Project/legacy', kind: 'Project', action: 'delete', result: 'success' },
+      ],
+    });
+
+  it('count writes only; readiness waits have their own line; a failed wait and a blocked entry are listed', () => {
+    const text = renderText(apply(), { color: false });
+    expect(text).toContain('Apply: 2 succeeded, 0 failed, 1 skipped.');
+    expect(text).toContain('Waited for 2 projects to become ready: 1 ready, 1 not ready.');
+    expect(text).toContain('  x Project/web#ready failed: web is not ready after 30 minutes');
+    expect(text).toContain('  - ProjectAuth/web/auth skipped: depends on Project/web#ready, which did not succeed');
+    expect(text).toContain('  ! ProjectCryptoext/web/cryptoext blocked: needs confirm_root_key_change');
+    expect(text).not.toContain('Project/shop#ready');
+  });
+
+  it('in markdown too', () => {
+    const md = renderMarkdown(apply());
+    expect(md).toContain('**Apply:** 2 succeeded, 0 failed, 1 skipped.');
+    expect(md).toContain('Waited for 2 projects to become ready: 1 ready, 1 not ready.');
+    expect(md).toContain('- `Project/web#ready` failed: web is not ready after 30 minutes');
+    expect(md).toContain('- `ProjectCryptoext/web/cryptoext` blocked: needs confirm_root_key_change');
+  });
+
+  it('no readiness line when no project was waited for', () => {
+    const text = renderText(result({ dryRun: false, outcomes: [{ entryId: 'Project/legacy', kind: 'Project', action: 'delete', result: 'success' }] }), { color: false });
+    expect(text).toContain('Apply: 1 succeeded, 0 failed, 0 skipped.');
+    expect(text).not.toContain('Waited');
+  });
+});

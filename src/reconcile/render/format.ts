@@ -1,7 +1,7 @@
 // Formatting shared by the renderers: the summary line, values and change lines. A sensitive
 // change never shows a value, whatever the entry holds.
-import type { FieldChange, PassResult, PlanEntry } from '../types.js';
-import { isChange, isObservedDrift } from '../summary.js';
+import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
+import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
 
 export const SENSITIVE = '(sensitive value changed)';
 
@@ -55,8 +55,54 @@ export function entryNote(entry: PlanEntry): string {
   return notes.join('; ');
 }
 
-export function outcomeCounts(result: PassResult): { success: number; failed: number; skipped: number } {
+export interface OutcomeCounts {
+  success: number;
+  failed: number;
+  skipped: number;
+}
+
+/** The apply's counts: writes only (create, update, delete), so they add up to the plan's changes. */
+export function outcomeCounts(result: PassResult): OutcomeCounts {
+  return countResults(result.outcomes.filter(isWriteOutcome));
+}
+
+/** The readiness waits of new or restored projects (steps, not changes). */
+export function waitCounts(result: PassResult): OutcomeCounts {
+  return countResults(result.outcomes.filter((o) => o.action === 'wait'));
+}
+
+function countResults(outcomes: ApplyOutcome[]): OutcomeCounts {
   const counts = { success: 0, failed: 0, skipped: 0 };
-  for (const outcome of result.outcomes) counts[outcome.result] += 1;
+  for (const outcome of outcomes) counts[outcome.result] += 1;
   return counts;
+}
+
+/** The readiness line (`Waited for 3 projects to become ready: 3 ready.`), or undefined when the pass waited for no project. */
+export function waitLine(result: PassResult): string | undefined {
+  const waits = waitCounts(result);
+  const total = waits.success + waits.failed + waits.skipped;
+  if (total === 0) return undefined;
+  const parts = [`${waits.success} ready`, ...(waits.failed ? [`${waits.failed} not ready`] : []), ...(waits.skipped ? [`${waits.skipped} skipped`] : [])];
+  return `Waited for ${total} project${total === 1 ? '' : 's'} to become ready: ${parts.join(', ')}.`;
+}
+
+/**
+ * A failed pass that planned nothing could not observe the fleet (bad token, API down): the
+ * error it stopped on (class and secret-free message), so no renderer claims the live state
+ * matches. `undefined` for any other pass.
+ */
+export function observationFailure(result: PassResult): { type: string; message: string } | undefined {
+  if (result.result !== 'failed' || result.plan.entries.length > 0) return undefined;
+  const failed = result.outcomes.find((o) => o.result === 'failed' && o.error);
+  return failed?.error ?? { type: 'Error', message: 'the pass stopped before anything was observed' };
+}
+
+export function observationFailureLine(error: { type: string; message: string }): string {
+  return `Could not observe the fleet: ${error.type}: ${error.message}. Nothing was planned or applied.`;
+}
+
+/** How a problem outcome reads: a blocked entry was refused, not skipped for another's sake. */
+export function problemLabel(outcome: ApplyOutcome): { marker: 'x' | '-' | '!'; word: string } {
+  if (outcome.action === 'blocked') return { marker: '!', word: 'blocked' };
+  return outcome.result === 'failed' ? { marker: 'x', word: 'failed' } : { marker: '-', word: outcome.result };
 }

@@ -1,7 +1,9 @@
 // The plan as a pull-request comment: the summary line first, deletions warned before
 // anything else, every entry's details folded.
 import type { PassResult } from '../types.js';
-import { changeMarker, changeText, entryMarker, entryNote, outcomeCounts, summaryLine, visibleEntries } from './format.js';
+import {
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, summaryLine, visibleEntries, waitLine,
+} from './format.js';
 
 /** Text inside a fenced block: a fence in a value must not close it. */
 function fenced(text: string): string {
@@ -20,6 +22,12 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
     for (const error of result.manifestErrors) {
       out.push(`- \`${inline(`${error.file}:${error.line}:${error.column}`)}\`${error.path ? ` \`${inline(error.path)}\`` : ''}: ${inline(error.message)}${error.hint ? ` (${inline(error.hint)})` : ''}`);
     }
+    return `${out.join('\n')}\n`;
+  }
+  const unobserved = observationFailure(result);
+  if (unobserved) {
+    // Nothing was observed: no plan to show, and no claim about the live state.
+    out.push(`**${inline(observationFailureLine(unobserved))}**`, '', `Result: **${result.result}**.`);
     return `${out.join('\n')}\n`;
   }
   const mode = result.dryRun ? 'dry run' : 'applied';
@@ -59,10 +67,12 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
     out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    const waits = waitLine(result);
+    if (waits) out.push('', waits);
     const problems = result.outcomes.filter((o) => o.result !== 'success');
     if (problems.length > 0) {
-      out.push('', '<details><summary>Failed and skipped</summary>', '');
-      for (const o of problems) out.push(`- \`${inline(o.entryId)}\` ${o.result}${o.error ? `: ${inline(o.error.message)}` : ''}`);
+      out.push('', '<details><summary>Failed, skipped and blocked</summary>', '');
+      for (const o of problems) out.push(`- \`${inline(o.entryId)}\` ${problemLabel(o).word}${o.error ? `: ${inline(o.error.message)}` : ''}`);
       out.push('', '</details>');
     }
   }

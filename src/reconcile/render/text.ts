@@ -1,7 +1,10 @@
 // The plan as a reviewed diff: `+` create, `~` update, `-` delete, `!` blocked; field paths with
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
 import type { PassResult } from '../types.js';
-import { changeMarker, changeText, entryMarker, entryNote, outcomeCounts, summaryLine, visibleEntries, type Marker } from './format.js';
+import {
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, summaryLine, visibleEntries, waitLine,
+  type Marker,
+} from './format.js';
 
 const COLORS: Record<Marker, string> = { '+': '\u001b[32m', '~': '\u001b[33m', '-': '\u001b[31m', '!': '\u001b[35m', ' ': '' };
 const RESET = '\u001b[0m';
@@ -23,6 +26,13 @@ export function renderText(result: PassResult, options: TextOptions): string {
     }
     return `${lines.join('\n')}\n`;
   }
+  const unobserved = observationFailure(result);
+  if (unobserved) {
+    // Nothing was observed: no plan to show, and no claim about the live state.
+    lines.push(paint(COLORS['-'], observationFailureLine(unobserved)));
+    lines.push(`Result: ${result.result} (${result.requests} API request${result.requests === 1 ? '' : 's'}).`);
+    return `${lines.join('\n')}\n`;
+  }
   const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan (applied: outcomes below)';
   lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
   const entries = visibleEntries(result);
@@ -42,9 +52,11 @@ export function renderText(result: PassResult, options: TextOptions): string {
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
     lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    const waits = waitLine(result);
+    if (waits) lines.push(waits);
     for (const outcome of result.outcomes.filter((o) => o.result !== 'success')) {
-      const marker = outcome.result === 'failed' ? 'x' : '-';
-      lines.push(paint(COLORS['-'], `  ${marker} ${outcome.entryId} ${outcome.result}${outcome.error ? `: ${outcome.error.message}` : ''}`));
+      const { marker, word } = problemLabel(outcome);
+      lines.push(paint(COLORS['-'], `  ${marker} ${outcome.entryId} ${word}${outcome.error ? `: ${outcome.error.message}` : ''}`));
     }
   }
   if (result.result === 'failed' && result.outcomes.length === 0) {
