@@ -1,6 +1,7 @@
 // `npm run bench`: runs every scenario against the emulator, prints a table and writes
 // bench-results/latest.json. `--quick` runs smaller fleets (a smoke run, not for figures).
 import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
@@ -73,5 +74,5 @@ process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
 for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
-await mkdir(new URL('.', `file://${process.cwd()}/${values.out}`).pathname, { recursive: true });
+await mkdir(dirname(resolve(values.out!)), { recursive: true });
 await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds }, null, 2)}\n`);
