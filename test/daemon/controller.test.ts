@@ -2,33 +2,18 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Daemon, type DaemonPassRequest } from '../../src/daemon/controller.js';
-import type { CronTrigger } from '../../src/daemon/cron-trigger.js';
 import { createMetrics } from '../../src/daemon/metrics.js';
 import type { PassResult } from '../../src/reconcile/types.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { GitSyncDir, commitId, fakeLoadManifests } from './git-sync.js';
-import { passResult } from './fixtures.js';
+import { passResult, manualTrigger } from './fixtures.js';
 
 interface RecordedPass {
   priority: 'write' | 'drift';
   projects?: string[];
   documents: string[];
   root: string;
-}
-
-function manualTrigger(intervalMs: number): CronTrigger & { tick(): void } {
-  let onTick: (() => void) | undefined;
-  return {
-    start: (fn) => {
-      onTick = fn;
-    },
-    stop: () => {
-      onTick = undefined;
-    },
-    intervalMs: () => intervalMs,
-    tick: () => onTick?.(),
-  };
 }
 
 describe('Daemon (fake pass, real files)', () => {

@@ -1,3 +1,4 @@
+import type { CronTrigger } from '../../src/daemon/cron-trigger.js';
 import type { ObservedProjectState } from '../../src/reconcile/kinds/observed.js';
 import type { PassResult, ResourceStatus } from '../../src/reconcile/types.js';
 
@@ -72,5 +73,20 @@ export function observedState(overrides: Partial<ObservedProjectState> = {}): Ob
     upgrade: { targetVersion: 17, progress: '5_initiated_data_upgrade', status: 1, initiatedAt: '2026-01-01T00:00:00.000Z', latestStatusAt: '2026-01-01T00:00:01.000Z' },
     errors: [],
     ...overrides,
+  };
+}
+
+/** A cron trigger the test fires by hand. */
+export function manualTrigger(intervalMs: number): CronTrigger & { tick(): void } {
+  let onTick: (() => void) | undefined;
+  return {
+    start: (fn) => {
+      onTick = fn;
+    },
+    stop: () => {
+      onTick = undefined;
+    },
+    intervalMs: () => intervalMs,
+    tick: () => onTick?.(),
   };
 }

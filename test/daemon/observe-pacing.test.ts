@@ -3,27 +3,12 @@
 // share of the budget.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Daemon, type DaemonPassRequest } from '../../src/daemon/controller.js';
-import type { CronTrigger } from '../../src/daemon/cron-trigger.js';
 import { createMetrics } from '../../src/daemon/metrics.js';
 import type { PassResult } from '../../src/reconcile/types.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';
-import { passResult } from './fixtures.js';
+import { passResult, manualTrigger } from './fixtures.js';
 import { GitSyncDir, commitId, fakeLoadManifests } from './git-sync.js';
-
-function manualTrigger(intervalMs: number): CronTrigger & { tick(): void } {
-  let onTick: (() => void) | undefined;
-  return {
-    start: (fn) => {
-      onTick = fn;
-    },
-    stop: () => {
-      onTick = undefined;
-    },
-    intervalMs: () => intervalMs,
-    tick: () => onTick?.(),
-  };
-}
 
 /** 10 requests a minute, 80 % of them for drift: 8 drift reads a minute. */
 const BUDGET = { limit: 10, windowMs: 60_000 };
