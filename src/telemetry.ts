@@ -2,7 +2,7 @@ import type { Priority } from './api/request.js';
 
 /**
  * Hooks the API client calls as it works; the daemon implements them with prom-client
- * (metric names in the README). A no-op implementation serves one-shot runs and tests.
+ * (metric names in docs/operations.md). A no-op implementation serves one-shot runs and tests.
  */
 export interface ApiTelemetry {
   /** A request finished (any outcome). `route` is the template; `code` the status or `error`. */

@@ -22,7 +22,7 @@ export function staticToken(token: string): TokenSource {
   return { token: async () => value };
 }
 
-/** Environment variables for OAuth2 (documented in the README's client section). */
+/** Environment variables for OAuth2 (documented in docs/api-client.md). */
 export const OAUTH_ENV = {
   clientId: 'MANAGEMENT_API_OAUTH_CLIENT_ID',
   clientSecret: 'MANAGEMENT_API_OAUTH_CLIENT_SECRET',

@@ -1,4 +1,4 @@
-// Every command-line option, in one table: parsing, `--help` and the README derive from it.
+// Every command-line option, in one table: parsing and `--help` derive from it; docs/commands.md documents each.
 export interface OptionSpec {
   type: 'string' | 'boolean';
   /** Environment variable that supplies the default. */

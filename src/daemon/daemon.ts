@@ -14,7 +14,7 @@ import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 
-/** Longest a shutdown takes, from the signal to the exit (documented in the README). */
+/** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
 export const SHUTDOWN_BUDGET_MS = 10_000;
 /** Of that, how long passes in flight get to return after their signal is aborted. */
 const PASS_GRACE_MS = 7_000;

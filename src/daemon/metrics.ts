@@ -14,7 +14,7 @@ export const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
 
 /**
  * Every metric the daemon exports (names, types and labels are the public interface: dashboards
- * and alerts depend on them; the README's metrics table documents each).
+ * and alerts depend on them; docs/operations.md's metrics table documents each).
  */
 export const METRIC_DEFINITIONS = {
   reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'] },

@@ -2,7 +2,7 @@
 // user-facing words are short and stable; the reconciler's observation module names them its own way.
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 
-/** The words `--observe` accepts, in the order the README lists them. */
+/** The words `--observe` accepts, in the order docs/operations.md lists them. */
 export const OBSERVE_CHOICES = ['health', 'bans', 'api_keys', 'backups', 'readonly', 'upgrade'] as const;
 export type ObserveChoice = (typeof OBSERVE_CHOICES)[number];
 

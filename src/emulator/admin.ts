@@ -28,7 +28,7 @@ class AdminError extends Error {
 
 /**
  * The administration API under /_emulator/: no auth, no rate limit, not in the request log.
- * Documented in the README (section emulator).
+ * Documented in docs/emulator.md.
  */
 export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();

@@ -9,7 +9,7 @@ import type { LifecycleDurations } from './durations.js';
 import { applyNetworkRestrictions, applyPoolerUpdate, applyStorageUpdate, activateCustomHostnameNow, bundleDigest } from './section-updates.js';
 import { entityIdFrom } from './handlers/sso-providers.js';
 
-/** The emulator's starting state: users and tokens, organizations and members, projects. Documented in the README. */
+/** The emulator's starting state: users and tokens, organizations and members, projects. Documented in docs/emulator.md. */
 export interface SeedInput {
   users?: SeedUser[];
   organizations?: SeedOrganization[];

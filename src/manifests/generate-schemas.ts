@@ -1,12 +1,12 @@
 // Writes the generated artifacts: schemas/*.schema.json (from openapi.json and schema-source.ts),
-// src/manifests/schema-types.ts (from the schemas) and the README field reference (from the
-// schemas). Run after `npx tsc -p .`: `node_modules/.bin/node dist/manifests/generate-schemas.js`.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+// src/manifests/schema-types.ts (from the schemas) and the field reference pages
+// docs/reference/*.md (from the schemas). Run after `npx tsc -p .`: `node_modules/.bin/node dist/manifests/generate-schemas.js`.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSchemas, KIND_SCHEMA_FILES, renderSchemaFile } from './schema-source.js';
 import { renderSchemaTypes } from './schema-typegen.js';
-import { renderFieldReference, replaceReadmeBlock } from './schema-docs.js';
+import { renderFieldReference } from './schema-docs.js';
 import type { ManifestKind } from './types.js';
 
 /** Repository root, from dist/manifests or src/manifests alike. */
@@ -23,13 +23,13 @@ export function generatedFiles(root = REPOSITORY_ROOT): Map<string, string> {
   // Types come from the rendered JSON (what editors and the validator read), not the objects.
   const committedForm = Object.fromEntries([...files].map(([path, text]) => [path, JSON.parse(text)]));
   files.set('src/manifests/schema-types.ts', renderSchemaTypes(committedForm, 'src/manifests/generate-schemas.ts'));
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  files.set('README.md', replaceReadmeBlock(readme, renderFieldReference(schemas)));
+  for (const [page, text] of renderFieldReference(schemas)) files.set(`docs/reference/${page}`, text);
   return files;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   for (const [path, text] of generatedFiles()) {
+    mkdirSync(dirname(join(REPOSITORY_ROOT, path)), { recursive: true });
     writeFileSync(join(REPOSITORY_ROOT, path), text);
     process.stdout.write(`wrote ${path}\n`);
   }

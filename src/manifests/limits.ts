@@ -1,5 +1,5 @@
 // Bounds on what the loader reads, so hostile or broken input answers quickly with a located
-// error instead of exhausting memory or the stack. Documented in the README (manifests).
+// error instead of exhausting memory or the stack. Documented in docs/manifests.md.
 
 /** Largest manifest file read (bigger files are rejected from their size, without reading them). */
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;

@@ -1,11 +1,9 @@
-// Renders the field reference of the README's manifests section from the schemas, so the
+// Renders the field reference (docs/reference/, one page per kind) from the schemas, so the
 // documentation says exactly what validation accepts (test/manifests/schema-drift.test.ts).
 import type { JsonSchema } from './schema-source.js';
 import type { ManifestKind } from './types.js';
 import { isSecretAuthField } from './secret-fields.js';
 
-export const README_BLOCK_START = '<!-- generated:manifest-fields (node dist/manifests/generate-schemas.js) -->';
-export const README_BLOCK_END = '<!-- /generated:manifest-fields -->';
 
 function cell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
@@ -82,39 +80,48 @@ function authSummary(definition: JsonSchema): string {
 
 const KIND_ORDER: ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
 
-/** Markdown reference of every kind, its fields and the Project's field groups. */
-export function renderFieldReference(schemas: Record<ManifestKind, JsonSchema>): string {
-  const out: string[] = [];
+/** The reference page of each kind, and of the fields every kind shares, under docs/reference/. */
+export const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
+  Organization: 'organization.md',
+  Project: 'project.md',
+  Secrets: 'secrets.md',
+  Function: 'function.md',
+  SsoProvider: 'sso-provider.md',
+  Branch: 'branch.md',
+  common: 'common.md',
+};
+
+const GENERATED_HEADER = '<!-- generated from schemas/ by `npm run generate:schemas`: edit src/manifests/schema-source.ts, not this file -->';
+
+/** Markdown reference pages (file name under docs/reference/ to content): each kind, its fields, and the Project's field groups. */
+export function renderFieldReference(schemas: Record<ManifestKind, JsonSchema>): Map<string, string> {
+  const pages = new Map<string, string>();
+  const shared = schemas.Project.$defs as Record<string, JsonSchema>;
+  const sharedNote = `The fields every kind shares (\`metadata\`, \`policy\`, secret references) are on [the common page](${REFERENCE_PAGES.common}).`;
   for (const kind of KIND_ORDER) {
     const defs = schemas[kind].$defs as Record<string, JsonSchema>;
     const spec = defs[`${kind}Spec`]!;
-    out.push(`#### ${kind}`, '', String(spec.description ?? ''), '', fieldTable(spec), '');
-    if (kind !== 'Project') continue;
-    for (const [name, definition] of Object.entries(defs)) {
-      if (['Metadata', 'Policy', 'SecretRef', 'ProjectSpec'].includes(name)) continue;
-      out.push(`##### ${name}`, '', String(definition.description ?? ''), '');
-      if (name === 'AuthSpec') {
-        out.push(`${Object.keys(definition.properties as object).length} fields in these groups (each field's meaning is in the schema, shown by editors):`, '', authSummary(definition), '');
-      } else if (name === 'PostgresSpec') {
-        const names = Object.keys(definition.properties as object).map((field) => `\`${field}\``);
-        out.push(`Fields: ${names.join(', ')}.`, '');
-      } else {
-        out.push(fieldTable(definition), '');
+    const out: string[] = [GENERATED_HEADER, '', `# ${kind}`, '', String(spec.description ?? ''), '', `Schema: \`schemas/${REFERENCE_PAGES[kind].replace('.md', '.schema.json')}\`. ${sharedNote}`, '', '## spec', '', fieldTable(spec), ''];
+    if (kind === 'Project') {
+      for (const [name, definition] of Object.entries(defs)) {
+        if (['Metadata', 'Policy', 'SecretRef', 'ProjectSpec'].includes(name)) continue;
+        out.push(`## ${name}`, '', String(definition.description ?? ''), '');
+        if (name === 'AuthSpec') {
+          out.push(`${Object.keys(definition.properties as object).length} fields in these groups (each field's meaning is in the schema, shown by editors):`, '', authSummary(definition), '');
+        } else if (name === 'PostgresSpec') {
+          const names = Object.keys(definition.properties as object).map((field) => `\`${field}\``);
+          out.push(`Fields: ${names.join(', ')}.`, '');
+        } else {
+          out.push(fieldTable(definition), '');
+        }
       }
     }
+    pages.set(REFERENCE_PAGES[kind], `${out.join('\n').trimEnd()}\n`);
   }
-  const shared = schemas.Project.$defs as Record<string, JsonSchema>;
-  out.push('#### Shared: metadata, policy, secret references', '');
+  const common: string[] = [GENERATED_HEADER, '', '# Shared fields: metadata, policy, secret references', ''];
   for (const name of ['Metadata', 'Policy', 'SecretRef']) {
-    out.push(`##### ${name}`, '', String(shared[name]!.description ?? ''), '', fieldTable(shared[name]!), '');
+    common.push(`## ${name}`, '', String(shared[name]!.description ?? ''), '', fieldTable(shared[name]!), '');
   }
-  return `${README_BLOCK_START}\n${out.join('\n').trimEnd()}\n${README_BLOCK_END}`;
-}
-
-/** Replaces the generated block inside a README text; throws when its markers are missing. */
-export function replaceReadmeBlock(readme: string, block: string): string {
-  const start = readme.indexOf(README_BLOCK_START);
-  const end = readme.indexOf(README_BLOCK_END);
-  if (start < 0 || end < start) throw new Error('README.md has no generated manifest-fields block');
-  return readme.slice(0, start) + block + readme.slice(end + README_BLOCK_END.length);
+  pages.set(REFERENCE_PAGES.common, `${common.join('\n').trimEnd()}\n`);
+  return pages;
 }

@@ -190,10 +190,10 @@ describe('createMetrics', () => {
   });
 });
 
-describe('README metrics table', () => {
+describe('docs metrics table', () => {
   it('documents every metric with its type and labels, and nothing else', async () => {
     const { readFile } = await import('node:fs/promises');
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../docs/operations.md', import.meta.url), 'utf8');
     const section = readme.slice(readme.indexOf('<!-- section:metrics -->'), readme.indexOf('<!-- /section:metrics -->'));
     const rows = section
       .split('\n')

@@ -94,9 +94,9 @@ describe('examples/ through the built command', () => {
     const run = await runCli([dir], env);
     expectExit(run, 0);
     expect(run.stdout).toMatch(/Apply: \d+ succeeded, 0 failed, 0 skipped\./);
-    // The README's quick start shows this run's summary: the plan, the apply (writes only,
+    // The getting-started page shows this run's summary: the plan, the apply (writes only,
     // so it adds up to the plan) and the readiness line, exactly as printed.
-    const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+    const readme = await readFile(new URL('../../docs/getting-started.md', import.meta.url), 'utf8');
     const quickstart = readme.slice(readme.indexOf('<!-- section:quickstart -->'), readme.indexOf('<!-- /section:quickstart -->'));
     for (const prefix of ['Plan: ', 'Apply: ', 'Waited for ']) {
       const documented = quickstart.split('\n').map((line) => line.trim()).find((line) => line.startsWith(prefix));

@@ -1,5 +1,5 @@
 // The machine-readable result: a stable document (its `version` changes only when a field's
-// meaning does; fields are only ever added). Documented in the README.
+// meaning does; fields are only ever added). Documented in docs/concepts.md.
 import type { PassResult } from '../types.js';
 
 export const JSON_FORMAT_VERSION = 1;
