@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import type { ParsedValues } from '../cli/options.js';
 import type { Clock } from '../util/clock.js';
 import { AuthConfigError } from './auth-errors.js';
 import { oauthTokenSource } from './oauth-token.js';
@@ -30,6 +29,9 @@ export const OAUTH_ENV = {
   refreshTokenFile: 'MANAGEMENT_API_OAUTH_REFRESH_TOKEN_FILE',
 } as const;
 
+/** The command-line options the choice of token source reads (the parsed values of any command). */
+export type AuthOptionValues = Readonly<Partial<Record<'token-file' | 'state-dir' | 'api-url', string | boolean>>>;
+
 /** The file the rotated refresh token goes to when none is named: inside the state directory. */
 export const DEFAULT_REFRESH_TOKEN_FILE = 'oauth-refresh-token';
 
@@ -44,7 +46,7 @@ function nonEmpty(value: string | boolean | undefined): string | undefined {
  * Two at once is an error rather than a silent precedence: a stale variable should not win.
  */
 export function tokenSourceFromEnvironment(
-  values: ParsedValues,
+  values: AuthOptionValues,
   env: NodeJS.ProcessEnv,
   /** `stateDir`: the resolved state directory (default: `--state-dir` as given, relative to the process). */
   options: { clock?: Clock; stateDir?: string } = {},

@@ -12,9 +12,8 @@ import type { ApiRequest, BinaryBody } from './request.js';
 import type { TransportResponse } from './transport.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import { hasDocumentedShape } from './response-shapes.js';
+import { BINARY_ANSWERS } from './operation-facts.js';
 
-// Operations whose answer may legitimately be something other than JSON (function sources).
-const NON_JSON_OPERATIONS = new Set(['v1-get-a-function-body']);
 const MAX_SERVICE_MESSAGE = 500;
 
 function isJsonType(contentType: string | undefined): boolean {
@@ -71,7 +70,7 @@ export function readSuccessBody(request: Pick<ApiRequest, 'method' | 'route' | '
     }
     return value;
   }
-  if (NON_JSON_OPERATIONS.has(request.operationId)) {
+  if (BINARY_ANSWERS.has(request.operationId)) {
     const body: BinaryBody = { contentType: contentType ?? 'application/octet-stream', bytes: response.bytes };
     return body;
   }
