@@ -1,8 +1,12 @@
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
+import { readBoundedFile } from '../manifests/bounded-read.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { TokenSource } from './auth.js';
 import { AuthConfigError } from './auth-errors.js';
+
+/** Largest token file read: a token is a few hundred bytes at most. */
+export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 
 /**
  * A personal access token kept in a file (a mounted secret). Before each request the file's
@@ -32,9 +36,10 @@ export function tokenFile(path: string, options: { clock?: Clock; recheckMs?: nu
     checkedAt = clock.now();
     const next = `${info.ino}:${info.size}:${info.mtimeMs}`;
     if (!force && next === identity && token) return token;
-    const text = (await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      throw new AuthConfigError(`Cannot read the token file ${path}: ${error.code ?? 'error'}`, { cause: error });
-    })).trim();
+    // Never blocks and never reads without bound: a FIFO or /dev/zero is an error at once.
+    const read = readBoundedFile(path, MAX_TOKEN_FILE_BYTES);
+    if ('problem' in read) throw new AuthConfigError(`Cannot read the token file ${path}: it ${read.detail}`);
+    const text = read.bytes.toString('utf8').trim();
     if (text === '') {
       // Caught between a truncate and a write by a writer that does not replace files
       // atomically: keep the token we have and look again next time.

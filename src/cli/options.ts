@@ -22,6 +22,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   output: { type: 'string', placeholder: 'text|json|markdown', default: 'text', description: 'plan and result format' },
   'detailed-exitcode': { type: 'boolean', description: 'exit 2 when the plan has changes' },
   'rate-limit': { type: 'string', env: 'RECONCILE_RATE_LIMIT', placeholder: 'N/DURATION', default: '50/60s', description: 'request budget' },
+  'secret-dirs': { type: 'string', env: 'RECONCILE_SECRET_DIRS', placeholder: 'DIR[:DIR...]', description: 'directories besides the manifests directory that `valueFrom.file` references may read (for example a mounted secrets volume)' },
   'state-dir': { type: 'string', env: 'RECONCILE_STATE_DIR', placeholder: 'DIR', default: '.reconcile', description: 'inventory, creation intents, function digests and the request window' },
   resync: { type: 'string', env: 'RECONCILE_RESYNC', placeholder: 'CRON', default: '*/10 * * * *', description: 'drift re-check schedule in --watch' },
   observe: { type: 'string', env: 'RECONCILE_OBSERVE', placeholder: 'LIST', default: 'health', description: 'observed-only facts read on each drift re-check in --watch: health,bans,api_keys,backups,readonly,upgrade, all or none (one request each per project)' },

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { lstat, readdir, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import type { AnyDocument, ManifestSet } from '../manifests/types.js';
+import { walkTree } from '../manifests/walk-tree.js';
 
 /** Content digests of every file of a checkout, by path relative to its root. */
 export type TreeFingerprint = Map<string, string>;
@@ -17,38 +18,31 @@ export class TreeTooLargeError extends Error {
   }
 }
 
-function hashFile(path: string): Promise<string> {
-  return new Promise((resolvePromise, reject) => {
+async function hashFile(path: string): Promise<string> {
+  // Not blocking on a FIFO swapped in after the walk: reading it fails instead.
+  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
     const hash = createHash('sha256');
-    createReadStream(path)
-      .on('data', (chunk) => hash.update(chunk))
-      .on('error', reject)
-      .on('end', () => resolvePromise(hash.digest('hex')));
-  });
+    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
+    return hash.digest('hex');
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
- * Digests every file below `root` (dot-files and dot-directories such as `.git` skipped, as the
- * loader skips them). Kept in memory between revisions: git-sync deletes the old worktree,
- * so the previous tree cannot be read again to compare.
+ * Digests every regular file below `root`, listed by the loader's walker (dot-files and
+ * dot-directories such as `.git` left out; a tree it cannot list whole throws). Kept in memory
+ * between revisions: git-sync deletes the old worktree, so the previous tree cannot be read
+ * again to compare.
  */
 export async function fingerprintTree(root: string): Promise<TreeFingerprint> {
   const files: TreeFingerprint = new Map();
-  const walk = async (dir: string): Promise<void> => {
-    for (const entry of await readdir(dir, { withFileTypes: true })) {
-      if (entry.name.startsWith('.')) continue;
-      const full = join(dir, entry.name);
-      let info = entry.isSymbolicLink() ? await stat(full).catch(() => undefined) : await lstat(full);
-      if (!info) continue;
-      if (info.isDirectory()) await walk(full);
-      else if (info.isFile()) {
-        if (files.size >= MAX_FILES) throw new TreeTooLargeError(root);
-        files.set(relative(root, full).split(sep).join('/'), await hashFile(full));
-      }
-      info = undefined;
-    }
-  };
-  await walk(root);
+  const walked = await walkTree(root, { maxFiles: MAX_FILES });
+  if (walked.truncated) throw new TreeTooLargeError(root);
+  for (const file of walked.files) {
+    if (file.stats.isFile()) files.set(file.path, await hashFile(file.absolute));
+  }
   return files;
 }
 

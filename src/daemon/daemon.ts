@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../cli/api-session.js';
 import { openSandboxSession } from '../cli/sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
+import { referenceOptions } from '../cli/reference-options.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { createLogger, type Logger } from '../util/logger.js';
 import { ApiHealth } from './api-health.js';
@@ -131,7 +132,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
 
   const daemon = new Daemon({
     manifestsPath: settings.manifestsPath,
-    loadManifests: (dir) => loadManifests(dir),
+    loadManifests: (dir) => loadManifests(dir, { references: referenceOptions(context) }),
     runPass: (request) =>
       runPass({
         manifests: request.manifests,

@@ -1,7 +1,7 @@
 // Finds every secret reference of a loaded manifest set and reports those that would not resolve
 // now, located at the field that holds them. Reports name the reference, never a value.
-import { accessSync, constants, statSync } from 'node:fs';
-import { isSecretRef, MAX_SECRET_FILE_BYTES, referenceName, referencePath } from './refs.js';
+import { isSecretRef, readSecretRef, SecretReferenceError } from './refs.js';
+import { referencePolicyOf } from './reference-policy.js';
 import { locateField } from './locations.js';
 import { printable } from './printable.js';
 import { toPointer } from './yaml-source.js';
@@ -33,27 +33,17 @@ export function findSecretReferences(documents: readonly AnyDocument[]): FoundRe
   return found;
 }
 
-/** Why a reference would not resolve now, or undefined when it would. */
-export function referenceProblem(ref: SecretRef, baseDir: string, env: NodeJS.ProcessEnv): { message: string; kind: 'env' | 'file' } | undefined {
-  if ('env' in ref.valueFrom) {
-    const value = env[ref.valueFrom.env];
-    if (value === undefined) return { kind: 'env', message: 'names an environment variable that is not set' };
-    if (value === '') return { kind: 'env', message: 'names an environment variable that is empty' };
-    return undefined;
-  }
-  const path = referencePath(ref, baseDir)!;
-  try {
-    const info = statSync(path);
-    if (!info.isFile()) return { kind: 'file', message: 'does not name a regular file' };
-    if (info.size > MAX_SECRET_FILE_BYTES) return { kind: 'file', message: `names a file larger than ${MAX_SECRET_FILE_BYTES} bytes` };
-    if (info.size === 0) return { kind: 'file', message: 'names an empty file' };
-    accessSync(path, constants.R_OK);
-    return undefined;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'file', message: 'names a file that does not exist' };
-    return { kind: 'file', message: `names a file that cannot be read (${code ?? 'error'})` };
-  }
+/** The located error of a reference that does not resolve: the same for validate and for a pass. */
+export function referenceError(document: AnyDocument, path: string, error: SecretReferenceError, severity: 'error' | 'warning' = 'error'): ManifestError {
+  return {
+    file: document.source.file,
+    ...locateField(document, path),
+    path,
+    message: printable(error.message),
+    ...(error.hint ? { hint: printable(error.hint) } : {}),
+    severity,
+    reference: printable(error.reference),
+  };
 }
 
 export interface CheckReferencesOptions {
@@ -70,22 +60,17 @@ export interface CheckReferencesOptions {
  * environment variables as warnings (CI may validate without the secrets).
  */
 export function checkSecretReferences(set: ManifestSet, options: CheckReferencesOptions): ManifestError[] {
-  if (options.sandbox) return [];
   const errors: ManifestError[] = [];
   for (const { document, path, ref } of findSecretReferences(set.documents)) {
-    const problem = referenceProblem(ref, document.source.dir, options.env);
-    if (!problem) continue;
-    const reference = printable(referenceName(ref));
-    const severity = problem.kind === 'env' ? (options.missingEnv ?? 'error') : 'error';
-    errors.push({
-      file: document.source.file,
-      ...locateField(document, path),
-      path,
-      message: `secret reference ${reference} ${problem.message}`,
-      hint: problem.kind === 'env' ? `set ${'env' in ref.valueFrom ? ref.valueFrom.env : ''} in the reconciler's environment` : 'paths are relative to the manifest file',
-      severity,
-      reference,
-    });
+    try {
+      readSecretRef(ref, document.source.dir, options.env, referencePolicyOf(document));
+    } catch (error) {
+      if (!(error instanceof SecretReferenceError)) throw error;
+      // A refused reference is refused in the sandbox too: only what is missing gets a placeholder there.
+      if (options.sandbox && error.problem !== 'refused') continue;
+      const unset = 'env' in ref.valueFrom && (error.problem === 'missing' || error.problem === 'empty');
+      errors.push(referenceError(document, path, error, unset ? (options.missingEnv ?? 'error') : 'error'));
+    }
   }
   return errors.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
 }

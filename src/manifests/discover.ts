@@ -1,100 +1,54 @@
-// Finds the manifest files of a tree: every *.yaml / *.yml, skipping dot-files and
-// dot-directories (.git, .github, ...) and whatever `.reconcileignore` at the root lists.
-import { readFileSync } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+// Finds the manifest files of a tree: every *.yaml / *.yml, leaving out dot-files and
+// dot-directories (.git, .github, ...) and what the ignore rules leave out (ignore-rules.ts).
+// A tree that cannot be read whole is a problem of the set, never a smaller set.
 import { MAX_FILES } from './limits.js';
+import { IgnoreRules } from './ignore-rules.js';
+import { TreeWalkError, walkTree } from './walk-tree.js';
 
-export const IGNORE_FILE = '.reconcileignore';
+export { IGNORE_FILE } from './ignore-rules.js';
 
 const MANIFEST_FILE = /\.ya?ml$/i;
 
-/** gitignore-like patterns: `dir/` (a directory anywhere), `/dir/x.yaml` (anchored), `*` within a name, `**` across directories. */
-export function parseIgnoreFile(text: string): RegExp[] {
-  return text
-    .split(/\r?\n/)
-    .map((line) => line.trim())
-    .filter((line) => line !== '' && !line.startsWith('#'))
-    .map((line) => {
-      const directory = line.endsWith('/');
-      let pattern = line.replace(/\/+$/, '');
-      const anchored = pattern.startsWith('/') || pattern.includes('/');
-      pattern = pattern.replace(/^\//, '');
-      const body = pattern
-        .split('/')
-        .map((segment) =>
-          segment === '**'
-            ? '.*'
-            : segment.replace(/[.+^${}()|[\]\\]/g, '\\$&').replaceAll('*', '[^/]*').replaceAll('?', '[^/]'),
-        )
-        .join('/');
-      return new RegExp(`${anchored ? '^' : '(^|/)'}${body}${directory ? '/' : '(/|$)'}`);
-    });
-}
-
-function ignored(relativePath: string, isDirectory: boolean, patterns: RegExp[]): boolean {
-  const subject = isDirectory ? `${relativePath}/` : relativePath;
-  return patterns.some((pattern) => pattern.test(subject));
+/** A problem with the tree itself, located at a path relative to the root. */
+export interface DiscoveryProblem {
+  file: string;
+  message: string;
 }
 
 export interface Discovered {
   files: string[];
-  /** Problems with the tree itself (too many files). */
-  problems: string[];
+  /** Problems with the tree itself: any one makes the whole set invalid. */
+  problems: DiscoveryProblem[];
+}
+
+const INCOMPLETE = 'the manifest set would be incomplete, so nothing is planned or applied';
+
+function walkMessage(error: TreeWalkError): string {
+  if (error.problem === 'outside-link') {
+    return `\`${error.path}\` is a symbolic link that leaves the manifests directory (list it in .reconcileignore to leave it out): ${INCOMPLETE}`;
+  }
+  return `${error.message}: ${INCOMPLETE}`;
 }
 
 /** Manifest files below `root` (already resolved), as sorted paths relative to it with `/` separators. */
 export async function discoverManifestFiles(root: string): Promise<Discovered> {
-  let patterns: RegExp[] = [];
+  const rules = new IgnoreRules(root);
+  const problems: DiscoveryProblem[] = [];
+  let files: string[] = [];
   try {
-    patterns = parseIgnoreFile(readFileSync(join(root, IGNORE_FILE), 'utf8'));
-  } catch {
-    // No ignore file: nothing is ignored beyond dot-files.
+    const walked = await walkTree(root, {
+      ignore: (path, isDirectory) => rules.ignores(path, isDirectory),
+      enterDirectory: (path) => rules.enterDirectory(path),
+      accept: (path) => MANIFEST_FILE.test(path),
+      maxFiles: MAX_FILES,
+    });
+    files = walked.files.map((file) => file.path);
+    if (walked.truncated) problems.push({ file: '.', message: `more than ${MAX_FILES} manifest files: the rest are not read` });
+  } catch (error) {
+    if (!(error instanceof TreeWalkError)) throw error;
+    problems.push({ file: error.path, message: walkMessage(error) });
   }
-  const files: string[] = [];
-  const problems: string[] = [];
-  const visited = new Set<string>([root]);
-  const pending: string[] = [root];
-  while (pending.length > 0) {
-    const dir = pending.pop()!;
-    let entries;
-    try {
-      entries = await readdir(dir, { withFileTypes: true });
-    } catch {
-      continue; // vanished or unreadable mid-walk: the files that remain are still read
-    }
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const full = join(dir, entry.name);
-      const rel = relative(root, full).split(sep).join('/');
-      let isDirectory = entry.isDirectory();
-      let isFile = entry.isFile();
-      if (entry.isSymbolicLink()) {
-        // Follow a link only inside the tree: a checkout must not pull in files from elsewhere.
-        try {
-          const target = await realpath(full);
-          if (target !== root && !target.startsWith(root + sep)) continue;
-          const info = await stat(target);
-          isDirectory = info.isDirectory();
-          isFile = info.isFile();
-          if (isDirectory) {
-            if (visited.has(target)) continue;
-            visited.add(target);
-          }
-        } catch {
-          continue;
-        }
-      }
-      if (ignored(rel, isDirectory, patterns)) continue;
-      if (isDirectory) pending.push(full);
-      else if (isFile && MANIFEST_FILE.test(entry.name)) {
-        if (files.length >= MAX_FILES) {
-          problems.push(`more than ${MAX_FILES} manifest files: the rest are not read`);
-          return { files: files.sort(), problems };
-        }
-        files.push(rel);
-      }
-    }
-  }
+  // An ignore file that cannot be read leaves what the set holds unknown.
+  problems.push(...rules.problems);
   return { files: files.sort(), problems };
 }

@@ -1,9 +1,9 @@
 // Loads a manifests directory: finds the files, parses every document, validates each against
 // its kind's schema and all of them against each other. Bad input never throws: every problem
 // becomes a located error in the set, and only valid documents are handed on.
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { readBoundedFile } from './bounded-read.js';
 import { crossCheck, type CheckedEntry } from './cross-checks.js';
 import { discoverManifestFiles } from './discover.js';
 import { DEFAULT_MAX_FILE_BYTES } from './limits.js';
@@ -13,6 +13,7 @@ import { validateAgainstSchema } from './schema-validator.js';
 import { didYouMean, nearest } from './suggest.js';
 import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type ManifestKind, type ManifestSet } from './types.js';
 import { printable } from './printable.js';
+import { referencePolicy, registerReferencePolicy, type ReferencePolicyOptions } from './reference-policy.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
 
 // The reference check belongs with loading for callers: one import gives both.
@@ -21,58 +22,26 @@ export { checkSecretReferences } from './check-refs.js';
 export interface LoadOptions {
   /** Largest file read, in bytes (default 1 MiB). Larger files are rejected from their size alone. */
   maxFileBytes?: number;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(bytes % 1024 === 0 ? 0 : 1)} KiB`;
-  return `${bytes} bytes`;
+  /** What secret references of these documents may name besides the manifests directory, and what never (reference-policy.ts). */
+  references?: ReferencePolicyOptions;
 }
 
 type FileRead = { text: string } | { problem: string };
 
-// Not blocking on a FIFO or device swapped in after discovery: the stat below refuses it.
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
-
-/**
- * Reads a file unless it is too large, binary or not UTF-8; never more than the cap.
- * Synchronous on purpose: manifest files are small, and four thread-pool round trips per file
- * (open, stat, read, close) cost several times the read itself, which for a thousand files
- * was most of the reading time; the event loop waits about as long as one read of the file.
- */
+/** A manifest file's text unless it is not a regular file, too large, binary or not UTF-8. */
 function readManifestFile(path: string, maxBytes: number): FileRead {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch (error) {
-    return { problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+  const read = readBoundedFile(path, maxBytes);
+  if ('problem' in read) {
+    if (read.problem === 'too-large') return { problem: `${read.detail} for a manifest file` };
+    if (read.problem === 'missing') return { problem: 'vanished while the tree was read' };
+    return { problem: read.detail };
   }
+  const bytes = read.bytes;
+  if (bytes.includes(0)) return { problem: 'is a binary file (it contains NUL bytes), not YAML' };
   try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return { problem: 'is not a regular file' };
-    if (info.size > maxBytes) return { problem: `is ${formatBytes(info.size)}, larger than the ${formatBytes(maxBytes)} limit for a manifest file` };
-    // Read at most one byte past the cap, in case the file grew after the stat.
-    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
-    let bytesRead = 0;
-    while (bytesRead < buffer.length) {
-      const n = readSync(fd, buffer, bytesRead, buffer.length - bytesRead, bytesRead);
-      if (n === 0) break;
-      bytesRead += n;
-    }
-    if (bytesRead > maxBytes) return { problem: `is larger than the ${formatBytes(maxBytes)} limit for a manifest file` };
-    const bytes = buffer.subarray(0, bytesRead);
-    if (bytes.includes(0)) return { problem: 'is a binary file (it contains NUL bytes), not YAML' };
-    let text: string;
-    try {
-      text = UTF8.decode(bytes);
-    } catch {
-      return { problem: 'is not valid UTF-8 text' };
-    }
-    return { text: text.replace(/^\uFEFF/, '') };
-  } catch (error) {
-    return { problem: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
-  } finally {
-    closeSync(fd);
+    return { text: UTF8.decode(bytes).replace(/^\uFEFF/, '') };
+  } catch {
+    return { problem: 'is not valid UTF-8 text' };
   }
 }
 
@@ -154,7 +123,8 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     return rootError('the manifests directory does not exist');
   }
   const [revision, discovered] = await Promise.all([revisionOf(root), discoverManifestFiles(root)]);
-  for (const problem of discovered.problems) errors.push({ file: '.', line: 1, column: 1, path: '', message: problem });
+  for (const problem of discovered.problems) errors.push({ file: problem.file, line: 1, column: 1, path: '', message: problem.message });
+  const policy = referencePolicy(root, options.references);
 
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
@@ -178,7 +148,10 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       const outcome = checkDocument(file, dirname(path), source);
       errors.push(...outcome.errors);
       if (outcome.entry) entries.push(outcome.entry);
-      if (outcome.document) documents.push(outcome.document);
+      if (outcome.document) {
+        registerReferencePolicy(outcome.document, policy);
+        documents.push(outcome.document);
+      }
     }
     parsed.release();
   }

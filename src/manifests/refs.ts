@@ -1,24 +1,30 @@
 // Secret references: `{valueFrom: {env: NAME}}` or `{valueFrom: {file: PATH}}`. Values are read
 // only when a plan is made, and no error ever carries a value, only the reference's name.
+// validate and apply read a reference through the same function, so they give the same answer.
 import { createHash } from 'node:crypto';
-import { open } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
+import { readBoundedFile } from './bounded-read.js';
+import { BASE_POLICY, refusal, type ReferencePolicy } from './reference-policy.js';
 import type { SecretRef } from './types.js';
 
 /** Largest secret file read; the API accepts at most 24,576 characters per secret. */
 export const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
-export type SecretReferenceProblem = 'missing' | 'empty' | 'unreadable' | 'too-large';
+/** `refused`: the reference names the tool's own credentials or a place it never reads (reference-policy.ts). */
+export type SecretReferenceProblem = 'missing' | 'empty' | 'unreadable' | 'too-large' | 'refused';
 
 export class SecretReferenceError extends Error {
   override readonly name = 'SecretReferenceError';
   /** `env:NAME` or `file:PATH` (the path as written in the manifest). */
   readonly reference: string;
   readonly problem: SecretReferenceProblem;
-  constructor(reference: string, problem: SecretReferenceProblem, detail: string) {
+  /** What to do about it. */
+  readonly hint: string;
+  constructor(reference: string, problem: SecretReferenceProblem, detail: string, hint = '') {
     super(`secret reference ${reference} ${detail}`);
     this.reference = reference;
     this.problem = problem;
+    this.hint = hint;
   }
 }
 
@@ -57,55 +63,51 @@ export interface ResolveOptions {
   /** Directory of the manifest file that holds the reference. */
   baseDir: string;
   env: NodeJS.ProcessEnv;
-  /** In sandbox mode an unresolved reference yields a generated placeholder instead of an error. */
+  /** What the reference may name (default: the fixed refusals only). */
+  policy?: ReferencePolicy;
+  /** In sandbox mode an unresolved reference yields a generated placeholder instead of an error (a refused one never does). */
   sandbox?: boolean;
   /** Called with the reference name (never a value) whenever a placeholder is used. */
   onPlaceholder?: (reference: string) => void;
 }
 
-async function readSecretFile(reference: string, path: string): Promise<string> {
-  let handle;
-  try {
-    handle = await open(path, 'r');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') throw new SecretReferenceError(reference, 'missing', 'names a file that does not exist');
-    throw new SecretReferenceError(reference, 'unreadable', `names a file that cannot be read (${code ?? 'error'})`);
-  }
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new SecretReferenceError(reference, 'unreadable', 'does not name a regular file');
-    if (stat.size > MAX_SECRET_FILE_BYTES) throw new SecretReferenceError(reference, 'too-large', `names a file larger than ${MAX_SECRET_FILE_BYTES} bytes`);
-    const text = await handle.readFile({ encoding: 'utf8' });
-    // Files written with `echo` end with a newline that is not part of the secret.
-    return text.replace(/\r?\n$/, '');
-  } catch (error) {
-    if (error instanceof SecretReferenceError) throw error;
-    throw new SecretReferenceError(reference, 'unreadable', `names a file that cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
-  } finally {
-    await handle.close();
-  }
-}
+const FILE_HINT = 'paths are relative to the manifest file';
 
-async function resolveStrict(ref: SecretRef, options: ResolveOptions): Promise<string> {
+/**
+ * The value behind a reference, or throws SecretReferenceError naming it. The one reading of a
+ * reference: `reconcile validate` checks with it and a pass resolves with it.
+ */
+export function readSecretRef(ref: SecretRef, baseDir: string, env: NodeJS.ProcessEnv, policy: ReferencePolicy = BASE_POLICY): string {
   const reference = referenceName(ref);
+  const refused = refusal(ref, baseDir, policy);
+  if (refused) throw new SecretReferenceError(reference, 'refused', refused.message, refused.hint);
   if ('env' in ref.valueFrom) {
-    const value = options.env[ref.valueFrom.env];
-    if (value === undefined) throw new SecretReferenceError(reference, 'missing', 'names an environment variable that is not set');
-    if (value === '') throw new SecretReferenceError(reference, 'empty', 'names an environment variable that is empty');
+    const name = ref.valueFrom.env;
+    const hint = `set ${name} in the reconciler's environment`;
+    const value = env[name];
+    if (value === undefined) throw new SecretReferenceError(reference, 'missing', 'names an environment variable that is not set', hint);
+    if (value === '') throw new SecretReferenceError(reference, 'empty', 'names an environment variable that is empty', hint);
     return value;
   }
-  const value = await readSecretFile(reference, referencePath(ref, options.baseDir)!);
-  if (value === '') throw new SecretReferenceError(reference, 'empty', 'names an empty file');
+  const read = readBoundedFile(referencePath(ref, baseDir)!, MAX_SECRET_FILE_BYTES);
+  if ('problem' in read) {
+    if (read.problem === 'missing') throw new SecretReferenceError(reference, 'missing', 'names a file that does not exist', FILE_HINT);
+    if (read.problem === 'too-large') throw new SecretReferenceError(reference, 'too-large', `names a file larger than ${MAX_SECRET_FILE_BYTES} bytes`, FILE_HINT);
+    if (read.problem === 'not-regular') throw new SecretReferenceError(reference, 'unreadable', `names something that ${read.detail}`, FILE_HINT);
+    throw new SecretReferenceError(reference, 'unreadable', `names a file that ${read.detail}`, FILE_HINT);
+  }
+  // Files written with `echo` end with a newline that is not part of the secret.
+  const value = read.bytes.toString('utf8').replace(/\r?\n$/, '');
+  if (value === '') throw new SecretReferenceError(reference, 'empty', 'names an empty file', FILE_HINT);
   return value;
 }
 
 /** The value behind a reference. Throws SecretReferenceError (naming the reference) unless in sandbox mode. */
 export async function resolveSecretRef(ref: SecretRef, options: ResolveOptions): Promise<string> {
   try {
-    return await resolveStrict(ref, options);
+    return readSecretRef(ref, options.baseDir, options.env, options.policy);
   } catch (error) {
-    if (!(error instanceof SecretReferenceError) || !options.sandbox) throw error;
+    if (!(error instanceof SecretReferenceError) || !options.sandbox || error.problem === 'refused') throw error;
     options.onPlaceholder?.(error.reference);
     return sandboxPlaceholder(error.reference);
   }

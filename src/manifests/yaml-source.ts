@@ -1,7 +1,6 @@
 // Parses one manifest file into documents and keeps, for each, a way back from a field path
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
-import { readPlainYaml } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
 export interface Position {
@@ -142,21 +141,8 @@ function tooDeep(root: Node | null | undefined): Node | undefined {
   return undefined;
 }
 
+/** Every YAML feature, syntax errors and the limits on nesting, aliases and documents. */
 export function parseYamlFile(text: string): ParsedFile {
-  const plain = readPlainYaml(text);
-  if (plain) {
-    const source = new SourceText(text);
-    const documents = plain.map(({ index, value, line, column }): SourceDocument => {
-      const start = { line, column };
-      return { index, value, start, locate: (pointer, options) => source.locate(index, start, pointer, options?.key ?? false) };
-    });
-    return { documents, problems: [], release: () => source.release() };
-  }
-  return parseWithTree(text);
-}
-
-/** The full parser: every YAML feature, syntax errors and the limits on nesting, aliases and documents. */
-function parseWithTree(text: string): ParsedFile {
   const lineCounter = new LineCounter();
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(Math.max(0, offset));

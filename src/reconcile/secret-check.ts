@@ -1,9 +1,12 @@
 // Every secret reference of the manifests is resolved before anything is observed or planned:
 // one missing variable or file makes the whole pass invalid (nothing applied), with errors
-// that name the file, the field and the reference, never a value. The values themselves are
+// that name the file, the field and the reference, never a value: the same located errors,
+// hints and refusals `reconcile validate` gives (check-refs.ts). The values themselves are
 // kept only in memory, for the kinds that need them.
+import { findSecretReferences, referenceError } from '../manifests/check-refs.js';
+import { referencePolicyOf } from '../manifests/reference-policy.js';
 import { isSecretRef, referenceName, resolveSecretRef, SecretReferenceError } from '../manifests/refs.js';
-import type { AnyDocument, ManifestError, SecretRef } from '../manifests/types.js';
+import type { AnyDocument, ManifestError } from '../manifests/types.js';
 
 export interface SecretResolver {
   /** Every reference of the documents checked; errors located. */
@@ -25,7 +28,7 @@ export function secretResolver(options: { env: NodeJS.ProcessEnv; sandbox: boole
     const key = `${document.source.dir}\u0000${referenceName(ref)}`;
     let value = cache.get(key);
     if (!value) {
-      value = resolveSecretRef(ref, { baseDir: document.source.dir, env: options.env, sandbox: options.sandbox, onPlaceholder });
+      value = resolveSecretRef(ref, { baseDir: document.source.dir, env: options.env, policy: referencePolicyOf(document), sandbox: options.sandbox, onPlaceholder });
       cache.set(key, value);
     }
     return value;
@@ -34,27 +37,15 @@ export function secretResolver(options: { env: NodeJS.ProcessEnv; sandbox: boole
     resolve,
     async check(documents) {
       const errors: ManifestError[] = [];
-      for (const document of documents) {
-        for (const [path, ref] of referencesIn(document.spec, '/spec')) {
-          try {
-            await resolve(ref, document);
-          } catch (error) {
-            if (!(error instanceof SecretReferenceError)) throw error;
-            errors.push({ file: document.source.file, line: document.source.line, column: document.source.column, path, message: error.message });
-          }
+      for (const { document, path, ref } of findSecretReferences(documents)) {
+        try {
+          await resolve(ref, document);
+        } catch (error) {
+          if (!(error instanceof SecretReferenceError)) throw error;
+          errors.push(referenceError(document, path, error));
         }
       }
       return errors;
     },
   };
-}
-
-/** Every secret reference below `value`, with its JSON-pointer-like path. */
-export function referencesIn(value: unknown, path: string): Array<[string, SecretRef]> {
-  if (isSecretRef(value)) return [[path, value]];
-  if (Array.isArray(value)) return value.flatMap((item, i) => referencesIn(item, `${path}/${i}`));
-  if (typeof value === 'object' && value !== null) {
-    return Object.entries(value).flatMap(([key, item]) => referencesIn(item, `${path}/${key}`));
-  }
-  return [];
 }

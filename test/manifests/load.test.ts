@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseIgnoreFile } from '../../src/manifests/discover.js';
+import { IgnoreRules } from '../../src/manifests/ignore-rules.js';
 import { loadManifests } from '../../src/manifests/load.js';
 import { locateField } from '../../src/manifests/locations.js';
 import { revisionFromPath } from '../../src/manifests/revision.js';
@@ -49,16 +49,16 @@ describe('loadManifests', () => {
   });
 
   it('matches .reconcileignore patterns like gitignore', () => {
-    const [dirAnywhere, anchored, glob, deep] = parseIgnoreFile('ci/\n/vendor/\n*.draft.yaml\ndocs/**/old.yaml\n');
-    expect(dirAnywhere!.test('ci/')).toBe(true);
-    expect(dirAnywhere!.test('team/ci/')).toBe(true);
-    expect(dirAnywhere!.test('ci.yaml')).toBe(false);
-    expect(anchored!.test('vendor/')).toBe(true);
-    expect(anchored!.test('team/vendor/')).toBe(false);
-    expect(glob!.test('team/project.draft.yaml')).toBe(true);
-    expect(glob!.test('project.yaml')).toBe(false);
-    expect(deep!.test('docs/a/b/old.yaml')).toBe(true);
-    expect(deep!.test('old.yaml')).toBe(false);
+    const rules = new IgnoreRules(tree({ '.reconcileignore': 'ci/\n/vendor/\n*.draft.yaml\ndocs/**/old.yaml\n' }));
+    expect(rules.ignores('ci', true)).toBe(true);
+    expect(rules.ignores('team/ci', true)).toBe(true);
+    expect(rules.ignores('ci.yaml', false)).toBe(false);
+    expect(rules.ignores('vendor', true)).toBe(true);
+    expect(rules.ignores('team/vendor', true)).toBe(false);
+    expect(rules.ignores('team/project.draft.yaml', false)).toBe(true);
+    expect(rules.ignores('project.yaml', false)).toBe(false);
+    expect(rules.ignores('docs/a/b/old.yaml', false)).toBe(true);
+    expect(rules.ignores('old.yaml', false)).toBe(false);
   });
 
   it('never throws for a directory that does not exist, or a file given as the directory', async () => {

@@ -2,7 +2,7 @@
 // output is checked with the manifest loader before it is handed over, so it validates with
 // `reconcile validate` (once the referenced variables are set, it plans no change). Function
 // sources are files: they are exported only into an output directory, never to stdout.
-import { mkdtemp, mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, realpath, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -13,6 +13,7 @@ import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { commandLogger } from './reconcile.js';
 import { exportFleet, ExportSelectionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
 import { loadManifests } from '../../manifests/load.js';
+import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 
 const HEADER = '# Exported from the live fleet. Secret values are references: set each variable before applying.\n';
 
@@ -54,11 +55,17 @@ async function strayFiles(dir: string, exported: FleetExport): Promise<string[]>
   for (const source of functionDirectories(exported.documents)) {
     const root = join(dir, source);
     if (!existsSync(root)) continue;
-    for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
-      if (!entry.isFile() && !entry.isSymbolicLink()) continue;
-      const path = relative(dir, join(entry.parentPath, entry.name)).split(sep).join('/');
-      // Dot-files are never uploaded: they cannot change what is deployed.
-      if (relative(root, join(entry.parentPath, entry.name)).split(sep).some((s) => s.startsWith('.'))) continue;
+    // The reconciler's own walker: what it lists is what a later pass would upload.
+    let listed: string[];
+    try {
+      listed = (await walkTree(await realpath(root))).files.map((file) => file.path);
+    } catch (error) {
+      if (!(error instanceof TreeWalkError)) throw error;
+      // A broken or escaping link would fail the upload: it is for the user to look at too.
+      listed = [error.path];
+    }
+    for (const rel of listed) {
+      const path = relative(dir, join(root, ...rel.split('/'))).split(sep).join('/');
       if (!written.has(path)) stray.push(path);
     }
   }

@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { referenceOptions } from '../reference-options.js';
 import { createLogger, type Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { PassResult } from '../../reconcile/types.js';
@@ -73,7 +74,7 @@ export async function run(context: CommandContext): Promise<number> {
   const log = commandLogger(context);
 
   const { loadManifests } = await import('../../manifests/load.js');
-  const manifests = await loadManifests(dir);
+  const manifests = await loadManifests(dir, { references: referenceOptions(context) });
   const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
 
   const { runPass, invalidPassResult } = await import('../../reconcile/engine.js');

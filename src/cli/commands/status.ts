@@ -10,6 +10,7 @@ import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { referenceOptions } from '../reference-options.js';
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
@@ -19,7 +20,7 @@ export async function run(context: CommandContext): Promise<number> {
   const log = createLogger({ level: stringOption(context, 'log-level') ?? 'info', destination: context.stderr });
 
   const { loadManifests } = await import('../../manifests/load.js');
-  const manifests = await loadManifests(dir);
+  const manifests = await loadManifests(dir, { references: referenceOptions(context) });
   if (manifests.errors.length) {
     for (const e of manifests.errors) {
       context.stderr.write(`${e.file}:${e.line}:${e.column}: ${e.path ? `${e.path}: ` : ''}${e.message}${e.hint ? ` (${e.hint})` : ''}\n`);

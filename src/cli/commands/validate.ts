@@ -6,6 +6,7 @@ import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { checkSecretReferences } from '../../manifests/check-refs.js';
 import { loadManifests } from '../../manifests/load.js';
 import type { ManifestError, ManifestSet } from '../../manifests/types.js';
+import { referenceOptions } from '../reference-options.js';
 
 /** Version of the `--output json` shape; bumped only on an incompatible change. */
 export const VALIDATE_JSON_VERSION = 1;
@@ -78,7 +79,7 @@ export async function run(context: CommandContext): Promise<number> {
   const output = stringOption(context, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json') throw new UsageError(`validate: --output must be text or json, got \`${output}\``);
   const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
-  const set = await loadManifests(dir);
+  const set = await loadManifests(dir, { references: referenceOptions(context) });
   // Offline in CI the secrets are usually absent: an unset variable is a warning here, while
   // a missing file is an error (files are part of the checkout or of the deployment).
   const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });

@@ -2,10 +2,12 @@
 // (dot-files and dot-directories excluded), named by its path relative to that directory.
 // The service bundles the sources itself, so modules the entrypoint imports must travel
 // with it; uploading the directory whole keeps that true without parsing imports.
-import { lstat, open, readdir, realpath, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open, realpath, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
-import { isAbsolute, join, resolve, sep } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { sha256Hex } from './common.js';
+import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 
 /** Default cap on the total size of one function's sources: 20 MiB. */
@@ -230,9 +232,7 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
 
   const cache = options.cache ?? sharedSourceCache;
   const listing = await cache.listing(realRoot, () => listFiles(realRoot));
-  if ('leavingLink' in listing) {
-    throw new FunctionSourceError(name, `\`${listing.leavingLink}\` is a symbolic link that leaves the source directory`, listing.leavingLink);
-  }
+  if ('problem' in listing) throw new FunctionSourceError(name, listing.problem.message, listing.problem.path);
   const paths = listing.files;
   const present = new Set(paths.map((p) => p.path));
   const entrypoint = normalizeRelative(name, 'entrypoint', options.entrypoint);
@@ -262,48 +262,26 @@ export interface ListedFile extends Omit<FunctionFile, 'sha256'> {
   stamp: FileStamp;
 }
 
-/** A source directory's files, or the first link found that leaves it (a problem for every function using it). */
-export type Listing = { files: ListedFile[] } | { leavingLink: string };
-
-/** A link leaving the root ends the walk. */
-class LeavingLink {
-  constructor(readonly rel: string) {}
-}
+/** A source directory's files, or the first entry that makes it unusable (a problem for every function using it). */
+export type Listing = { files: ListedFile[] } | { problem: { path: string; message: string } };
 
 async function listFiles(root: string): Promise<Listing> {
-  const out: ListedFile[] = [];
-  const visited = new Set<string>();
-  const walk = async (dir: string, prefix: string): Promise<void> => {
-    if (visited.has(dir)) return; // a link back to an ancestor
-    visited.add(dir);
-    const entries = await readdir(dir, { withFileTypes: true });
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    for (const entry of entries) {
-      if (entry.name.startsWith('.')) continue;
-      const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
-      let target = join(dir, entry.name);
-      if (entry.isSymbolicLink()) {
-        // A link may point anywhere on the machine: follow it only while it stays inside the root.
-        target = await realpath(target).catch(() => '');
-        if (!target || (target !== root && !target.startsWith(root + sep))) {
-          throw new LeavingLink(rel);
-        }
-      }
-      const info = await lstat(target, { bigint: true });
-      if (info.isDirectory()) await walk(target, rel);
-      else if (info.isFile()) {
-        const stamp = { dev: info.dev, ino: info.ino, size: info.size, mtimeNs: info.mtimeNs, ctimeNs: info.ctimeNs };
-        out.push({ path: rel, absolute: target, size: Number(info.size), stamp });
-      }
-    }
-  };
+  let walked;
   try {
-    await walk(root, '');
+    walked = await walkTree(root);
   } catch (error) {
-    if (error instanceof LeavingLink) return { leavingLink: error.rel };
-    throw error;
+    if (!(error instanceof TreeWalkError)) throw error;
+    const message = error.problem === 'outside-link' ? `\`${error.path}\` is a symbolic link that leaves the source directory` : error.message;
+    return { problem: { path: error.path, message } };
   }
-  return { files: out };
+  const files: ListedFile[] = [];
+  for (const { path, absolute, stats } of walked.files) {
+    // Every file of the directory is uploaded: a FIFO or device would hang or never end.
+    if (!stats.isFile()) return { problem: { path, message: `\`${path}\` is not a regular file` } };
+    const stamp = { dev: stats.dev, ino: stats.ino, size: stats.size, mtimeNs: stats.mtimeNs, ctimeNs: stats.ctimeNs };
+    files.push({ path, absolute, size: Number(stats.size), stamp });
+  }
+  return { files };
 }
 
 /** Largest read while hashing: big files are hashed in chunks of this size, memory stays flat. */
@@ -314,8 +292,11 @@ const HASH_CHUNK_BYTES = 64 * 1024;
  * buffer is sized from the listing, so a small file takes one read and no 64 KiB allocation.
  */
 async function hashFile(name: string, absolute: string, rel: string, limit: number, expectedSize: number): Promise<string> {
-  const handle = await open(absolute, 'r');
+  // Without blocking, and checked on the opened descriptor: the path may have been swapped
+  // for a FIFO or a device since the walk.
+  const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
   try {
+    if (!(await handle.stat()).isFile()) throw new FunctionSourceError(name, `\`${rel}\` is not a regular file`, rel);
     const hash = createHash('sha256');
     // One byte more than expected, so a file that grew is noticed without another allocation.
     const buffer = Buffer.allocUnsafe(Math.min(expectedSize + 1, HASH_CHUNK_BYTES));

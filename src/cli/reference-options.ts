@@ -1,0 +1,21 @@
+// What the command line and environment say about secret references: the extra directories
+// file references may read (--secret-dirs), and the tool's own files they may never read (the
+// state directory, the token file, the OAuth refresh token file). validate, a one-shot pass
+// and the daemon all load manifests with these, so they refuse the same references.
+import { delimiter, resolve } from 'node:path';
+import { OAUTH_ENV } from '../api/auth.js';
+import type { ReferencePolicyOptions } from '../manifests/reference-policy.js';
+import { stringOption, type CommandContext } from './context.js';
+
+export function referenceOptions(context: Pick<CommandContext, 'values' | 'env' | 'cwd'>): ReferencePolicyOptions {
+  const option = (name: string) => stringOption(context as CommandContext, name);
+  const secretDirs = (option('secret-dirs') ?? '')
+    .split(delimiter)
+    .map((dir) => dir.trim())
+    .filter((dir) => dir !== '')
+    .map((dir) => resolve(context.cwd, dir));
+  const credentialFiles = [option('token-file') ?? context.env.MANAGEMENT_API_TOKEN_FILE, context.env[OAUTH_ENV.refreshTokenFile]]
+    .filter((file): file is string => typeof file === 'string' && file.trim() !== '')
+    .map((file) => resolve(context.cwd, file.trim()));
+  return { secretDirs, stateDir: resolve(context.cwd, option('state-dir') ?? '.reconcile'), credentialFiles };
+}
