@@ -5,13 +5,18 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { call, rawRequest } from './helpers.js';
 
 const PROJECT = 'securityprojectaaaaa';
+const CLIENT_ID = '0b9d4c52-7a61-4f0e-9d1c-2e5a8b3f6c70';
+const REGISTERED = ['http://127.0.0.1:*', 'http://localhost:*', 'http://[::1]:*', 'https://app.example.org/oauth/callback'];
 let emulator: RunningEmulator;
 
 beforeAll(async () => {
   emulator = await startEmulator({
     port: 0,
     rateLimit: { limit: 100_000, windowMs: 60_000 },
-    seed: { projects: [{ ref: PROJECT, name: 'kept', organization: 'Default Organization' }] },
+    seed: {
+      projects: [{ ref: PROJECT, name: 'kept', organization: 'Default Organization' }],
+      oauth_apps: [{ client_id: CLIENT_ID, client_secret: 'client-secret-value', redirect_uris: REGISTERED }],
+    },
   });
 });
 
@@ -92,5 +97,85 @@ describe('the admin API is reachable only under /_emulator/', () => {
     await rawRequest(emulator, 'GET', '/v1/%2e%2e/_emulator/requests');
     const entry = emulator.requests().at(-1)!;
     expect(entry).toMatchObject({ method: 'GET', path: '/v1/%2e%2e/_emulator/requests', route: '(unmatched)', status: 400 });
+  });
+});
+
+describe('OAuth redirect URIs are parsed and compared by origin, host and port', () => {
+  const authorize = (redirectUri: string) =>
+    call(emulator, 'GET', `/v1/oauth/authorize?${new URLSearchParams({ client_id: CLIENT_ID, response_type: 'code', redirect_uri: redirectUri, state: 's' })}`);
+
+  const ACCEPTED: Array<[string, string]> = [
+    ['http://127.0.0.1:8080/cb', 'http://127.0.0.1:8080/cb'],
+    ['http://127.0.0.1:65535/', 'http://127.0.0.1:65535/'],
+    ['http://127.0.0.1/cb', 'http://127.0.0.1/cb'],
+    ['http://localhost:3000/callback?from=cli', 'http://localhost:3000/callback'],
+    ['HTTP://LOCALHOST:3000/cb', 'http://localhost:3000/cb'],
+    ['http://[::1]:8080/cb', 'http://[::1]:8080/cb'],
+    ['http://0x7f.0.0.1:8080/cb', 'http://127.0.0.1:8080/cb'],
+    ['https://app.example.org/oauth/callback', 'https://app.example.org/oauth/callback'],
+  ];
+
+  it.each(ACCEPTED)('accepts %s and redirects to the host the URL parser sees', async (uri, destination) => {
+    const answer = await authorize(uri);
+    expect(answer.status).toBe(303);
+    const location = new URL(answer.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(destination);
+    expect(location.searchParams.get('code')).toMatch(/^[0-9a-f]{40}$/);
+    expect(location.searchParams.get('state')).toBe('s');
+  });
+
+  const REFUSED: Array<[string, RegExp]> = [
+    ['http://127.0.0.1:9@evil.example/', /user information/],
+    ['http://127.0.0.1@evil.example/', /user information/],
+    ['http://user:pass@127.0.0.1:8080/', /user information/],
+    ['http://@127.0.0.1:8080/', /user information/],
+    ['http://[::1]@evil.example:8080/', /user information/],
+    ['http://127.0.0.1:9\\@evil.example/', /backslashes/],
+    ['http://127.0.0.1:8080\\cb', /backslashes/],
+    ['http://127.0.0.1:9%40evil.example/', /port `9%40evil.example` is not a number/],
+    ['http://127.0.0.1:0/cb', /port `0` is outside 1..65535/],
+    ['http://127.0.0.1:65536/cb', /port `65536` is outside 1..65535/],
+    ['http://127.0.0.1:99999/cb', /port `99999` is outside 1..65535/],
+    ['http://127.0.0.1:abc/cb', /port `abc` is not a number/],
+    ['http://127.0.0.1:-1/cb', /port `-1` is not a number/],
+    ['http://[::1]:99999/cb', /port `99999` is outside 1..65535/],
+    ['http://[::1]:abc/cb', /port `abc` is not a number/],
+    ['http://127.0.0.1: 8080/cb', /printable ASCII/],
+    ['http://127.0.0.1:80\t80/cb', /printable ASCII/],
+    ['http://evil.example#@127.0.0.1:8080/', /fragment/],
+    ['http://127.0.0.1:8080/cb#frag', /fragment/],
+    ['//127.0.0.1:8080/cb', /absolute http or https URL/],
+    ['javascript:alert(1)//127.0.0.1:8080', /absolute http or https URL/],
+    ['ftp://127.0.0.1:8080/cb', /scheme must be http or https/],
+    ['http://evil.example?@127.0.0.1:8080/', /not registered/],
+    ['http://127.0.0.1.evil.example:8080/', /not registered/],
+    ['http://127.0.0.1%2eevil.example:8080/', /not registered/],
+    ['http://localhost.:3000/cb', /not registered/],
+    ['http://[::ffff:127.0.0.1]:8080/', /not registered/],
+    ['https://127.0.0.1:8080/cb', /not registered/],
+    ['https://app.example.org.evil.example/oauth/callback', /not registered/],
+    ['https://app.example.org/oauth/callback?next=https://evil.example', /not registered/],
+    ['https://app.example.org/oauth/callback/../../evil', /not registered/],
+    ['https://app.example.org:8443/oauth/callback', /not registered/],
+    ['http://app.example.org/oauth/callback', /not registered/],
+  ];
+
+  it.each(REFUSED)('refuses %s with 400 and no redirect', async (uri, why) => {
+    const answer = await authorize(uri);
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('location')).toBeNull();
+    expect(answer.body.message).toMatch(/redirect_uri/);
+    expect(answer.body.message).toMatch(why);
+  });
+
+  it('refuses a seed whose redirect URI pattern has a wildcard anywhere but the port, naming the entry', async () => {
+    for (const pattern of ['https://*.example.org/cb', 'http://127.0.0.1:*@evil.example', 'http://127.0.0.1:*:8080', 'http://127.0.0.1:8*']) {
+      const seed = { oauth_apps: [{ client_id: CLIENT_ID, client_secret: 'client-secret-value', redirect_uris: ['http://localhost:*', pattern] }] };
+      const answer = await fetch(`${emulator.url}/_emulator/seed`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(seed) });
+      expect(answer.status).toBe(400);
+      expect((await answer.json()).message).toContain('oauth_apps[0].redirect_uris[1]');
+    }
+    // Nothing was replaced: the registered URIs still work.
+    expect((await authorize('https://app.example.org/oauth/callback')).status).toBe(303);
   });
 });
