@@ -14,7 +14,16 @@ beforeAll(async () => {
     port: 0,
     rateLimit: { limit: 100_000, windowMs: 60_000 },
     seed: {
-      projects: [{ ref: PROJECT, name: 'kept', organization: 'Default Organization' }],
+      users: [
+        { id: 'owner', name: 'Owner', tokens: ['pat_owner_security'] },
+        { id: 'reader', name: 'Reader', tokens: ['pat_reader_security'] },
+        { id: 'developer', name: 'Developer', tokens: ['pat_developer_security'] },
+      ],
+      organizations: [{
+        name: 'Security org',
+        members: [{ user: 'owner', role: 'Owner' }, { user: 'reader', role: 'Read-only' }, { user: 'developer', role: 'Developer' }],
+      }],
+      projects: [{ ref: PROJECT, name: 'kept', organization: 'Security org' }],
       oauth_apps: [{ client_id: CLIENT_ID, client_secret: 'client-secret-value', redirect_uris: REGISTERED }],
     },
   });
@@ -177,5 +186,96 @@ describe('OAuth redirect URIs are parsed and compared by origin, host and port',
     }
     // Nothing was replaced: the registered URIs still work.
     expect((await authorize('https://app.example.org/oauth/callback')).status).toBe(303);
+  });
+});
+
+describe('SQL through database/query: read-only members run only evidently read-only statements', () => {
+  const query = (token: string, sql: string, extra: Record<string, unknown> = {}) =>
+    call(emulator, 'POST', `/v1/projects/${PROJECT}/database/query`, { token, body: { query: sql, ...extra } });
+
+  const READ_ONLY = [
+    'select 1 as one',
+    'SELECT now();',
+    'show search_path',
+    'explain select * from accounts',
+    'with recent as (select id from accounts) select count(*) from recent',
+    "select count(*) from pg_catalog.pg_tables where schemaname = 'public'",
+    "select 'delete from accounts; drop table accounts' as text",
+    'select "update", "insert" from audit',
+    'select 1 -- ; delete from accounts',
+    'select 1 /* ; delete /* nested */ from accounts */',
+    'select $$ insert into accounts $$, $tag$ drop $tag$',
+    "select E'\\'; delete from accounts; --' as one_string",
+    'values (1), (2)',
+  ];
+
+  it.each(READ_ONLY)('a Read-only member may run: %s', async (sql) => {
+    expect((await query('pat_reader_security', sql)).status).toBe(201);
+  });
+
+  const WRITING = [
+    'insert into accounts values (1)',
+    'update accounts set name = 1',
+    'delete from accounts',
+    'drop table accounts',
+    'create table t (id int)',
+    'truncate accounts',
+    'grant all on accounts to public',
+    'copy accounts to stdout',
+    'vacuum',
+    'lock table accounts',
+    'call cleanup()',
+    'do $$ begin delete from accounts; end $$',
+    'set role postgres',
+    'begin; select 1; commit',
+    'select 1; delete from accounts',
+    'SeLeCt 1; DeLeTe FROM accounts',
+    'select 1; select 2',
+    'select * into backup from accounts',
+    'select * from accounts for update',
+    'select * from accounts for no key update',
+    'select * from accounts for share',
+    'select * from accounts for key share',
+    'with gone as (delete from accounts returning *) select * from gone',
+    'explain analyze delete from accounts',
+    'explain (analyze) select 1',
+    "select nextval('ids')",
+    "select setval('ids', 1)",
+    "select pg_catalog.set_config('role', 'postgres', false)",
+    'select pg_terminate_backend(42)',
+    'select public.now()',
+    'select "nextval"(\'ids\')',
+    "select '\\'; delete from accounts; --'",
+    "select E'\\\\'; delete from accounts",
+    '/* comment */ delete from accounts',
+    'refresh materialized view totals',
+  ];
+
+  it.each(WRITING)('a Read-only member gets 403 for: %s', async (sql) => {
+    const answer = await query('pat_reader_security', sql);
+    expect(answer.status).toBe(403);
+    expect(answer.body.message).toMatch(/^Forbidden: your role in the organization \(Read-only\) can only run a single read-only statement/);
+    expect(answer.body.message).toMatch(/counts as writing: .+/);
+  });
+
+  it('members with a writing role run them (and the read_only flag uses the same rule)', async () => {
+    for (const token of ['pat_owner_security', 'pat_developer_security']) {
+      expect((await query(token, 'delete from accounts')).status).toBe(201);
+      expect((await query(token, "select nextval('ids')")).status).toBe(201);
+    }
+    const flagged = await query('pat_owner_security', "select nextval('ids')", { read_only: true });
+    expect(flagged.status).toBe(400);
+    expect(flagged.body.message).toMatch(/^ERROR: 25006: .*nextval/);
+    expect((await query('pat_owner_security', 'select 1', { read_only: true })).status).toBe(201);
+  });
+
+  it('an unterminated quote, identifier, dollar quote or comment is a syntax error for everyone', async () => {
+    for (const [sql, what] of [["select 'x", 'quoted string'], ['select "x', 'quoted identifier'], ['select $a$ x', 'dollar-quoted string'], ['select 1 /* x', 'comment']]) {
+      for (const token of ['pat_owner_security', 'pat_reader_security']) {
+        const answer = await query(token, sql!);
+        expect(answer.status).toBe(400);
+        expect(answer.body.message).toBe(`ERROR: 42601: unterminated ${what}`);
+      }
+    }
   });
 });
