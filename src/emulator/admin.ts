@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.js';
 import { validateFaultConfig } from './faults.js';
 import type { Emulator } from './emulator.js';
+import type { RequestTarget } from './request-target.js';
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
@@ -30,7 +31,7 @@ class AdminError extends Error {
  * The administration API under /_emulator/: no auth, no rate limit, not in the request log.
  * Documented in docs/emulator.md.
  */
-export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   const path = url.pathname.replace(/\/+$/, '');
   const key = `${method} ${path}`;

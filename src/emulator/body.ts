@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import { createHash } from 'node:crypto';
 import { EmulatorHttpError } from './errors.js';
 
 export interface ReadBody {
@@ -87,9 +88,23 @@ export async function parseMultipart(bytes: Buffer, contentType: string): Promis
   return parts;
 }
 
+/**
+ * A boundary derived from the parts, so the same function body is the same bytes on every
+ * download; a hash of the contents cannot practically occur inside them, and the loop makes sure.
+ */
+function boundaryFor(parts: MultipartPart[]): string {
+  const hash = createHash('sha256');
+  for (const part of parts) hash.update(part.name).update('\0').update(part.content).update('\0');
+  const base = `----emulator${hash.digest('hex').slice(0, 32)}`;
+  for (let attempt = 0; ; attempt++) {
+    const boundary = attempt === 0 ? base : `${base}${attempt}`;
+    if (!parts.some((part) => part.content.includes(boundary) || part.name.includes(boundary) || (part.filename ?? '').includes(boundary))) return boundary;
+  }
+}
+
 /** Builds a multipart/form-data body (function body downloads). */
 export function buildMultipart(parts: MultipartPart[]): { contentType: string; bytes: Buffer } {
-  const boundary = `----emulator${Math.random().toString(16).slice(2)}${Date.now().toString(16)}`;
+  const boundary = boundaryFor(parts);
   const chunks: Buffer[] = [];
   for (const part of parts) {
     const disposition = `form-data; name="${part.name}"${part.filename !== undefined ? `; filename="${part.filename.replace(/"/g, '%22')}"` : ''}`;

@@ -7,6 +7,7 @@ import { resolveDurations, type LifecycleDurations } from './durations.js';
 import { FaultInjector, validateFaultConfig, type FaultConfig } from './faults.js';
 import { RateLimiter, RouteLimiter } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
+import type { RequestTarget } from './request-target.js';
 import { Router } from './router.js';
 import { buildStateFromSeed, loadSeedFile, newSeedDefaults, type SeedDefaults, type SeedInput } from './seed.js';
 import { createHttpServer, type EmulatorCore } from './server.js';
@@ -145,8 +146,8 @@ export class Emulator implements EmulatorCore {
     return this.#token;
   }
 
-  admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    return handleAdmin(this, req, res, url);
+  admin(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<void> {
+    return handleAdmin(this, req, res, target);
   }
 
   requests(since?: number): RequestLogEntry[] {

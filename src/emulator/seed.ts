@@ -4,6 +4,7 @@ import { describeErrors, validatorFor } from './openapi.js';
 import { buildProject } from './project-factory.js';
 import { startCreate } from './lifecycle.js';
 import { newPersonalAccessToken, newRef, newUuid, randomHex } from './random.js';
+import { parseRedirectPattern } from './redirect-uri.js';
 import { EmulatorState, MEMBER_ROLES, type FunctionRecord, type MemberRole, type OrganizationRecord, type ProjectRecord } from './state.js';
 import type { LifecycleDurations } from './durations.js';
 import { applyNetworkRestrictions, applyPoolerUpdate, applyStorageUpdate, activateCustomHostnameNow, bundleDigest } from './section-updates.js';
@@ -100,7 +101,7 @@ export interface SeedOAuthApp {
   client_id: string;
   client_secret: string;
   name?: string;
-  /** Allowed redirect URIs; `*` matches any run of characters (for example `http://127.0.0.1:*`). */
+  /** Allowed redirect URIs: exact URLs, or `*` as the whole port (`http://127.0.0.1:*`: any port, any path below). */
   redirect_uris: string[];
 }
 
@@ -368,6 +369,15 @@ export function buildStateFromSeed(input: SeedInput, context: SeedContext): Emul
         name: 'Emulator OAuth app',
         redirect_uris: ['http://127.0.0.1:*', 'http://localhost:*'],
       }];
+  apps.forEach((app, index) => {
+    app.redirect_uris.forEach((uri, position) => {
+      try {
+        parseRedirectPattern(uri);
+      } catch (error) {
+        throw new SeedError(`oauth_apps[${index}].redirect_uris[${position}]: \`${uri}\` is not a redirect URI the emulator can match: ${(error as Error).message}`);
+      }
+    });
+  });
   for (const app of apps) {
     state.oauthApps.set(app.client_id, { clientId: app.client_id, clientSecret: app.client_secret, name: app.name ?? 'OAuth app', redirectUris: app.redirect_uris });
   }

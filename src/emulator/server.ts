@@ -8,7 +8,8 @@ import { componentSchema, describeErrors, validatorFor, type SpecOperation } fro
 import { parseQuery } from './query.js';
 import { RateLimiter, RouteLimiter, rateLimitHeaders, type RateDecision } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
-import { Router } from './router.js';
+import { parseRequestTarget, type RequestTarget } from './request-target.js';
+import { Router, type RouteMatch } from './router.js';
 import type { LifecycleDurations } from './durations.js';
 import type { EmulatorState, UserRecord } from './state.js';
 import type { Handler, HandlerContext, HandlerResult } from './handlers/context.js';
@@ -31,7 +32,7 @@ export interface EmulatorCore {
   wallClock: Clock;
   bodyLimitBytes: number;
   deployBodyLimitBytes: number;
-  admin(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void>;
+  admin(req: IncomingMessage, res: ServerResponse, target: RequestTarget): Promise<void>;
   /** One handler per operationId. */
   handlers: Record<string, Handler>;
 }
@@ -126,18 +127,21 @@ function validateBody(schema: Record<string, unknown>, value: unknown): unknown 
 /** Serves one request: admin, routing, body limit, auth, rate limit, faults, validation, handler. */
 export async function handleRequest(core: EmulatorCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const arrived = core.wallClock.now();
-  let url: URL;
+  const method = (req.method ?? 'GET').toUpperCase();
+  let url: RequestTarget;
+  let refused: EmulatorHttpError | undefined;
   try {
-    url = new URL(req.url ?? '/', 'http://emulator.local');
-  } catch {
-    url = new URL('http://emulator.local/');
+    url = parseRequestTarget(req.url ?? '/');
+  } catch (error) {
+    if (!(error instanceof EmulatorHttpError)) throw error;
+    refused = error;
+    url = { pathname: req.url ?? '/', searchParams: new URLSearchParams(), admin: false };
   }
-  if (url.pathname === '/_emulator' || url.pathname.startsWith('/_emulator/')) {
+  if (url.admin) {
     await core.admin(req, res, url);
     return;
   }
-  const method = (req.method ?? 'GET').toUpperCase();
-  const match = core.router.match(method, url.pathname);
+  const match: RouteMatch = refused ? { kind: 'not-found' } : core.router.match(method, url.pathname);
   const route = match.kind === 'operation' ? match.operation.route : match.kind === 'method-not-allowed' ? match.route : '(unmatched)';
   const exchange: Exchange = { req, res, entry: { time: arrived, method, path: url.pathname, route, status: 0 } };
   const isDeploy = match.kind === 'operation' && match.operation.operationId === 'v1-deploy-a-function';
@@ -148,6 +152,7 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
     return;
   }
   try {
+    if (refused) throw refused;
     if (match.kind === 'not-found') throw new EmulatorHttpError(404, `Not found: no endpoint matches ${method} ${url.pathname}`);
     if (match.kind === 'method-not-allowed') {
       throw new EmulatorHttpError(405, `Method ${method} is not allowed on ${match.route}; allowed: ${match.allowed.join(', ')}`, { allow: match.allowed.join(', ') });

@@ -33,6 +33,9 @@ export const DURATIONS = {
   customHostnameOriginSetup: 30_000,
 };
 
+/** Numbers the harnesses of a test file: organization names differ without a random draw. */
+let harnesses = 0;
+
 export async function startHarness(options: { seed?: SeedInput } = {}): Promise<Harness> {
   const clock = new ManualClock(Date.UTC(2026, 0, 1));
   const emulator = await startEmulator({
@@ -44,7 +47,7 @@ export async function startHarness(options: { seed?: SeedInput } = {}): Promise<
   });
   const stateDir = await mkdtemp(join(tmpdir(), 'config-sections-'));
   const client = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate: { limit: 600, windowMs: 1000 }, stateDir });
-  const org = await client.api.createAnOrganization({ name: `org-${Math.random().toString(36).slice(2, 8)}` });
+  const org = await client.api.createAnOrganization({ name: `org-${++harnesses}` });
   return {
     emulator,
     client,

@@ -77,8 +77,9 @@ describe('CI workflow example', () => {
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
+  let steps = 0;
   const runStep = (s: Step, cwd: string) => {
-    const output = join(work, `output-${Math.random().toString(36).slice(2)}`);
+    const output = join(work, `output-${++steps}`);
     writeFileSync(output, '');
     const result = spawnSync('bash', ['-e', '-c', s.run!], {
       cwd,

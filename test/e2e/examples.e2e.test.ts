@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { staticToken } from '../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
@@ -74,7 +74,8 @@ beforeAll(async () => {
   }
   expect(names.size).toBeGreaterThan(0);
   for (const name of names) {
-    const canary = `canary-${randomBytes(8).toString('hex')}`;
+    // Derived from the name, not drawn: the same canaries on every run, one per variable.
+    const canary = `canary-${createHash('sha256').update(name).digest('hex').slice(0, 16)}`;
     canaries.push(canary);
     env[name] = canary;
   }

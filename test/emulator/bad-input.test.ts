@@ -90,7 +90,9 @@ describe('emulator bad input', () => {
 
   it('unknown paths, methods and admin endpoints answer 404/405 with a message', async () => {
     expect((await call(emulator, 'GET', '/v2/projects')).status).toBe(404);
-    expect((await call(emulator, 'GET', '/v1/projects/%E0%A4%A')).status).toBe(404);
+    const malformed = await call(emulator, 'GET', '/v1/projects/%E0%A4%A');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.message).toContain('malformed percent-encoding');
     expect((await call(emulator, 'DELETE', '/v1/organizations')).status).toBe(405);
     const admin = await fetch(`${emulator.url}/_emulator/nothing`);
     expect(admin.status).toBe(404);

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { UPGRADE_ERRORS } from '../../src/emulator/handlers/upgrades.js';
 import { call, healthyProject, startWithManualClock, type Harness } from './helpers.js';
 
 const running: RunningEmulator[] = [];
@@ -113,7 +114,7 @@ describe('emulator faults', () => {
     const h = await harness({ durations: { projectCreate: 1_000, pause: 1_000, restore: 1_000, upgradeStep: 1_000 } });
     const ref = await healthyProject(h);
     const org = (await call(h.emulator, 'GET', '/v1/organizations')).body[0].slug;
-    h.emulator.setFaults({ lifecycleFailures: { create: 1, pause: 1, restore: 1, upgrade: 1 } });
+    h.emulator.setFaults({ seed: 3, lifecycleFailures: { create: 1, pause: 1, restore: 1, upgrade: 1 } });
     const failing = await call(h.emulator, 'POST', '/v1/projects', { body: { name: 'doomed', organization_id: org, region: 'us-east-1', db_pass: 'pw-123456' } });
     await h.clock.advance(1_000);
     expect((await call(h.emulator, 'GET', `/v1/projects/${failing.body.ref}`)).body.status).toBe('INIT_FAILED');
@@ -128,7 +129,7 @@ describe('emulator faults', () => {
     await call(h.emulator, 'POST', `/v1/projects/${ref}/pause`);
     await h.clock.advance(1_000);
     expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('PAUSE_FAILED');
-    h.emulator.setFaults({ lifecycleFailures: { restore: 1 } });
+    h.emulator.setFaults({ seed: 3, lifecycleFailures: { restore: 1 } });
     expect((await call(h.emulator, 'POST', `/v1/projects/${ref}/pause`)).status).toBe(200);
     await h.clock.advance(1_000);
     await call(h.emulator, 'POST', `/v1/projects/${ref}/restore`);
@@ -138,6 +139,26 @@ describe('emulator faults', () => {
     expect((await call(h.emulator, 'POST', `/v1/projects/${ref}/restore`)).status).toBe(200);
     await h.clock.advance(1_000);
     expect((await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body.status).toBe('ACTIVE_HEALTHY');
+  });
+
+  it('a failed upgrade keeps the old version whichever step fails', async () => {
+    const h = await harness({ durations: { projectCreate: 1_000, upgradeStep: 1_000 } });
+    const ref = await healthyProject(h);
+    const errors = new Set<string>();
+    // Seeds 1..16 draw every failing step; each failure leaves the project upgradable again.
+    for (let seed = 1; seed <= 16; seed++) {
+      h.emulator.setFaults({ seed, lifecycleFailures: { upgrade: 1 } });
+      const upgrade = await call(h.emulator, 'POST', `/v1/projects/${ref}/upgrade`, { body: { target_version: '17' } });
+      expect(upgrade.status).toBe(201);
+      await h.clock.advance(11_000);
+      const status = (await call(h.emulator, 'GET', `/v1/projects/${ref}/upgrade/status?tracking_id=${upgrade.body.tracking_id}`)).body.databaseUpgradeStatus;
+      expect(status.status).toBe(0);
+      errors.add(status.error);
+      const project = (await call(h.emulator, 'GET', `/v1/projects/${ref}`)).body;
+      expect(project.status).toBe('ACTIVE_HEALTHY');
+      expect(project.database.version.startsWith('15')).toBe(true);
+    }
+    expect([...errors].sort()).toEqual([...UPGRADE_ERRORS].sort());
   });
 
   it('refuses an invalid fault configuration, naming the field', async () => {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { ManualClock } from '../../src/util/clock.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
 
@@ -59,4 +60,32 @@ export async function healthyProject(harness: Harness, name = 'app'): Promise<st
   if (created.status !== 201) throw new Error(`create failed: ${created.status} ${created.text}`);
   harness.emulator.advanceClock(10 * 60_000);
   return created.body.ref as string;
+}
+
+export interface RawResult {
+  status: number;
+  body: string;
+}
+
+/**
+ * One request with the request target sent byte for byte over a socket: fetch and URL would
+ * resolve `..`, `%2e` and backslashes before sending, which is exactly what must be tested.
+ */
+export function rawRequest(emulator: RunningEmulator, method: string, target: string, body = ''): Promise<RawResult> {
+  const { hostname, port } = new URL(emulator.url);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: hostname, port: Number(port) }, () => {
+      const head = [`${method} ${target} HTTP/1.1`, `host: ${hostname}:${port}`, 'connection: close', `content-length: ${Buffer.byteLength(body)}`];
+      if (body) head.push('content-type: application/json');
+      socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+    });
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+      resolve({ status, body: text.slice(text.indexOf('\r\n\r\n') + 4) });
+    });
+  });
 }

@@ -75,6 +75,13 @@ describe('emulator functions', () => {
       headers: { authorization: `Bearer ${h.emulator.token}`, accept: 'multipart/form-data' },
     });
     expect(multipart.headers.get('content-type')).toMatch(/^multipart\/form-data; boundary=/);
+    const bytes = Buffer.from(await multipart.clone().arrayBuffer());
+    // No random boundary: the same function body is the same bytes on every download.
+    const again = await fetch(`${h.emulator.url}/v1/projects/${ref}/functions/hello/body`, {
+      headers: { authorization: `Bearer ${h.emulator.token}`, accept: 'multipart/form-data' },
+    });
+    expect(again.headers.get('content-type')).toBe(multipart.headers.get('content-type'));
+    expect(Buffer.from(await again.arrayBuffer()).equals(bytes)).toBe(true);
     const form = await multipart.formData();
     expect(JSON.parse(String(form.get('metadata')))).toMatchObject({ entrypoint_path: 'index.ts', import_map_path: 'deno.json', static_patterns: [] });
     const got: Record<string, string> = {};

@@ -108,6 +108,13 @@ export function projectFor(context: HandlerContext, access: ProjectAccess = {}, 
   return project;
 }
 
+/** Whether the caller's role lets them change this project (every role but Read-only). */
+export function canWrite(context: HandlerContext, project: ProjectRecord): boolean {
+  const org = context.state.organizations.get(project.orgSlug);
+  const role = org ? context.state.memberRole(org, requireUser(context).id) : undefined;
+  return role !== undefined && !WRITE_ROLES_DENIED.has(role);
+}
+
 export function iso(ms: number): string {
   return new Date(ms).toISOString();
 }

@@ -1,20 +1,29 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { badRequest, EmulatorHttpError } from '../errors.js';
 import { newUuid, randomHex } from '../random.js';
+import { parseRedirectPattern, parseRedirectUri, redirectMatches } from '../redirect-uri.js';
 import type { OAuthAppRecord, OAuthGrantRecord } from '../state.js';
 import { created, requireUser, type Handler, type HandlerContext } from './context.js';
 
 const CODE_TTL_MS = 10 * 60_000;
 
-function redirectAllowed(app: OAuthAppRecord, uri: string): boolean {
-  return app.redirectUris.some((pattern) => {
-    const regex = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}(?:[/?#].*)?$`);
-    return pattern.includes('*') ? regex.test(uri) : pattern === uri;
-  });
+/** The request's redirect_uri when it is well formed and registered; else 400, and no redirect. */
+function allowedRedirect(app: OAuthAppRecord, uri: string): URL {
+  let url: URL;
+  try {
+    url = parseRedirectUri(uri);
+  } catch (error) {
+    throw badRequest(`Invalid \`redirect_uri\`: ${(error as Error).message}`);
+  }
+  // Seeds are checked when loaded, so every registered pattern parses.
+  if (!app.redirectUris.some((pattern) => redirectMatches(parseRedirectPattern(pattern), url))) {
+    throw badRequest('`redirect_uri` is not registered for this application');
+  }
+  return url;
 }
 
-function redirect(uri: string, params: Record<string, string | undefined>): { status: number; headers: Record<string, string> } {
-  const url = new URL(uri);
+function redirect(target: URL, params: Record<string, string | undefined>): { status: number; headers: Record<string, string> } {
+  const url = new URL(target);
   for (const [key, value] of Object.entries(params)) if (value !== undefined) url.searchParams.set(key, value);
   return { status: 303, headers: { location: url.toString() } };
 }
@@ -52,10 +61,10 @@ export const authorize: Handler = (context) => {
   const app = context.state.oauthApps.get(q.client_id);
   // Never redirect to a URI the application did not register: answer the browser directly.
   if (!app) throw badRequest(`Unknown \`client_id\` ${q.client_id}`);
-  if (!redirectAllowed(app, q.redirect_uri)) throw badRequest('`redirect_uri` is not registered for this application');
-  if (q.response_type !== 'code') return redirect(q.redirect_uri, { error: 'unsupported_response_type', state: q.state });
+  const target = allowedRedirect(app, q.redirect_uri);
+  if (q.response_type !== 'code') return redirect(target, { error: 'unsupported_response_type', state: q.state });
   if (q.code_challenge_method !== undefined && q.code_challenge === undefined) {
-    return redirect(q.redirect_uri, { error: 'invalid_request', error_description: 'code_challenge_method without code_challenge', state: q.state });
+    return redirect(target, { error: 'invalid_request', error_description: 'code_challenge_method without code_challenge', state: q.state });
   }
   const code = randomHex(20);
   context.state.oauthCodes.set(code, {
@@ -64,7 +73,7 @@ export const authorize: Handler = (context) => {
     challengeMethod: q.code_challenge === undefined ? undefined : q.code_challenge_method === 'plain' ? 'plain' : q.code_challenge_method === undefined ? 'plain' : 'S256',
     expiresAt: context.wallNow + CODE_TTL_MS,
   });
-  return redirect(q.redirect_uri, { code, state: q.state });
+  return redirect(target, { code, state: q.state });
 };
 
 function issue(context: HandlerContext, grant: OAuthGrantRecord, ttlSeconds: number) {

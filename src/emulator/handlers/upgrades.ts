@@ -15,8 +15,11 @@ export const UPGRADE_PROGRESS = [
 export const UPGRADE_ERRORS = [
   '1_upgraded_instance_launch_failed', '2_volume_detachchment_from_upgraded_instance_failed', '3_volume_attachment_to_original_instance_failed',
   '4_data_upgrade_initiation_failed', '5_data_upgrade_completion_failed', '6_volume_detachchment_from_original_instance_failed',
-  '7_volume_attachment_to_upgraded_instance_failed', '8_upgrade_completion_failed', '9_post_physical_backup_failed',
+  '7_volume_attachment_to_upgraded_instance_failed', '8_upgrade_completion_failed',
 ] as const;
+
+/** The step that switches the database to the new version. */
+const COMPLETED_STEP = UPGRADE_PROGRESS.indexOf('9_completed_upgrade');
 
 const TARGETS: Record<string, string[]> = { '13': ['15', '17'], '14': ['15', '17'], '15': ['17'], '17': [], '17-oriole': [] };
 
@@ -64,9 +67,10 @@ export const startUpgrade: Handler = (context) => {
   project.generation++;
   project.status = 'UPGRADING';
   const generation = project.generation;
-  // A failing upgrade stops at one step (2..10) with the error of that step; the original
-  // instance keeps serving, so the project is ACTIVE_HEALTHY again on its old version.
-  const failAt = context.faults.lifecycleFails('upgrade') ? 2 + Math.floor(context.faults.draw() * 9) : undefined;
+  // A failing upgrade stops at one step (2..9) with the error of that step, always before
+  // `9_completed_upgrade` switches the version: the original instance keeps serving, so the
+  // project is ACTIVE_HEALTHY again on its old version, whichever step the draw picks.
+  const failAt = context.faults.lifecycleFails('upgrade') ? 2 + Math.floor(context.faults.draw() * (COMPLETED_STEP - 1)) : undefined;
   UPGRADE_PROGRESS.forEach((progress, index) => {
     if (index === 0) return;
     const at = context.now + index * context.durations.upgradeStep;

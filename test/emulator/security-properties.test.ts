@@ -1,0 +1,64 @@
+// Properties of the emulator's redirect URI and SQL rules (fast-check, seeded by test/setup).
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parseRedirectPattern, parseRedirectUri, redirectMatches } from '../../src/emulator/redirect-uri.js';
+import { classifySql } from '../../src/emulator/sql.js';
+
+const segment = fc.stringMatching(/^[a-z0-9_-]{1,8}$/);
+const path = fc.array(segment, { maxLength: 4 }).map((parts) => `/${parts.join('/')}`);
+const loopback = parseRedirectPattern('http://127.0.0.1:*');
+
+describe('redirect URI rules (property)', () => {
+  it('a loopback pattern accepts every valid port and path on its host', () => {
+    fc.assert(fc.property(fc.integer({ min: 1, max: 65535 }), path, (port, where) => {
+      expect(redirectMatches(loopback, parseRedirectUri(`http://127.0.0.1:${port}${where}`))).toBe(true);
+    }));
+  });
+
+  it('user information before any host is refused, whatever it looks like', () => {
+    fc.assert(fc.property(fc.stringMatching(/^[a-z0-9.:[\]]{0,20}$/), fc.constantFrom('evil.example', '127.0.0.1', '[::1]'), (userinfo, host) => {
+      expect(() => parseRedirectUri(`http://${userinfo}@${host}/cb`)).toThrow(/user information/);
+    }));
+  });
+
+  it('a port outside 1..65535 is refused with a message naming it', () => {
+    fc.assert(fc.property(fc.oneof(fc.constant(0), fc.integer({ min: 65536, max: 10_000_000 })), (port) => {
+      expect(() => parseRedirectUri(`http://127.0.0.1:${port}/cb`)).toThrow(`port \`${port}\``);
+    }));
+  });
+
+  it('a path pattern matches its path and below, never a longer name', () => {
+    const pattern = parseRedirectPattern('http://localhost:*/cb');
+    expect(redirectMatches(pattern, parseRedirectUri('http://localhost:8080/cb'))).toBe(true);
+    expect(redirectMatches(pattern, parseRedirectUri('http://localhost:8080/cb/done?x=1'))).toBe(true);
+    expect(redirectMatches(pattern, parseRedirectUri('http://localhost:8080/cbx'))).toBe(false);
+    expect(redirectMatches(pattern, parseRedirectUri('http://localhost:8080/'))).toBe(false);
+  });
+});
+
+const readOnlyQuery = fc.constantFrom('select 1', 'select count(*) from accounts', 'show search_path', 'with x as (select 1) select * from x', "select 'a;b'");
+const writingStatement = fc.constantFrom('delete from accounts', 'insert into t values (1)', "select nextval('s')", 'drop table t', 'update t set a = 1');
+
+describe('SQL classification (property)', () => {
+  it('a second statement after a read-only one always counts as writing', () => {
+    fc.assert(fc.property(readOnlyQuery, fc.oneof(writingStatement, readOnlyQuery), fc.constantFrom(';', ';\n', ' ; -- x\n'), (first, second, separator) => {
+      expect(classifySql(`${first}${separator}${second}`).readOnly).toBe(false);
+    }));
+  });
+
+  it('writing words inside strings, quoted identifiers and comments do not make a query writing', () => {
+    fc.assert(fc.property(readOnlyQuery, writingStatement, (query, hidden) => {
+      expect(classifySql(`${query} -- ${hidden}`).readOnly).toBe(true);
+      expect(classifySql(`${query} /* ${hidden} */`).readOnly).toBe(true);
+      expect(classifySql(`select '${hidden.replaceAll("'", "''")}'`).readOnly).toBe(true);
+      expect(classifySql(`select $q$${hidden}$q$`).readOnly).toBe(true);
+    }));
+  });
+
+  it('a writing statement counts as writing in any letter case', () => {
+    fc.assert(fc.property(writingStatement, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), (statement, upper) => {
+      const mixed = [...statement].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
+      expect(classifySql(mixed).readOnly).toBe(false);
+    }));
+  });
+});
