@@ -11,13 +11,15 @@ export interface RateLimitHeaders {
 
 // Counts above this are not a limit any service announces: a header we cannot believe.
 const MAX_COUNT = 1_000_000;
+const HTTP_DATE = /^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$/;
+const DECIMAL = /^\d+(\.\d+)?([eE][+-]?\d+)?$/;
 
 function numberHeader(headers: Record<string, string>, name: string, max: number): number | undefined {
   const raw = headers[name];
   if (raw === undefined) return undefined;
   const text = raw.trim();
-  // Plain decimal numbers only: `Number` would also take `0x10`, `1e300` and `Infinity`.
-  if (!/^\d+(\.\d+)?$/.test(text)) return undefined;
+  // Non-negative decimal numbers only: `Number` would also take `0x10`, `-5` and `Infinity`.
+  if (!DECIMAL.test(text)) return undefined;
   const value = Number(text);
   // A header we cannot read is treated as absent: the budget then falls back to its own window.
   return Number.isFinite(value) && value <= max ? value : undefined;
@@ -30,10 +32,12 @@ function numberHeader(headers: Record<string, string>, name: string, max: number
 function retryAfterMs(headers: Record<string, string>, now: number): number | undefined {
   const raw = headers['retry-after']?.trim();
   if (raw === undefined || raw === '') return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw)) {
+  if (DECIMAL.test(raw)) {
     const seconds = Number(raw);
     return Number.isFinite(seconds) ? seconds * 1000 : undefined;
   }
+  // Only the HTTP date format itself: `Date.parse` alone takes `-5` or `12abc` for dates.
+  if (!HTTP_DATE.test(raw)) return undefined;
   const at = Date.parse(raw);
   return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
 }
