@@ -11,13 +11,14 @@ import { noopTelemetry } from '../telemetry.js';
 import type { TokenSource } from './auth.js';
 import { OAUTH_TOKEN_ROUTE, type OAuthTokenSource } from './oauth-token.js';
 import { backoffDelay, validateRetryPolicy, type RetryPolicy } from './backoff.js';
-import { RequestBudget } from './budget.js';
+import { maxHeaderWaitMs } from './budget.js';
 import { ClientClosedError } from './client-closed-error.js';
 import { Dispatcher, type AcquireSend } from './dispatcher.js';
 import { ManagementApi } from './endpoints.js';
 import { errorForResponse, readSuccessBody } from './error-mapping.js';
 import { RateLimitedError, TransientError, UnauthorizedError } from './errors.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
+import { BudgetSet, rateKey, USER_KEY, type RateModel } from './rate-model.js';
 import { encodeBody, withQuery } from './request-body.js';
 import { fillRoute, type ApiRequest, type ApiResponse, type Priority, type RequestCaller } from './request.js';
 import { DEFAULT_TIMEOUTS, TransportFailure, undiciTransport, type Transport, type TransportResponse } from './transport.js';
@@ -31,6 +32,12 @@ export interface ClientOptions {
   auth: TokenSource;
   /** The request budget; default 50 per 60 s, leaving room for others who share the user's limit. */
   rate?: RateSpec;
+  /**
+   * How the service counts (default `user`): `user`, one budget at `rate`; `scoped`, one per
+   * user-scoped call group and per scope and endpoint, each at the share `rate.limit / 60` of
+   * the limit its answers announce (see rate-model.ts).
+   */
+  rateModel?: RateModel;
   /** Where `request-window.json` is kept; without it the window lives in memory only. */
   stateDir?: string;
   clock?: Clock;
@@ -74,6 +81,7 @@ interface Call {
   readonly request: ApiRequest;
   readonly priority: Priority;
   readonly project: string;
+  readonly key: string;
   readonly resolve: (response: ApiResponse<unknown>) => void;
   readonly reject: (error: unknown) => void;
   transientRetries: number;
@@ -117,6 +125,8 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   const { origin, basePath } = parseBaseUrl(options.baseUrl);
   if (!options.auth || typeof options.auth.token !== 'function') throw new TypeError('Expected `auth` to be a TokenSource');
   const rate = options.rate ?? DEFAULT_RATE;
+  const rateModel = options.rateModel ?? 'user';
+  if (rateModel !== 'user' && rateModel !== 'scoped') throw new TypeError(`Expected \`rateModel\` to be \`user\` or \`scoped\`, got \`${String(rateModel)}\``);
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   positiveNumber('concurrency', concurrency, true);
   const timeouts = { ...DEFAULT_TIMEOUTS };
@@ -134,21 +144,22 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
 
   const loaded = options.stateDir ? await loadWindow(options.stateDir) : undefined;
   // Claimed sends lie a little in the future, and stay there; times further ahead than a window
-  // (a clock that has since stepped back) are taken as now, and a block as at most ten windows:
-  // a skewed file must delay a start, never stall it for good.
+  // (a clock that has since stepped back) are taken as now, and a block as at most the longest
+  // wait a header may impose: a skewed or tampered file must delay a start, never stall it for good.
   const startedAt = clock.now();
   const initial = loaded && {
     sends: loaded.sends.map((t) => (t > startedAt + rate.windowMs ? startedAt : t)),
-    blockedUntil: Math.min(loaded.blockedUntil, startedAt + 10 * rate.windowMs),
+    blockedUntil: Math.min(loaded.blockedUntil, startedAt + maxHeaderWaitMs(rate.windowMs)),
   };
-  const budget = new RequestBudget({ rate, random, ...(initial ? { initial } : {}) });
+  const budgets = new BudgetSet({ model: rateModel, rate, random, ...(initial ? { initial } : {}) });
+  // Metrics and the persisted window follow the user's budget (the only one in the `user` model).
+  const budget = budgets.user;
   const transport = options.transport ?? undiciTransport({ origin, timeouts, connections: concurrency + 1 });
 
   const stats: ClientStats = { sent: 0, rateLimited: 0, retries: 0, byRoute: {} };
   let closed = false;
   const closing = new AbortController();
   let unsettled = 0;
-  let inFlight = 0;
   let idleWaiters: Array<() => void> = [];
 
   const reportBudget = () => {
@@ -172,7 +183,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
 
   const dispatcher: Dispatcher<Call> = new Dispatcher<Call>({
     clock,
-    budget,
+    budgets,
     concurrency,
     run: (call, acquire) => attempt(call, acquire),
     onSend: () => {
@@ -196,9 +207,9 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     }
   };
 
-  /** One HTTP exchange, counted against the budget at the moment it is sent. */
+  /** One HTTP exchange, holding its place in its key's budget from its send until its answer. */
   const exchange = async (
-    request: Pick<ApiRequest, 'method' | 'route'>,
+    request: Pick<ApiRequest, 'method' | 'route'> & { key: string },
     path: string,
     headers: Record<string, string>,
     body: string | FormData | undefined,
@@ -212,7 +223,6 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       response = await acquire(() => {
         stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
         started = clock.now();
-        inFlight += 1;
         return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
         // Waiting for the budget (possibly a whole 429 block) ends on close; a request in flight does not.
       }, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
@@ -223,8 +233,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   };
 
   /** Accounts for one finished exchange: telemetry, and what its answer says about the budget. */
-  const settleExchange = (request: Pick<ApiRequest, 'method' | 'route'>, started: number, response: TransportResponse | undefined): void => {
-    inFlight -= 1;
+  const settleExchange = (request: Pick<ApiRequest, 'method' | 'route'> & { key: string }, started: number, response: TransportResponse | undefined): void => {
     telemetry.requestFinished({
       method: request.method,
       route: request.route,
@@ -232,18 +241,21 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       durationSeconds: Math.max(0, clock.now() - started) / 1000,
     });
     if (response) {
-      const limits = parseRateLimitHeaders(response.headers);
+      const keyBudget = budgets.get(request.key);
+      const limits = parseRateLimitHeaders(response.headers, { maxWaitMs: keyBudget.maxWaitMs, now: clock.now() });
+      budgets.learn(request.key, limits);
       if (response.status === 429) {
         stats.rateLimited += 1;
         telemetry.rateLimited();
-        const outcome = budget.rateLimited(clock.now(), limits);
+        const outcome = keyBudget.rateLimited(clock.now(), limits);
         writer?.changed();
-        const fields = { method: request.method, route: request.route, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
+        const fields = { method: request.method, route: request.route, key: request.key, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
         if (outcome.unexpected) log.warn(fields, 'unexpected 429: someone else spends this user\'s budget; lowering the effective limit');
         else log.info(fields, 'rate limited: waiting out the block');
       } else {
-        budget.observe(clock.now(), limits, inFlight);
+        keyBudget.observe(clock.now(), limits);
       }
+      budgets.prune(clock.now());
       reportBudget();
     }
   };
@@ -251,13 +263,13 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   // OAuth refreshes are requests too: they spend the same budget.
   if (isOAuthSource(auth)) {
     auth.attachSender(async (form, signal) => {
-      const request = { method: 'POST', route: OAUTH_TOKEN_ROUTE } as const;
+      const request = { method: 'POST', route: OAUTH_TOKEN_ROUTE, key: USER_KEY } as const;
       return exchange(
         request,
         `${basePath}${OAUTH_TOKEN_ROUTE}`,
         { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'fleet-reconciler' },
         form,
-        (start, s) => dispatcher.acquire(start, s, () => 0),
+        (start, s) => dispatcher.acquire(USER_KEY, start, s, () => 0),
         signal,
       );
     });
@@ -281,7 +293,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     const path = withQuery(`${basePath}${fillRoute(request.route, request.params)}`, request.query);
     let response: TransportResponse;
     try {
-      response = await exchange(request, path, headers, encoded.body, acquire, signal);
+      response = await exchange({ method: request.method, route: request.route, key: call.key }, path, headers, encoded.body, acquire, signal);
     } catch (error) {
       if (error instanceof TransportFailure) {
         return { kind: 'failed', error: new TransientError(context, error.message, error.mayHaveApplied, { cause: error }) };
@@ -378,6 +390,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
           request,
           priority,
           project: request.project ?? '',
+          key: rateKey(rateModel, request.method, request.route, request.params ?? {}),
           resolve: resolve as (response: ApiResponse<unknown>) => void,
           reject,
           transientRetries: 0,

@@ -1,23 +1,27 @@
 import type { Clock } from '../util/clock.js';
-import type { RequestBudget } from './budget.js';
+import type { WindowSlot } from './budget.js';
+import type { BudgetSet } from './rate-model.js';
 import { PriorityScheduler } from './priority-scheduler.js';
 import type { Priority } from './request.js';
 
 export interface DispatchItem {
   readonly priority: Priority;
   readonly project: string;
+  /** The budget key the service counts this item's requests under (see rate-model.ts). */
+  readonly key: string;
 }
 
 /**
  * Given to `run`: waits for the budget, then counts the send and calls `start` in the same
  * synchronous step, so the time counted is the time sent (a promise hop between the two would
- * let other work run in between and push the real send later than the window knows).
+ * let other work run in between and push the real send later than the window knows). The
+ * place stays held until the promise `start` returns settles: the answer is back.
  */
-export type AcquireSend = <R>(start: () => R, signal?: AbortSignal) => Promise<R>;
+export type AcquireSend = <R>(start: () => Promise<R>, signal?: AbortSignal) => Promise<R>;
 
 export interface DispatcherOptions<T extends DispatchItem> {
   clock: Clock;
-  budget: RequestBudget;
+  budgets: BudgetSet;
   concurrency: number;
   /** Runs one admitted item (one attempt); the concurrency slot is held until it settles. */
   run(item: T, acquire: AcquireSend): Promise<void>;
@@ -37,8 +41,10 @@ export class Dispatcher<T extends DispatchItem> {
   readonly #options: DispatcherOptions<T>;
   readonly #queue = new PriorityScheduler<T>();
   #active = 0;
-  // Admitted items that have not sent yet: the budget's room is already promised to them.
-  #reserved = 0;
+  // Admitted items that have not sent yet, by budget key: that budget's room is promised to them.
+  readonly #reserved = new Map<string, number>();
+  // Senders waiting for room: an answer coming back may make some, sooner than any timer knows.
+  readonly #wakeups = new Set<() => void>();
   #timer: { at: number; cancel: () => void } | undefined;
   #stopped = false;
 
@@ -83,14 +89,15 @@ export class Dispatcher<T extends DispatchItem> {
   }
 
   /**
-   * Waits until the budget allows one send and records it, in one synchronous step, so two
-   * senders can never both take the last place in the window. `pending` sends promised to
-   * others are kept free.
+   * Waits until the budget of `key` allows one send and records it, in one synchronous step,
+   * so two senders can never both take the last place in the window. `pending` sends promised
+   * to others are kept free. The place is held until the answer is back.
    */
-  async acquire<R>(start: () => R, signal: AbortSignal | undefined, pending: () => number, onRecorded?: () => void): Promise<R> {
-    const { clock, budget } = this.#options;
+  async acquire<R>(key: string, start: () => Promise<R>, signal: AbortSignal | undefined, pending: () => number, onRecorded?: () => void): Promise<R> {
+    const { clock } = this.#options;
     for (;;) {
       signal?.throwIfAborted();
+      const budget = this.#options.budgets.get(key);
       const wait = budget.delay(clock.now(), pending());
       if (wait <= 0) {
         const prerequisite = this.#options.beforeSend?.(clock.now());
@@ -100,22 +107,50 @@ export class Dispatcher<T extends DispatchItem> {
           continue;
         }
         const now = clock.now();
-        budget.recordSend(now);
+        const slot = budget.recordSend(now);
         // In the same synchronous step: a promise hop here would let another sender see the
         // send counted and its reservation still held, and wait a whole window for nothing.
         onRecorded?.();
         this.#options.onSend(now);
-        return start();
+        let answer: Promise<R>;
+        try {
+          answer = start();
+        } catch (error) {
+          this.#answered(key, slot);
+          throw error;
+        }
+        return answer.finally(() => this.#answered(key, slot));
       }
-      await clock.sleep(wait, signal);
+      await this.#sleep(wait, signal);
+    }
+  }
+
+  #answered(key: string, slot: WindowSlot): void {
+    this.#options.budgets.get(key).answered(slot, this.#options.clock.now());
+    for (const wake of [...this.#wakeups]) wake();
+    this.pump();
+  }
+
+  /** Sleeps `ms`, or less when an answer comes back first (it may have freed a place). */
+  async #sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const woken = new AbortController();
+    const wake = () => woken.abort();
+    this.#wakeups.add(wake);
+    try {
+      await this.#options.clock.sleep(ms, signal ? AbortSignal.any([signal, woken.signal]) : woken.signal);
+    } catch (error) {
+      if (signal?.aborted || !woken.signal.aborted) throw error;
+    } finally {
+      this.#wakeups.delete(wake);
     }
   }
 
   pump(): void {
     if (this.#stopped) return;
-    const { clock, budget, concurrency } = this.#options;
+    const { clock, budgets, concurrency } = this.#options;
     while (this.#active < concurrency && this.#queue.size > 0) {
-      const wait = budget.delay(clock.now(), this.#reserved);
+      const key = this.#queue.peek()!.key;
+      const wait = budgets.get(key).delay(clock.now(), this.#reserved.get(key) ?? 0);
       if (wait > 0) {
         this.#wakeIn(wait);
         return;
@@ -127,21 +162,26 @@ export class Dispatcher<T extends DispatchItem> {
   }
 
   #start(item: T): void {
+    const { key } = item;
     this.#active += 1;
-    this.#reserved += 1;
+    this.#reserved.set(key, (this.#reserved.get(key) ?? 0) + 1);
     let holdsReservation = true;
     const release = () => {
       if (holdsReservation) {
         holdsReservation = false;
-        this.#reserved -= 1;
+        const left = this.#reserved.get(key)! - 1;
+        if (left > 0) this.#reserved.set(key, left);
+        else this.#reserved.delete(key);
       }
     };
-    const acquire: AcquireSend = async (start, signal) => {
+    const acquire: AcquireSend = (start, signal) => {
       // Our own reservation does not count against us.
-      const started = await this.acquire(start, signal, () => this.#reserved - (holdsReservation ? 1 : 0), release);
-      // The promised place is now a real send: others may be admitted against what is left.
-      queueMicrotask(() => this.pump());
-      return started;
+      const answer = this.acquire(key, start, signal, () => (this.#reserved.get(key) ?? 0) - (holdsReservation ? 1 : 0), () => {
+        release();
+        // The promised place is now a real send: others may be admitted against what is left.
+        queueMicrotask(() => this.pump());
+      });
+      return answer;
     };
     void this.#options
       .run(item, acquire)

@@ -10,6 +10,7 @@ import {
 } from './errors.js';
 import type { ApiRequest, BinaryBody } from './request.js';
 import type { TransportResponse } from './transport.js';
+import { maxHeaderWaitMs } from './budget.js';
 import { parseRateLimitHeaders } from './rate-limit-headers.js';
 import { hasDocumentedShape } from './response-shapes.js';
 import { BINARY_ANSWERS } from './operation-facts.js';
@@ -42,7 +43,7 @@ export function errorForResponse(request: Pick<ApiRequest, 'method' | 'route'>, 
   if (status === 401) return new UnauthorizedError(context, 'unauthorized: the token is missing, invalid or expired');
   if (status === 403) return new ForbiddenError(context, 'forbidden');
   if (status === 404) return new NotFoundError(context, 'not found');
-  if (status === 429) return new RateLimitedError(context, parseRateLimitHeaders(response.headers).resetMs ?? windowMs);
+  if (status === 429) return new RateLimitedError(context, parseRateLimitHeaders(response.headers, { maxWaitMs: maxHeaderWaitMs(windowMs) }).resetMs ?? windowMs);
   if (status >= 400 && status < 500) return new InvalidRequestError(context, message ?? 'rejected');
   // A 5xx may come after the service acted (a commit whose answer failed): its effect is unknown.
   return new TransientError(context, `server error${message ? `: ${message}` : ''}`, true);

@@ -41,6 +41,16 @@ export class PriorityScheduler<T> {
     lane.size += 1;
   }
 
+  /** The next item, left in place, or undefined when nothing waits. */
+  peek(): T | undefined {
+    for (const priority of PRIORITIES) {
+      const lane = this.#lane(priority);
+      if (lane.size === 0) continue;
+      return lane.byProject.get(lane.order[0]!)![0];
+    }
+    return undefined;
+  }
+
   /** Takes the next item, or undefined when nothing waits. */
   shift(): { item: T; priority: Priority } | undefined {
     for (const priority of PRIORITIES) {

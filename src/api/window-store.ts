@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
@@ -157,7 +158,7 @@ export class WindowWriter {
         ...(claim && claim.left > 0 && claim.until >= now ? { claim: { count: claim.left, until: claim.until } } : {}),
       };
       try {
-        await writeJsonAtomic(this.#path, value);
+        await this.#writeFile(value);
       } catch (error) {
         this.#dirty = true;
         throw new WindowFileError(this.#path, `cannot write the request window: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
@@ -165,5 +166,23 @@ export class WindowWriter {
     });
     this.#writing = next;
     return next;
+  }
+
+  /**
+   * One write of the file. The state directory is created first, every time: something may
+   * have removed it since the last write (a cleanup, an operator), and the window must still
+   * reach the disk. A removal racing this very write (the temp file's directory gone between
+   * its creation and the rename) is met by one more attempt.
+   */
+  async #writeFile(value: PersistedWindow): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await mkdir(this.#options.stateDir, { recursive: true });
+        await writeJsonAtomic(this.#path, value);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw error;
+      }
+    }
   }
 }

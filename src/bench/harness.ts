@@ -11,6 +11,7 @@ import { runPass } from '../reconcile/engine.js';
 import type { ManifestSet } from '../manifests/types.js';
 import type { PassResult } from '../reconcile/types.js';
 import type { RateSpec } from '../util/rate.js';
+import type { RateModel } from '../api/rate-model.js';
 import { silentLogger } from '../util/logger.js';
 import { generateFleet, type FleetShape, type GeneratedFleet } from './fleet.js';
 
@@ -35,6 +36,8 @@ export interface HarnessOptions {
   /** Lifecycle speed of the emulator (default 2000: a two-minute create takes 60 ms). */
   speed?: number;
   concurrency?: number;
+  /** How the emulator counts and the client budgets (default `user`). */
+  rateModel?: RateModel;
 }
 
 export async function openFleetHarness(options: HarnessOptions): Promise<FleetHarness> {
@@ -44,7 +47,8 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
   if (manifests.errors.length) {
     throw new Error(`generated fleet does not validate: ${manifests.errors.slice(0, 3).map((e) => `${e.file}:${e.line} ${e.path} ${e.message}`).join('; ')}`);
   }
-  const emulator = await startEmulator({ port: 0, rateLimit: options.emulatorRate, speed: options.speed ?? 2000 });
+  const rateModel = options.rateModel ?? 'user';
+  const emulator = await startEmulator({ port: 0, rateLimit: options.emulatorRate, rateModel, speed: options.speed ?? 2000 });
   const stateDir = join(root, 'state');
   const sendTimes: number[] = [];
   const concurrency = options.concurrency ?? 4;
@@ -60,6 +64,7 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
     baseUrl: emulator.url,
     auth: staticToken(emulator.token),
     rate: options.clientRate,
+    rateModel,
     stateDir,
     concurrency,
     transport,

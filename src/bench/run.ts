@@ -6,7 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
-import { convergeAndLatency, longRun, passCost, type PassCostFigures } from './scenarios.js';
+import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
@@ -61,6 +61,22 @@ row('budget', `largest window / budget (${budget.requestsSent} requests)`, budge
 row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
 row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
 
+const modelProjects = quick ? 20 : 100;
+log(`no-change pass over ${modelProjects} projects in each rate model`);
+const byUser = await passByModel('user', modelProjects);
+const byScope = await passByModel('scoped', modelProjects);
+for (const figures of [byUser, byScope]) {
+  row(
+    '6 rate model',
+    `${figures.model}: ${figures.projects} projects, ${figures.requests} requests (${figures.userScoped} against the user): seconds (least the user's budget allows)`,
+    `${figures.seconds} (${figures.minimumSeconds})`,
+    '-',
+    '',
+    undefined,
+  );
+  row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
+}
+
 log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
 for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
@@ -75,4 +91,4 @@ for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope] }, null, 2)}\n`);

@@ -9,6 +9,8 @@ import { converge, openFleetHarness } from './harness.js';
 import { naiveObservation, sendAtFixedInterval } from './naive.js';
 import { clientOver, recordingCaller, type Recording } from './replay.js';
 import { maxInAnyWindow } from './window.js';
+import { createClient } from '../api/client.js';
+import { staticToken } from '../api/auth.js';
 
 const FAST = { limit: 1_000_000, windowMs: 1000 };
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
@@ -238,4 +240,72 @@ async function writeLatency(harness: Awaited<ReturnType<typeof openFleetHarness>
   controller.abort();
   await Promise.all(sweep);
   return { slots: writeIndex - askedAt, naiveSlots: sweepSize - sweepSentBefore };
+}
+
+export interface ModelPassFigures {
+  model: 'user' | 'scoped';
+  projects: number;
+  requests: number;
+  /** The fewest requests a no-change pass can make (the same in both models). */
+  lowerBound: number;
+  /** Requests counted against the user (the project and organization lists in `scoped`). */
+  userScoped: number;
+  seconds: number;
+  /** The least time the budget allows: the user's count over its rate (all requests in `user`). */
+  minimumSeconds: number;
+  rateLimited: number;
+}
+
+const USER_SCOPED = new Set(['/v1/projects', '/v1/organizations', '/v1/snippets']);
+
+/**
+ * Scenario 6: a no-change pass over `projects` projects in each rate model, the emulator counting
+ * the same way as the client budgets. In `user` every request spends the user's 60 per window;
+ * in `scoped` only the lists do, and the per-project reads each have their own count, so the
+ * pass takes the time its user-scoped calls allow rather than the time of all of its requests.
+ */
+export async function passByModel(model: 'user' | 'scoped', projects: number, windowMs = 1000): Promise<ModelPassFigures> {
+  const budget = 50;
+  // Converge without a limit that counts, then measure the pass with the real ones.
+  const harness = await openFleetHarness({
+    shape: { projects, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
+    emulatorRate: FAST,
+    clientRate: FAST,
+    concurrency: 8,
+  });
+  try {
+    await converge(harness);
+    harness.emulator.setRateLimit({ limit: 60, windowMs }, model);
+    const client = await createClient({
+      baseUrl: harness.emulator.url,
+      auth: staticToken(harness.emulator.token),
+      rate: { limit: budget, windowMs },
+      rateModel: model,
+      concurrency: 8,
+    });
+    const before = harness.emulator.requests().length;
+    const started = performance.now();
+    try {
+      const dry = await harness.pass({ dryRun: true, client });
+      if (dry.plan.hasChanges) throw new Error('the no-change pass found changes');
+    } finally {
+      await client.close();
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const sent = harness.emulator.requests().slice(before).filter((e) => e.path.startsWith('/v1/'));
+    const userScoped = sent.filter((e) => model === 'user' || USER_SCOPED.has(e.path)).length;
+    return {
+      model,
+      projects,
+      requests: sent.length,
+      lowerBound: harness.fleet.lowerBound,
+      userScoped,
+      seconds: round(seconds),
+      // The first `budget` go at once; each further one waits its turn in the window.
+      minimumSeconds: round((Math.max(0, userScoped - budget) / budget) * (windowMs / 1000)),
+      rateLimited: sent.filter((e) => e.status === 429).length,
+    };
+  } finally {
+    await harness.close();
+  }
 }

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { tokenSourceFromEnvironment } from '../api/auth.js';
 import { createClient, type ApiClient } from '../api/client.js';
+import { parseRateModel, type RateModel } from '../api/rate-model.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { Logger } from '../util/logger.js';
 import type { ApiTelemetry } from '../telemetry.js';
@@ -14,6 +15,7 @@ export interface ApiSession {
   baseUrl: string;
   stateDir: string;
   rate: RateSpec;
+  rateModel: RateModel;
   /** The in-process emulator of `--sandbox`. */
   sandbox?: RunningEmulator;
   /** Closes the client (persisting the request window), then the sandbox. */
@@ -27,18 +29,39 @@ export interface ApiSessionOptions {
 }
 
 /**
+ * The budget when `--rate-limit` (and RECONCILE_RATE_LIMIT) is not given. Together they stay
+ * within the spec's 60 per minute for one identity: a daemon and a CI dry run (or a person at a
+ * terminal) sharing a token never exceed it, whatever each does.
+ */
+export const DAEMON_DEFAULT_RATE = '45/60s';
+export const ONE_SHOT_DEFAULT_RATE = '15/60s';
+
+/** The budget a command uses: the option's, else the default of its kind (daemon or one-shot). */
+export function resolveRate(context: CommandContext): RateSpec {
+  const rateText = stringOption(context, 'rate-limit') ?? (context.values.watch === true ? DAEMON_DEFAULT_RATE : ONE_SHOT_DEFAULT_RATE);
+  try {
+    return parseRate(rateText);
+  } catch (error) {
+    throw new UsageError(`--rate-limit: ${(error as Error).message}`);
+  }
+}
+
+export function resolveRateModel(context: CommandContext): RateModel {
+  try {
+    return parseRateModel(stringOption(context, 'rate-model') ?? 'user');
+  } catch (error) {
+    throw new UsageError(`--rate-model: ${(error as Error).message}`);
+  }
+}
+
+/**
  * Builds the client from the options every API command shares (`--api-url`, the token from the
  * environment or `--token-file`, `--rate-limit`, `--state-dir`). `--sandbox` has its own
  * session (src/cli/sandbox-session.ts).
  */
 export async function openApiSession(context: CommandContext, options: ApiSessionOptions = {}): Promise<ApiSession> {
-  const rateText = stringOption(context, 'rate-limit') ?? '50/60s';
-  let rate: RateSpec;
-  try {
-    rate = parseRate(rateText);
-  } catch (error) {
-    throw new UsageError(`--rate-limit: ${(error as Error).message}`);
-  }
+  const rate = resolveRate(context);
+  const rateModel = resolveRateModel(context);
   const stateDir = resolve(context.cwd, stringOption(context, 'state-dir') ?? '.reconcile');
   if (stringOption(context, 'seed') !== undefined) throw new UsageError('--seed needs --sandbox');
   const baseUrl = stringOption(context, 'api-url');
@@ -54,11 +77,12 @@ export async function openApiSession(context: CommandContext, options: ApiSessio
     baseUrl,
     auth,
     rate,
+    rateModel,
     stateDir,
     timeouts: { headersMs: timeoutMs, bodyMs: timeoutMs },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.telemetry ? { telemetry: options.telemetry } : {}),
     ...(options.log ? { log: options.log } : {}),
   });
-  return { client, baseUrl, stateDir, rate, close: () => client.close() };
+  return { client, baseUrl, stateDir, rate, rateModel, close: () => client.close() };
 }

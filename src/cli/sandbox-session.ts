@@ -9,7 +9,7 @@ import { createClient } from '../api/client.js';
 import type { Logger } from '../util/logger.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import type { ApiSession } from './api-session.js';
+import { resolveRateModel, type ApiSession } from './api-session.js';
 import type { ApiTelemetry } from '../telemetry.js';
 import { OPTIONS } from './options.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
@@ -46,6 +46,7 @@ export async function openSandboxSession(
       throw new UsageError(`--rate-limit: ${(error as Error).message}`);
     }
   }
+  const rateModel = resolveRateModel(context);
   let timeoutMs: number;
   try {
     timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');
@@ -60,6 +61,7 @@ export async function openSandboxSession(
     host: '127.0.0.1',
     port: 0,
     rateLimit: SANDBOX_EMULATOR_RATE,
+    rateModel,
     speed: SANDBOX_SPEED,
     ...(seed ? { seed: resolve(context.cwd, seed) } : {}),
   });
@@ -76,11 +78,12 @@ export async function openSandboxSession(
   let client;
   try {
     stateDir = explicitState ? resolve(context.cwd, stringOption(context, 'state-dir')!) : await mkdtemp(join(tmpdir(), 'reconcile-sandbox-'));
-    log?.info({ url: emulator.url, rate: `${rate.limit}/${rate.windowMs}ms`, speed: SANDBOX_SPEED }, 'sandbox: emulator started in-process');
+    log?.info({ url: emulator.url, rate: `${rate.limit}/${rate.windowMs}ms`, rateModel, speed: SANDBOX_SPEED }, 'sandbox: emulator started in-process');
     client = await createClient({
       baseUrl: emulator.url,
       auth: staticToken(emulator.token),
       rate,
+      rateModel,
       stateDir,
       ...(log ? { log } : {}),
       // The daemon's metrics (`--sandbox --watch`).
@@ -95,6 +98,7 @@ export async function openSandboxSession(
     baseUrl: emulator.url,
     stateDir,
     rate,
+    rateModel,
     sandbox: emulator,
     clock: {
       now: () => systemClock.now(),

@@ -5,7 +5,7 @@ import type { RateSpec } from '../util/rate.js';
 import { handleAdmin } from './admin.js';
 import { resolveDurations, type LifecycleDurations } from './durations.js';
 import { FaultInjector, validateFaultConfig, type FaultConfig } from './faults.js';
-import { RateLimiter, RouteLimiter } from './rate-limiter.js';
+import { RateLimiter, RouteLimiter, type EmulatorRateModel } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import type { RequestTarget } from './request-target.js';
 import { Router } from './router.js';
@@ -24,8 +24,10 @@ export interface EmulatorOptions {
   seed?: SeedInput | string;
   /** The default user's personal access token (generated when absent). */
   token?: string;
-  /** The per-user limit (default 60 requests per 60 s). */
+  /** The per-user limit (default 60 requests per 60 s); in the `scoped` model, the limit of each count. */
   rateLimit?: RateSpec;
+  /** How requests are counted (default `user`, the spec's): see rate-limiter.ts. */
+  rateModel?: EmulatorRateModel;
   /** Lifecycle clock factor (default 1): 100 makes a two-minute create take 1.2 s. */
   speed?: number;
   /** Lifecycle clock; overrides `speed` (tests pass a ManualClock). */
@@ -68,6 +70,9 @@ export function validateOptions(options: EmulatorOptions): void {
       throw new TypeError(`Expected \`rateLimit.windowMs\` to be a number > 0, got \`${String(options.rateLimit.windowMs)}\``);
     }
   }
+  if (options.rateModel !== undefined && options.rateModel !== 'user' && options.rateModel !== 'scoped') {
+    throw new TypeError(`Expected \`rateModel\` to be \`user\` or \`scoped\`, got \`${String(options.rateModel)}\``);
+  }
   if (options.speed !== undefined && (typeof options.speed !== 'number' || !Number.isFinite(options.speed) || options.speed <= 0)) {
     throw new TypeError(`Expected \`speed\` to be a finite number > 0, got \`${String(options.speed)}\` (${typeof options.speed})`);
   }
@@ -107,7 +112,7 @@ export class Emulator implements EmulatorCore {
     this.wallClock = options.wallClock ?? systemClock;
     this.#clock = options.clock ?? (options.speed && options.speed !== 1 ? scaledClock(options.speed) : systemClock);
     this.#rate = options.rateLimit ?? DEFAULT_RATE_LIMIT;
-    this.limiter = new RateLimiter(this.#rate);
+    this.limiter = new RateLimiter(this.#rate, options.rateModel ?? 'user');
     this.routeLimiter = new RouteLimiter(this.#rate.windowMs);
     this.bodyLimitBytes = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
     this.deployBodyLimitBytes = options.deployBodyLimitBytes ?? DEFAULT_DEPLOY_BODY_LIMIT;
@@ -197,6 +202,7 @@ export class Emulator implements EmulatorCore {
       pending_transitions: this.state.pendingTransitions,
       next_transition_at: this.state.nextTransitionAt() ?? null,
       rate_limit: this.limiter.spec,
+      rate_model: this.limiter.model,
       durations: this.durations,
       body_limit_bytes: this.bodyLimitBytes,
       deploy_body_limit_bytes: this.deployBodyLimitBytes,

@@ -5,12 +5,15 @@ import { Emulator, resolveSeed, type EmulatorOptions } from './emulator.js';
 import type { FaultConfig } from './faults.js';
 import type { RequestLogEntry } from './request-log.js';
 import type { SeedInput } from './seed.js';
+import type { EmulatorRateModel } from './rate-limiter.js';
+import type { RateSpec } from '../util/rate.js';
 
 export type { EmulatorOptions } from './emulator.js';
 export type { LifecycleDurations } from './durations.js';
 export { DEFAULT_DURATIONS } from './durations.js';
 export type { FaultConfig, FaultRule } from './faults.js';
 export type { RequestLogEntry } from './request-log.js';
+export type { EmulatorRateModel } from './rate-limiter.js';
 export type { SeedInput, SeedUser, SeedOrganization, SeedProject, SeedSnippet, SeedOAuthApp } from './seed.js';
 export { SeedError, loadSeedFile, validateSeed } from './seed.js';
 export { DEFAULT_RATE_LIMIT, DEFAULT_BODY_LIMIT, DEFAULT_DEPLOY_BODY_LIMIT } from './emulator.js';
@@ -28,6 +31,8 @@ export interface RunningEmulator {
   reset(): void;
   seed(seed: SeedInput): void;
   setFaults(faults: FaultConfig): void;
+  /** Replaces the rate limit (and its model), with empty counts: benchmarks converge unlimited, then measure. */
+  setRateLimit(rate: RateSpec, model?: EmulatorRateModel): void;
   /** Emulator (lifecycle) time. */
   now(): number;
   /** Moves the lifecycle clock forward (on top of whatever clock drives it). */
@@ -55,6 +60,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     reset: () => emulator.reset(),
     seed: (seed) => emulator.seed(seed),
     setFaults: (faults) => emulator.setFaults(faults),
+    setRateLimit: (rate, model) => {
+      emulator.limiter.reset(rate, model);
+      emulator.routeLimiter.reset(rate.windowMs);
+    },
     now: () => emulator.now(),
     advanceClock: (ms) => emulator.advanceClock(ms),
     advanceUntilIdle: () => emulator.advanceUntilIdle(),

@@ -1,5 +1,14 @@
 import type { RateSpec } from '../util/rate.js';
 
+/**
+ * How the service counts. `user` (the spec's): one count per user, across all of the user's
+ * tokens. `scoped` (the public service's newer model): one count per user and scope (a project,
+ * an organization or a branch, from the path) and endpoint, each at the main limit, or at the
+ * route's own stricter limit; calls that name no scope (the project and organization lists,
+ * snippets) share one count per user.
+ */
+export type EmulatorRateModel = 'user' | 'scoped';
+
 export interface RateDecision {
   allowed: boolean;
   limit: number;
@@ -14,30 +23,62 @@ interface UserWindow {
   blockedUntil: number;
 }
 
+/** Where a request is counted: `id` names the count, `limit` is its size per window. */
+export interface RateBucket {
+  id: string;
+  limit: number;
+}
+
 /**
- * The service's limit: `limit` requests per rolling window per user, counted across all of the
- * user's tokens. The request past the limit, and every request of that user for the following
- * whole window, are refused.
+ * The service's limit: `limit` requests per rolling window per count, a count being the user's
+ * (model `user`, across all of the user's tokens) or the user's per scope and endpoint (model
+ * `scoped`). The request past the limit, and every request of that count for the following
+ * whole window, are refused. Counting happens when a request arrives.
  */
 export class RateLimiter {
   readonly #windows = new Map<string, UserWindow>();
+  // Blocks of a whole user (an injected fault), over every count of theirs.
+  readonly #userBlocks = new Map<string, number>();
   #spec: RateSpec;
+  #model: EmulatorRateModel;
 
-  constructor(spec: RateSpec) {
+  constructor(spec: RateSpec, model: EmulatorRateModel = 'user') {
     this.#spec = spec;
+    this.#model = model;
   }
 
   get spec(): RateSpec {
     return this.#spec;
   }
 
-  #window(userId: string): UserWindow {
-    let window = this.#windows.get(userId);
+  get model(): EmulatorRateModel {
+    return this.#model;
+  }
+
+  /** The count a request of `userId` on `METHOD route` with these path parameters falls in. */
+  bucket(userId: string, method: string, route: string, params: Readonly<Record<string, string>>): RateBucket {
+    if (this.#model === 'user') return { id: userId, limit: this.#spec.limit };
+    const scope =
+      params.ref !== undefined ? `project:${params.ref}`
+      : params.slug !== undefined ? `organization:${params.slug}`
+      : params.branch_id !== undefined ? `branch:${params.branch_id}`
+      : undefined;
+    if (scope === undefined) return { id: userId, limit: this.#spec.limit };
+    const endpoint = `${method} ${route}`;
+    return { id: `${userId} ${scope} ${endpoint}`, limit: Math.min(this.#spec.limit, SCOPED_ROUTE_LIMITS[endpoint] ?? this.#spec.limit) };
+  }
+
+  #window(id: string): UserWindow {
+    let window = this.#windows.get(id);
     if (!window) {
       window = { times: [], blockedUntil: 0 };
-      this.#windows.set(userId, window);
+      this.#windows.set(id, window);
     }
     return window;
+  }
+
+  #blockedUntil(userId: string, window: UserWindow): number {
+    return Math.max(window.blockedUntil, this.#userBlocks.get(userId) ?? 0);
   }
 
   #prune(window: UserWindow, now: number): void {
@@ -45,11 +86,16 @@ export class RateLimiter {
     while (window.times.length > 0 && window.times[0]! <= from) window.times.shift();
   }
 
-  /** Counts one request of `userId` at `now` (wall clock) and says whether it may proceed. */
-  take(userId: string, now: number): RateDecision {
-    const window = this.#window(userId);
-    const { limit, windowMs } = this.#spec;
-    if (window.blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: window.blockedUntil - now };
+  /**
+   * Counts one request of `userId` at `now` (wall clock) and says whether it may proceed.
+   * `bucket`: where it counts (default: the user's own count).
+   */
+  take(userId: string, now: number, bucket: RateBucket = { id: userId, limit: this.#spec.limit }): RateDecision {
+    const window = this.#window(bucket.id);
+    const { windowMs } = this.#spec;
+    const { limit } = bucket;
+    const blockedUntil = this.#blockedUntil(userId, window);
+    if (blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: blockedUntil - now };
     this.#prune(window, now);
     if (window.times.length >= limit) {
       window.blockedUntil = now + windowMs;
@@ -59,26 +105,29 @@ export class RateLimiter {
     return { allowed: true, limit, remaining: limit - window.times.length, resetMs: window.times[0]! + windowMs - now };
   }
 
-  /** The headers' view for a user without counting a request. */
-  peek(userId: string | undefined, now: number): RateDecision {
-    const { limit, windowMs } = this.#spec;
+  /** The headers' view for a user (or one of their counts) without counting a request. */
+  peek(userId: string | undefined, now: number, bucket?: RateBucket): RateDecision {
+    const { windowMs } = this.#spec;
+    const limit = bucket?.limit ?? this.#spec.limit;
     if (!userId) return { allowed: true, limit, remaining: limit, resetMs: windowMs };
-    const window = this.#window(userId);
-    if (window.blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: window.blockedUntil - now };
+    const window = this.#window(bucket?.id ?? userId);
+    const blockedUntil = this.#blockedUntil(userId, window);
+    if (blockedUntil > now) return { allowed: false, limit, remaining: 0, resetMs: blockedUntil - now };
     this.#prune(window, now);
     const oldest = window.times[0];
     return { allowed: true, limit, remaining: limit - window.times.length, resetMs: oldest === undefined ? windowMs : oldest + windowMs - now };
   }
 
-  /** Refuses every request of the user (or of every user) for `ms`, as if the limit had been crossed. */
+  /** Refuses every request of the user for `ms`, in every count of theirs, as if the limit had been crossed. */
   block(userId: string, now: number, ms = this.#spec.windowMs): void {
-    const window = this.#window(userId);
-    window.blockedUntil = Math.max(window.blockedUntil, now + ms);
+    this.#userBlocks.set(userId, Math.max(this.#userBlocks.get(userId) ?? 0, now + ms));
   }
 
-  reset(spec?: RateSpec): void {
+  reset(spec?: RateSpec, model?: EmulatorRateModel): void {
     this.#windows.clear();
+    this.#userBlocks.clear();
     if (spec) this.#spec = spec;
+    if (model) this.#model = model;
   }
 }
 
@@ -92,7 +141,17 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
   };
 }
 
-/** Routes with a stricter limit of their own in the service (per user, per window of the main limit). */
+/**
+ * In the `scoped` model, the routes whose count (per user, scope and endpoint) is smaller than
+ * the main limit, per window of the main limit.
+ */
+export const SCOPED_ROUTE_LIMITS: Record<string, number> = {
+  'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
+  'POST /v1/projects/{ref}/custom-hostname/reverify': 10,
+  'DELETE /v1/projects/{ref}/custom-hostname': 10,
+};
+
+/** In the `user` model, routes with a stricter limit of their own (per user, per window of the main limit). */
 export const ROUTE_LIMITS: Record<string, number> = {
   'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
   'POST /v1/projects/{ref}/custom-hostname/reverify': 10,

@@ -6,7 +6,7 @@ import { EmulatorHttpError } from './errors.js';
 import { FaultInjector } from './faults.js';
 import { componentSchema, describeErrors, validatorFor, type SpecOperation } from './openapi.js';
 import { parseQuery } from './query.js';
-import { RateLimiter, RouteLimiter, rateLimitHeaders, type RateDecision } from './rate-limiter.js';
+import { RateLimiter, RouteLimiter, rateLimitHeaders, type RateBucket, type RateDecision } from './rate-limiter.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { parseRequestTarget, type RequestTarget } from './request-target.js';
 import { Router, type RouteMatch } from './router.js';
@@ -162,15 +162,18 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
     }
     const { operation, params } = match;
     let user: UserRecord | undefined;
+    let bucket: RateBucket | undefined;
     if (!CLIENT_AUTHENTICATED.has(operation.operationId)) {
       user = authenticate(core, req.headers.authorization);
       if (!user && OPTIONAL_AUTH.has(operation.operationId) && !req.headers.authorization) user = core.state.users.get(core.state.defaultUserId);
       if (!user) throw new EmulatorHttpError(401, 'Unauthorized');
       exchange.entry.user = user.id;
       const wallNow = core.wallClock.now();
-      exchange.rate = core.limiter.take(user.id, wallNow);
+      bucket = core.limiter.bucket(user.id, method, operation.route, params);
+      exchange.rate = core.limiter.take(user.id, wallNow, bucket);
       if (!exchange.rate.allowed) throw new EmulatorHttpError(429, 'Too many requests: the rate limit of this user is exceeded; retry after the reset');
-      if (!core.routeLimiter.take(user.id, method, operation.route, wallNow)) {
+      // The scoped model's counts already hold the stricter routes' limits.
+      if (core.limiter.model === 'user' && !core.routeLimiter.take(user.id, method, operation.route, wallNow)) {
         throw new EmulatorHttpError(429, `Too many requests: ${method} ${operation.route} has a stricter limit of its own; retry later`);
       }
     }
@@ -192,7 +195,7 @@ export async function handleRequest(core: EmulatorCore, req: IncomingMessage, re
       case 'rate-limit':
         if (user) {
           core.limiter.block(user.id, core.wallClock.now());
-          exchange.rate = core.limiter.peek(user.id, core.wallClock.now());
+          exchange.rate = core.limiter.peek(user.id, core.wallClock.now(), bucket);
         }
         throw new EmulatorHttpError(429, 'Too many requests: the rate limit of this user is exceeded; retry after the reset');
       default:

@@ -60,8 +60,9 @@ describe('priority queue', () => {
     await runUntil(clock, () => calls.every((c) => c.settled));
     const order = fake.sent.map((s) => s.path.split('/')[3]);
     expect(order).toEqual(['warmup', 'c1', 'd1', 'c2', 'b1', 'b2', 'a1', 'e1', 'a2', 'a3']);
-    // One per window (plus the budget's 10 ms guard): the budget, not the queue, sets the pace.
-    expect(fake.sent.map((s) => s.at - fake.sent[0]!.at)).toEqual([0, 1010, 2020, 3030, 4040, 5050, 6060, 7070, 8080, 9090]);
+    // One per window after the previous answer (10 ms of latency, plus the budget's 10 ms
+    // guard): the budget, not the queue, sets the pace.
+    expect(fake.sent.map((s) => s.at - fake.sent[0]!.at)).toEqual([0, 1020, 2040, 3060, 4080, 5100, 6120, 7140, 8160, 9180]);
     await client.close();
   });
 

@@ -16,9 +16,23 @@ describe('SlidingWindow', () => {
 
   it('never records a time earlier than the last one (a clock stepping back)', () => {
     const window = new SlidingWindow(1_000);
-    window.record(500);
-    window.record(400);
+    window.answered(window.record(500), 500);
+    window.answered(window.record(400), 450);
     expect(window.sends(600)).toEqual([500, 500]);
+  });
+
+  it('holds a place from the send until a window after the answer; an open request holds it throughout', () => {
+    const window = new SlidingWindow(1_000);
+    const slow = window.record(0);
+    const fast = window.record(10);
+    window.answered(fast, 20);
+    expect(window.delayFor(500, 2)).toBe(520);
+    expect(window.delayFor(500, 1)).toBe(1_000);
+    expect(window.count(5_000)).toBe(1);
+    expect(window.sends(5_000)).toEqual([5_000]);
+    window.answered(slow, 5_000);
+    expect(window.delayFor(5_500, 1)).toBe(500);
+    expect(window.delayFor(6_000, 1)).toBe(0);
   });
 });
 
@@ -45,7 +59,7 @@ describe('PriorityScheduler', () => {
 describe('RequestBudget', () => {
   it('a 429 explained by our own sends is expected and keeps the limit', () => {
     const budget = new RequestBudget({ rate: { limit: 5, windowMs: 1_000 }, random: () => 0 });
-    for (let i = 0; i < 5; i++) budget.recordSend(i);
+    for (let i = 0; i < 5; i++) budget.answered(budget.recordSend(i), i);
     budget.observe(10, { limit: 5, remaining: 0, resetMs: 990 }, 0);
     const outcome = budget.rateLimited(11, { resetMs: 990 });
     expect(outcome).toEqual({ waitMs: 990, unexpected: false, effectiveLimit: 5 });

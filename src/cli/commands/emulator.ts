@@ -1,5 +1,6 @@
 import { startEmulator, SeedError } from '../../emulator/index.js';
 import { parseRate } from '../../util/rate.js';
+import { parseRateModel } from '../../api/rate-model.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 
 function parsePort(text: string): number {
@@ -32,11 +33,19 @@ export async function run(context: CommandContext): Promise<number> {
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
+  // Like the limit, the model is the flag's alone: RECONCILE_RATE_MODEL is the reconciler's.
+  const modelText = context.flags.has('rate-model') ? stringOption(context, 'rate-model') : undefined;
+  let rateModel;
+  try {
+    rateModel = modelText === undefined ? undefined : parseRateModel(modelText);
+  } catch (error) {
+    throw new UsageError(`--rate-model: ${(error as Error).message}`);
+  }
   const token = stringOption(context, 'token');
   const seed = stringOption(context, 'seed');
   let emulator;
   try {
-    emulator = await startEmulator({ host, port, speed, rateLimit, token, seed });
+    emulator = await startEmulator({ host, port, speed, rateLimit, token, seed, ...(rateModel ? { rateModel } : {}) });
   } catch (error) {
     if (error instanceof SeedError || error instanceof TypeError) {
       context.stderr.write(`reconcile emulator: ${error.message}\n`);

@@ -45,11 +45,20 @@ export function fakeTransport(clock: Clock, options: { latencyMs?: number } = {}
   };
 }
 
-/** Advances a manual clock timer by timer until `done()` or the step budget runs out. */
+/**
+ * Advances a manual clock timer by timer until `done()` or the step budget runs out. While no
+ * timer is pending the clock stands still and only I/O runs (the request window's writes are
+ * real file writes): a slow disk must not be mistaken for time passing, nor use up the steps.
+ */
 export async function runUntil(clock: ManualClock, done: () => boolean, maxSteps = 10_000): Promise<void> {
-  for (let step = 0; step < maxSteps && !done(); step++) {
+  for (let step = 0; step < maxSteps && !done(); ) {
     const next = clock.nextAt();
-    await clock.advance(next === undefined ? 1 : Math.max(1, next - clock.now()));
+    if (next === undefined) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      continue;
+    }
+    await clock.advance(Math.max(1, next - clock.now()));
+    step++;
   }
   if (!done()) throw new Error('runUntil: condition not reached');
 }

@@ -1,0 +1,84 @@
+// The request window keeps reaching the disk when its directory disappears under it: the
+// writer creates the directory before each write, and its writes never overlap.
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/util/clock.js';
+import { createClient } from '../../src/api/client.js';
+import { staticToken } from '../../src/api/auth.js';
+import { WindowWriter, WINDOW_FILE, type PersistedWindow } from '../../src/api/window-store.js';
+import { fakeTransport, reply, track } from './helpers/fake-transport.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+async function runUntil(clock: ManualClock, done: () => boolean): Promise<void> {
+  while (!done()) {
+    const next = clock.nextAt();
+    if (next === undefined) await new Promise<void>((resolve) => setImmediate(resolve));
+    else await clock.advance(Math.max(0, next - clock.now()));
+  }
+}
+
+describe('window store', () => {
+  it('a persist and a close after the state directory was removed write it again instead of failing', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'window-store-'));
+    dirs.push(root);
+    const stateDir = join(root, '.state');
+    const clock = new ManualClock();
+    const fake = fakeTransport(clock, { latencyMs: 5 });
+    fake.setDefault(reply(200, []));
+    const errors: unknown[] = [];
+    const log = { error: (fields: unknown) => errors.push(fields), warn: () => undefined, info: () => undefined, debug: () => undefined, trace: () => undefined, fatal: () => undefined, child: () => log } as never;
+    const client = await createClient({ baseUrl: 'http://api.test', auth: staticToken('tok'), clock, transport: fake.transport, rate: { limit: 20, windowMs: 60_000 }, stateDir, log });
+    const first = [1, 2, 3].map(() => track(client.api.listAllProjects()));
+    await runUntil(clock, () => first.every((c) => c.settled));
+    await rm(stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 1 });
+    const second = [1, 2, 3].map(() => track(client.api.listAllProjects()));
+    await runUntil(clock, () => second.every((c) => c.settled));
+    // The debounced write of the send times, then the final one.
+    await clock.advance(1_000);
+    await rm(stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 1 });
+    await client.close();
+    expect([...first, ...second].map((c) => c.error)).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
+    expect(errors).toEqual([]);
+    const saved = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+    expect(saved.sends).toHaveLength(6);
+    expect(await readdir(stateDir)).toEqual([WINDOW_FILE]);
+  });
+
+  it('writes never overlap, and each write survives the directory vanishing between writes', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'window-store-'));
+    dirs.push(root);
+    const stateDir = join(root, 'state');
+    const clock = new ManualClock();
+    let sends: number[] = [];
+    const errors: unknown[] = [];
+    const writer = new WindowWriter({
+      stateDir,
+      clock,
+      debounceMs: 10,
+      claimCount: 2,
+      claimMs: 50,
+      snapshot: () => ({ version: 1, windowMs: 1_000, sends, blockedUntil: 0 }),
+      onError: (error) => errors.push(error),
+    });
+    for (let i = 0; i < 20; i++) {
+      sends = [...sends, clock.now()];
+      writer.changed();
+      const claim = writer.beforeSend(clock.now());
+      if (i % 3 === 0) await rm(stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 1 });
+      await Promise.all([claim, writer.flush()]);
+      await clock.advance(5);
+    }
+    await writer.flush({ final: true });
+    expect(errors).toEqual([]);
+    const saved = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+    expect(saved.sends).toEqual(sends);
+    expect(saved.claim).toBeUndefined();
+    expect(await readdir(stateDir)).toEqual([WINDOW_FILE]);
+  });
+});
