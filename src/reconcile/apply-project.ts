@@ -2,15 +2,14 @@
 // until it and its services are healthy, a fresh plan of its kinds, their changes in registry
 // order, a pause last, and the read-back that verifies what was written.
 import type { Clock } from '../util/clock.js';
-import { describeError } from './describe-error.js';
+import { describeError, rememberSecret } from './describe-error.js';
 import type { IntentLog } from './intents.js';
 import { saveInventory, type Inventory } from './inventory.js';
 import type { OrganizationUnit } from './organizations.js';
 import { planModules, type ProjectWork } from './project-work.js';
-import { createProject, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
+import { createProject, generatedPassword, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
 import type { SecretResolver } from './secret-check.js';
 import type { FileStateStore } from './state.js';
-import { isChange } from './summary.js';
 import type { KindContext, KindModule, Logger, PlanEntry, PlannedChange } from './types.js';
 
 export interface WaitSettings {
@@ -63,7 +62,12 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
         intents: a.intents,
         clock: a.clock,
         log: a.log,
-        resolveDbPass: async () => (dbPass === undefined ? undefined : a.secrets.resolve(dbPass, unit.document)),
+        // Generated here rather than in createProject so that the pass knows it and scrubs it.
+        resolveDbPass: async () => {
+          const value = dbPass === undefined ? generatedPassword() : await a.secrets.resolve(dbPass, unit.document);
+          rememberSecret(value);
+          return value;
+        },
         ...(a.signal ? { signal: a.signal } : {}),
       });
       const ref = refOf(created as { ref?: string; id: string });
@@ -150,15 +154,13 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
   }
 
-  // Verify: read back what was written; the statuses come from this second look.
+  // Verify: read back what was written; the statuses come from this second look, and a write
+  // that still differs fails the pass (engine.ts).
   if (applied.size > 0) {
     const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
     try {
       const verified = await planModules(work, a.kinds, a.context, a.log, only);
       work.verified = [...verified.changes.map((c) => c.entry), ...verified.failures];
-      for (const entry of work.verified) {
-        if (isChange(entry) && !entry.pending) a.log.warn({ entry: entry.id }, 'verification still shows a difference after the apply');
-      }
     } catch (error) {
       a.log.warn({ project: unit.name, error: describeError(error).message }, 'verification reads failed');
     }

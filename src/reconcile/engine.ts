@@ -6,7 +6,7 @@ import type { ManagementApi } from '../api/endpoints.js';
 import type { ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { applyProject, type WaitSettings } from './apply-project.js';
-import { describeError } from './describe-error.js';
+import { describeError, redactingLogger, Redactor, withRedactor } from './describe-error.js';
 import { IntentLog } from './intents.js';
 import { loadInventory, saveInventory } from './inventory.js';
 import { observeFleet, type FleetObservation } from './observe.js';
@@ -16,9 +16,9 @@ import { documentsByProject, newWork, planModules, type ProjectWork } from './pr
 import { isPausedStatus, refOf } from './projects.js';
 import { KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
-import { secretResolver } from './secret-check.js';
+import { referencesIn, secretResolver } from './secret-check.js';
 import { openStateStore } from './state.js';
-import { summarizePlan, statusesFor } from './summary.js';
+import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 
 export interface PassOptions {
@@ -77,7 +77,21 @@ export function invalidPassResult(manifests: ManifestSet, errors: ManifestError[
   };
 }
 
-export async function runPass(options: PassOptions): Promise<PassResult> {
+/** What an apply wrote and the read-back shows still differing: the pass did not do its work. */
+class StillDiffersError extends Error {
+  constructor(fields: string[]) {
+    super(`still differs after the apply${fields.length ? ` (${fields.join(', ')})` : ''}`);
+    this.name = 'StillDiffersError';
+  }
+}
+
+export function runPass(options: PassOptions): Promise<PassResult> {
+  // Every value the pass resolves is scrubbed from what it describes and logs (describe-error.ts).
+  const redactor = new Redactor();
+  return withRedactor(redactor, () => reconcile({ ...options, log: redactingLogger(options.log, redactor) }, redactor));
+}
+
+async function reconcile(options: PassOptions, redactor: Redactor): Promise<PassResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
   const log = options.log;
@@ -110,6 +124,10 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
   if (referenceErrors.length > 0) {
     for (const error of referenceErrors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
     return invalidPassResult(options.manifests, referenceErrors, options.dryRun, clock.now());
+  }
+  // Known before the first request: a service message quoting any of them is scrubbed.
+  for (const document of documents) {
+    for (const [, ref] of referencesIn(document.spec, '/spec')) redactor.add(await secrets.resolve(ref, document));
   }
 
   const state = openStateStore(options.stateDir);
@@ -150,7 +168,9 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
       api: passApi,
       organizationDocuments: activeOrganizations,
       projectDocuments: activeProjects,
-      declaredProjects: new Set(allProjectDocuments.map((d) => d.metadata.name)),
+      declaredDocuments: allProjectDocuments,
+      // Defence in depth: a pass over a set with errors never gets here, and never deletes.
+      checkoutClean: options.manifests.errors.length === 0,
       ...(selection ? { selection } : {}),
       inventory,
       intents,
@@ -275,6 +295,18 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
     }
     const orgByName = new Map(fleet.organizations.map((org) => [org.name, org]));
 
+    // Renames: the live project stays as it is; only its inventory record moves.
+    for (const unit of fleet.projects) {
+      const from = unit.renamedFrom;
+      if (from === undefined || unit.entry?.action !== 'update') continue;
+      await runEntry(unit.entry, async () => {
+        const record = inventory.projects[from];
+        if (record) inventory.projects[unit.name] = { ...record, file: unit.document.source.file };
+        delete inventory.projects[from];
+        await saveInventory(state, inventory, clock.now());
+      });
+    }
+
     // Then every project on its own: one failing never stops the others.
     await Promise.all(
       works.map((work) =>
@@ -299,6 +331,19 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
         }),
       ),
     );
+
+    // Honest results: a write the read-back still shows as a difference did not do its work.
+    for (const work of works) {
+      for (const after of work.verified ?? []) {
+        if (!isChange(after) || after.pending) continue;
+        const outcome = outcomes.find((o) => o.entryId === after.id && o.result === 'success');
+        if (!outcome) continue;
+        outcome.result = 'failed';
+        outcome.error = describeError(new StillDiffersError(after.changes.map((c) => c.path)));
+        failed.add(after.id);
+        log.error({ entry: after.id, fields: after.changes.map((c) => c.path) }, 'change failed: it still differs after the apply');
+      }
+    }
 
     // Deletions last, each only from the inventory and only under its recorded policy.
     for (const removal of fleet.removals) {
@@ -329,9 +374,17 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
       const org = fleet.organizations.find((o) => o.name === unit.organization);
       if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
       const previous = inventory.projects[unit.name];
+      if (unit.entry?.action === 'blocked') {
+        // A project whose identity is in question is not adopted; a record it has keeps its
+        // identity (ref, name, organization) and takes the manifest's policies.
+        if (previous) {
+          inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
+        }
+        continue;
+      }
       inventory.projects[unit.name] = {
         ref,
-        name: unit.apiName,
+        name: unit.live?.name ?? unit.apiName,
         organization: unit.organization,
         organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
         deletion: unit.policy.deletion,
@@ -343,8 +396,8 @@ export async function runPass(options: PassOptions): Promise<PassResult> {
       if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
     }
     for (const removal of fleet.removals) {
-      // Orphaned: left in place and no longer managed.
-      if (removal.entry.action === 'noop') delete inventory.projects[removal.name];
+      // Orphaned (or an older record of a project managed under another name): no longer managed here.
+      if (removal.entry.action === 'noop' && !removal.keep) delete inventory.projects[removal.name];
     }
     for (const name of fleet.vanished) delete inventory.projects[name];
     inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);

@@ -6,7 +6,8 @@ import type { OrganizationDocument, ProjectDocument } from '../manifests/types.j
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
 import { confirmFromProject, organizationUnit, planOrganization, resolveFromList, type OrganizationUnit } from './organizations.js';
-import { findByName, matchByRef, planProject, planRemoval, projectUnit, refOf, type LiveProject, type ProjectUnit } from './projects.js';
+import { findByName, inOrganization, matchByRef, planProject, planRemoval, projectUnit, refOf, type LiveProject, type ProjectUnit } from './projects.js';
+import { makeEntry } from './diff.js';
 import type { Logger, PlanEntry } from './types.js';
 import type { Priority } from '../api/request.js';
 
@@ -14,8 +15,11 @@ export interface FleetObservation {
   live: LiveProject[];
   organizations: OrganizationUnit[];
   projects: ProjectUnit[];
-  /** Entries for inventoried projects whose manifest is gone (delete, orphan note, or blocked). */
-  removals: Array<{ name: string; entry: PlanEntry; live: LiveProject }>;
+  /**
+   * Entries for inventoried projects whose manifest is gone (delete, orphan note, or blocked).
+   * `keep`: a current document still claims the project, so its record stays.
+   */
+  removals: Array<{ name: string; entry: PlanEntry; live: LiveProject; keep?: boolean }>;
   /** Inventoried projects whose manifest is gone and that are gone from the live list too. */
   vanished: string[];
   organizationsListed: boolean;
@@ -26,8 +30,10 @@ export interface ObserveInput {
   organizationDocuments: OrganizationDocument[];
   /** Active (not suspended, within the pass's selection) Project documents. */
   projectDocuments: ProjectDocument[];
-  /** Names of every Project document, suspended ones included: their projects are never removals. */
-  declaredProjects: Set<string>;
+  /** Every Project document, suspended and unselected ones included: their projects are never removals. */
+  declaredDocuments: ProjectDocument[];
+  /** The whole checkout was read without an error: the one condition under which anything is deleted. */
+  checkoutClean: boolean;
   /** Limit removals to these names (the pass's selection); undefined: all. */
   selection?: Set<string>;
   inventory: Inventory;
@@ -46,19 +52,43 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
   const organizations = input.organizationDocuments.map((doc) => organizationUnit(doc, input.inventory));
   const byName = new Map(organizations.map((unit) => [unit.name, unit]));
   const projects = input.projectDocuments.map(projectUnit);
+  const declaredNames = new Set(input.declaredDocuments.map((d) => d.metadata.name));
+  const liveByRef = new Map(live.flatMap((p) => [[refOf(p), p] as const, [p.id, p] as const]));
+  /** Inventory records no document declares any more, with their live project. */
+  const undeclared = Object.entries(input.inventory.projects).flatMap(([name, record]) => {
+    const found = declaredNames.has(name) ? undefined : liveByRef.get(record.ref);
+    return found ? [{ name, found }] : [];
+  });
 
-  // 1. Projects we know by ref: their organization_id confirms (or corrects) the cached org ids.
+  // 1. Projects we know by ref, and renames: a document without a record of its own whose API
+  // name is that of exactly one undeclared record's live project is that project under a new
+  // manifest name. A live project's organization only corroborates an id cached from the
+  // organization itself; it never sets one.
   for (const unit of projects) {
-    matchByRef(unit, live, unit.document.spec.ref === undefined ? input.inventory.projects[unit.name] : undefined);
+    const inventoried = unit.document.spec.ref === undefined ? input.inventory.projects[unit.name] : undefined;
+    matchByRef(unit, live, inventoried);
+    if (!unit.live && !inventoried && unit.document.spec.ref === undefined) {
+      const candidates = undeclared.filter((u) => u.found.name === unit.apiName);
+      if (candidates.length === 1) {
+        unit.live = candidates[0]!.found;
+        unit.foundBy = 'inventory';
+      }
+    }
     const org = byName.get(unit.organization);
-    if (unit.live && org && !org.confirmed) confirmFromProject(org, unit.live.organization_id, unit.live.organization_slug);
+    if (unit.live && org && !org.confirmed && org.id !== undefined && inOrganization(unit.live, org.id)) {
+      confirmFromProject(org, unit.live.organization_id, unit.live.organization_slug);
+    }
   }
 
   // 2. Projects found by name within a confirmed organization (this covers creation intents too).
   const ambiguous = new Map<string, number>();
   const findInOrganization = (unit: ProjectUnit, org: OrganizationUnit | undefined) => {
     if (unit.live || unit.document.spec.ref !== undefined || !org?.confirmed || org.id === undefined) return;
-    const found = findByName(live, unit.apiName, org.id);
+    let found = findByName(live, unit.apiName, org.id);
+    // A changed spec.name: the project may still carry its manifest name (the API cannot
+    // rename it). Found that way, it is planned as the blocked name change it is, the same
+    // as when the inventory remembers it, and never created a second time.
+    if (found.length === 0 && unit.apiName !== unit.name) found = findByName(live, unit.name, org.id);
     if (found.length === 1) {
       unit.live = found[0]!;
       unit.foundBy = input.intents.project(unit.name) ? 'intent' : 'name';
@@ -80,6 +110,10 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
     for (const unit of projects) findInOrganization(unit, byName.get(unit.organization));
   }
 
+  // Refs claimed by a current document: never deleted, whatever else happens below.
+  const claimedBy = new Map<string, ProjectUnit>();
+  for (const unit of projects) if (unit.live) claimedBy.set(refOf(unit.live), unit);
+
   // Two manifests must never claim one project (or create two of one name): both are blocked.
   const conflicts = new Map<string, string>();
   const claims = new Map<string, ProjectUnit[]>();
@@ -96,6 +130,12 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
     }
   }
 
+  // Renames: the inventory record of a claimed project moves to the claiming document.
+  for (const { name, found } of undeclared) {
+    const unit = claimedBy.get(refOf(found));
+    if (unit?.live && !conflicts.has(unit.name) && !input.inventory.projects[unit.name]) unit.renamedFrom ??= name;
+  }
+
   for (const org of organizations) planOrganization(org);
   for (const unit of projects) {
     const org = byName.get(unit.organization);
@@ -103,24 +143,55 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
     planProject(unit, {
       ...(organizationEntry ? { organizationEntry } : {}),
       organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
+      ...(org ? { organization: { ...(org.id !== undefined ? { id: org.id } : {}), confirmed: org.confirmed } } : {}),
       ...(ambiguous.has(unit.name) ? { ambiguous: ambiguous.get(unit.name)! } : {}),
       ...(conflicts.has(unit.name) ? { conflict: conflicts.get(unit.name)! } : {}),
       ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
     });
   }
 
-  // 4. Inventoried projects whose manifest is gone.
+  // 4. Inventoried projects whose manifest is gone. A project a current document still claims
+  // (by its live match, its spec.ref, or, for a document not matched this pass (suspended,
+  // outside the selection, or to be created), its API name) is never deleted.
+  const matched = new Set([...claimedBy.values()].map((unit) => unit.name));
   const removals: FleetObservation['removals'] = [];
   const vanished: string[] = [];
   for (const [name, inventoried] of Object.entries(input.inventory.projects)) {
-    if (input.declaredProjects.has(name)) continue;
+    if (declaredNames.has(name)) continue;
     if (input.selection && !input.selection.has(name)) continue;
-    const found = live.find((p) => refOf(p) === inventoried.ref || p.id === inventoried.ref);
+    const found = liveByRef.get(inventoried.ref);
     if (!found) {
       vanished.push(name);
       continue;
     }
-    const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty });
+    const withSource = { kind: 'Project' as const, name, changes: [], ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}) };
+    const claimant = claimedBy.get(refOf(found));
+    if (claimant) {
+      // Renamed: the claimant's entry moves the record. A second stale record of the same project is dropped.
+      if (claimant.renamedFrom === name && claimant.entry?.action === 'update') continue;
+      const kept = claimant.renamedFrom === name || conflicts.has(claimant.name);
+      removals.push({
+        name, live: found, keep: kept,
+        entry: makeEntry({
+          ...withSource,
+          reason: kept
+            ? `its project ${refOf(found)} is claimed by \`${claimant.name}\`, whose entry cannot be applied: never deleted, the record is kept`
+            : `its project ${refOf(found)} is managed as \`${claimant.name}\`: never deleted, this older record is dropped`,
+        }),
+      });
+      continue;
+    }
+    const declaring = input.declaredDocuments.find(
+      (d) => d.spec.ref === refOf(found) || d.spec.ref === found.id || (d.spec.ref === undefined && !matched.has(d.metadata.name) && (d.spec.name ?? d.metadata.name) === found.name),
+    );
+    if (declaring) {
+      removals.push({
+        name, live: found, keep: true,
+        entry: makeEntry({ ...withSource, reason: `\`${declaring.metadata.name}\` still declares its project ${refOf(found)}: never deleted, the record is kept` }),
+      });
+      continue;
+    }
+    const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty, checkoutClean: input.checkoutClean });
     if (entry) removals.push({ name, entry, live: found });
   }
 

@@ -31,6 +31,8 @@ export interface ProjectUnit {
   live?: LiveProject;
   /** How the live project was found. */
   foundBy?: 'ref' | 'inventory' | 'intent' | 'name';
+  /** The inventory record (manifest name) of the same live project under a name no document declares any more. */
+  renamedFrom?: string;
   entry?: PlanEntry;
   lifecycle?: PlanEntry;
 }
@@ -71,7 +73,46 @@ export function matchByRef(unit: ProjectUnit, live: readonly LiveProject[], inve
 
 /** Live projects of that name in that organization. */
 export function findByName(live: readonly LiveProject[], name: string, organizationId: string): LiveProject[] {
-  return live.filter((p) => p.name === name && (p.organization_id === organizationId || p.organization_slug === organizationId));
+  return live.filter((p) => p.name === name && inOrganization(p, organizationId));
+}
+
+/** The live project is in the organization of that id (or slug). */
+export function inOrganization(project: LiveProject, organizationId: string): boolean {
+  return project.organization_id === organizationId || project.organization_slug === organizationId;
+}
+
+/**
+ * Why the live project found for a document is not the project the document describes
+ * (another organization, region or name), or undefined. None of these can be changed
+ * through the API, so each blocks the project instead of being written.
+ */
+export function identityMismatch(
+  unit: ProjectUnit,
+  organization: { id?: string; confirmed: boolean } | undefined,
+): { reason: string; changes: FieldChange[] } | undefined {
+  const live = unit.live;
+  if (!live) return undefined;
+  const spec = unit.document.spec;
+  const liveOrganization = live.organization_slug ?? live.organization_id;
+  if (organization && (!organization.confirmed || organization.id === undefined || !inOrganization(live, organization.id))) {
+    return {
+      changes: [{ path: 'organization', before: liveOrganization, after: unit.organization }],
+      reason: organization.confirmed && organization.id !== undefined
+        ? `the live project ${refOf(live)} is in organization \`${liveOrganization}\`, the manifest declares \`${unit.organization}\` (${organization.id}): a project cannot move between organizations`
+        : `the live project ${refOf(live)} is in organization \`${liveOrganization}\`, and the manifest's organization \`${unit.organization}\` is not available: a project cannot move between organizations`,
+    };
+  }
+  if (live.region !== spec.region) {
+    return { changes: [{ path: 'region', before: live.region, after: spec.region }], reason: 'the region of an existing project cannot change' };
+  }
+  // Adopting by spec.ref under another manifest name is fine; a declared or remembered API name must match.
+  if (live.name !== unit.apiName && (spec.name !== undefined || unit.foundBy !== 'ref')) {
+    return {
+      changes: [{ path: 'name', before: live.name, after: unit.apiName }],
+      reason: `the name of an existing project cannot change (the API has no call that renames a project): set spec.name back to \`${live.name}\`, or declare the new project under a new manifest name`,
+    };
+  }
+  return undefined;
 }
 
 export function refOf(project: { ref?: string; id: string }): string {
@@ -83,7 +124,15 @@ const source = (document: AnyDocument) => ({ file: document.source.file, line: d
 /** The project's own entry (creation or presence) and its pause/restore entry. */
 export function planProject(
   unit: ProjectUnit,
-  options: { organizationEntry?: PlanEntry; organizationMissing: boolean; ambiguous?: number; vanishedRef?: string; conflict?: string },
+  options: {
+    organizationEntry?: PlanEntry;
+    organizationMissing: boolean;
+    /** The declared organization, resolved (undefined when it is suspended: nothing to compare with). */
+    organization?: { id?: string; confirmed: boolean };
+    ambiguous?: number;
+    vanishedRef?: string;
+    conflict?: string;
+  },
 ): void {
   const spec = unit.document.spec;
   const observeOnly = unit.policy.management === 'observe';
@@ -143,11 +192,15 @@ export function planProject(
     return;
   }
   const live = unit.live;
-  if (live.region !== spec.region) {
+  const mismatch = identityMismatch(unit, options.organization);
+  if (mismatch) {
+    unit.entry = makeEntry({ kind: 'Project', name: unit.name, action: 'blocked', source: source(unit.document), changes: mismatch.changes, reason: mismatch.reason });
+  } else if (unit.renamedFrom !== undefined) {
+    // Only our record changes: the live project keeps its ref, name and everything in it.
     unit.entry = makeEntry({
-      kind: 'Project', name: unit.name, action: 'blocked', source: source(unit.document),
-      changes: [{ path: 'region', before: live.region, after: spec.region }],
-      reason: 'the region of an existing project cannot change',
+      kind: 'Project', name: unit.name, action: 'update', source: source(unit.document),
+      changes: [{ path: 'metadata.name', before: unit.renamedFrom, after: unit.name }],
+      reason: `renamed from \`${unit.renamedFrom}\` (${refOf(live)}): the inventory record moves to the new name; nothing is created or deleted`,
     });
   } else {
     const reason = unit.foundBy === 'ref' || unit.foundBy === 'name' || unit.foundBy === 'intent' ? `found by ${unit.foundBy === 'intent' ? 'its creation intent' : unit.foundBy} (${refOf(live)})` : undefined;
@@ -172,7 +225,7 @@ export function planRemoval(
   name: string,
   inventoried: InventoryProject,
   live: LiveProject | undefined,
-  guard: { manifestsEmpty: boolean; allowEmpty: boolean },
+  guard: { manifestsEmpty: boolean; allowEmpty: boolean; checkoutClean: boolean },
 ): PlanEntry | undefined {
   if (!live) return undefined;
   // The file it was last declared in (the line is unknown once the document is gone).
@@ -183,6 +236,9 @@ export function planRemoval(
   }
   if (guard.manifestsEmpty && !guard.allowEmpty) {
     return makeEntry({ ...withSource, changes, action: 'blocked', reason: 'the manifest set is empty: nothing is deleted without --allow-empty' });
+  }
+  if (!guard.checkoutClean) {
+    return makeEntry({ ...withSource, changes, action: 'blocked', reason: 'the checkout was not read without errors: nothing is deleted' });
   }
   return makeEntry({
     ...withSource, changes, action: 'delete',
@@ -262,7 +318,8 @@ function backoff(attempt: number): number {
   return Math.min(30_000, 1000 * 2 ** (attempt - 1));
 }
 
-function generatedPassword(): string {
+/** A database password for a project whose manifest names none (used once, never kept). */
+export function generatedPassword(): string {
   return randomBytes(24).toString('base64url');
 }
 

@@ -74,13 +74,10 @@ export function statusesFor(
       if (entry.reason) status.message = entry.reason;
     } else if (outcome && outcome.result === 'success') {
       const after = check.get(entry.id);
+      // A write whose read-back still differs is a failed outcome (engine.ts), never here.
       if (after?.pending) {
         status.state = 'pending';
         if (after.reason) status.message = after.reason;
-      } else if (after && isChange(after)) {
-        status.state = 'drifted';
-        status.fields = after.changes.map((c) => c.path);
-        status.message = 'still differs after the apply';
       }
     } else if (CHANGES.has(entry.action)) {
       // Not applied: a dry run, or drift under the observe policy.
