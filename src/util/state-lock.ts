@@ -150,14 +150,11 @@ export class StateLock {
   }
 
   #startHeartbeat(): void {
+    // The next beat is scheduled first: a slow disk delays one write, not the cadence.
     const beat = () => {
-      this.#cancelHeartbeat = undefined;
       if (!this.held) return;
-      this.heartbeat()
-        .catch(() => undefined)
-        .finally(() => {
-          if (this.held) this.#cancelHeartbeat = this.options.clock.schedule(beat, this.heartbeatMs);
-        });
+      this.#cancelHeartbeat = this.options.clock.schedule(beat, this.heartbeatMs);
+      this.heartbeat().catch(() => undefined);
     };
     this.#cancelHeartbeat = this.options.clock.schedule(beat, this.heartbeatMs);
   }
