@@ -13,7 +13,7 @@ import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './ob
 import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
-import { StateLock, StateLockHeldError, commandLine, waitForStateLock } from '../util/state-lock.js';
+import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../util/state-lock.js';
 import { shardAuthInputs } from '../shards/credentials.js';
 import { findShard, readShardMapFor } from '../shards/load-sharded.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../shards/process-scope.js';
@@ -177,11 +177,12 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     return 1;
   }
 
+  log.info({ metrics: server.url }, 'serving /metrics, /healthz and /readyz');
   const lost = new AbortController();
   let lock: StateLock | undefined;
   const waitForLock = async (stateDir: string): Promise<boolean> => {
     let reported: string | undefined;
-    lock = await waitForStateLock({
+    const taken = await waitForStateLock({
       dir: stateDir,
       clock,
       timeoutMs,
@@ -201,10 +202,15 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         lost.abort(new Error('the state lock was lost'));
       },
     });
-    if (!lock) return false;
+    if (!taken) return false;
+    lock = taken.lock;
     lockProblem = undefined;
     metrics.setStateLockHeld(true);
-    log.info({ stateDir, ...(reported ? { tookOverFrom: reported } : {}) }, 'holding the state directory lock');
+    if (taken.tookOver) {
+      const age = clock.now() - taken.tookOver.heartbeatAt;
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+    }
+    log.info({ stateDir }, 'holding the state directory lock');
     return true;
   };
   const release = async () => {

@@ -56,7 +56,8 @@ export interface StateLockOptions {
   onLost?: (holder: LockHolder | undefined) => void;
 }
 
-export type AcquireResult = { acquired: true; lock: StateLock } | { acquired: false; holder: LockHolder };
+/** `tookOver`: the stale holder this acquisition replaced. */
+export type AcquireResult = { acquired: true; lock: StateLock; tookOver?: LockHolder } | { acquired: false; holder: LockHolder };
 
 function isHolder(value: unknown): value is LockHolder {
   const v = value as Partial<LockHolder> | null;
@@ -99,6 +100,7 @@ export class StateLock {
     await mkdir(options.dir, { recursive: true });
     const path = join(options.dir, LOCK_FILE);
     // A few rounds: each lost race against another taker means re-reading who won.
+    let tookOver: LockHolder | undefined;
     for (let round = 0; round < 3; round++) {
       const now = options.clock.now();
       const holder: LockHolder = {
@@ -112,7 +114,7 @@ export class StateLock {
       if (await createExclusive(path, holder)) {
         const lock = new StateLock(path, holder, settings);
         lock.#startHeartbeat();
-        return { acquired: true, lock };
+        return { acquired: true, lock, ...(tookOver ? { tookOver } : {}) };
       }
       const current = await readHolder(path);
       if (current === undefined) continue; // released between our attempt and the read
@@ -134,6 +136,7 @@ export class StateLock {
         continue;
       }
       await unlink(aside).catch(() => undefined);
+      tookOver = current;
     }
     const current = await readHolder(path);
     if (current) return { acquired: false, holder: current };
@@ -204,13 +207,13 @@ async function createExclusive(path: string, holder: LockHolder): Promise<boolea
  */
 export async function waitForStateLock(
   options: StateLockOptions & { signal: AbortSignal; onWaiting: (holder: LockHolder) => void },
-): Promise<StateLock | undefined> {
+): Promise<{ lock: StateLock; tookOver?: LockHolder } | undefined> {
   const timeoutMs = options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   const retryMs = Math.max(1, Math.floor(timeoutMs / HEARTBEATS_PER_TIMEOUT));
   for (;;) {
     if (options.signal.aborted) return undefined;
     const result = await StateLock.acquire(options);
-    if (result.acquired) return result.lock;
+    if (result.acquired) return { lock: result.lock, ...(result.tookOver ? { tookOver: result.tookOver } : {}) };
     options.onWaiting(result.holder);
     try {
       await options.clock.sleep(retryMs, options.signal);

@@ -12,7 +12,7 @@ import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
-import { StateLock, StateLockHeldError, commandLine } from '../../util/state-lock.js';
+import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
@@ -111,6 +111,7 @@ export async function run(context: CommandContext): Promise<number> {
     });
     if (result.acquired) {
       lock = result.lock;
+      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
       return true;
     }
     log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
