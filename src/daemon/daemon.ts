@@ -16,7 +16,7 @@ import type { ObservedResource } from '../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../util/state-lock.js';
 import { shardAuthInputs } from '../shards/credentials.js';
 import { findShard, readShardMapFor } from '../shards/load-sharded.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../shards/process-scope.js';
+import { arrivalSafeRate, lockTimeoutMs, requireShard, stateDirOf } from '../shards/process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in the README). */
@@ -237,7 +237,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         log,
         clock,
         ...(shard
-          ? { shard: { auth: shardAuthInputs(shard, context.env, stringOption(context, 'api-url')), stateDir, ...(shard.rate ? { rate: shard.rate } : {}) } }
+          ? { shard: { auth: shardAuthInputs(shard, context.env, stringOption(context, 'api-url')), stateDir, ...(shard.rate ? { rate: arrivalSafeRate(shard.rate) } : {}) } }
           : {}),
       });
     }

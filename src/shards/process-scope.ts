@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
 import { parseDuration } from '../util/rate.js';
 import type { Shard, ShardMap } from './shard-map.js';
+import type { RateSpec } from '../util/rate.js';
 
 /** The state directory of a process: `<state-dir>/shards/<name>` for a shard, else `<state-dir>`. */
 export function stateDirOf(context: CommandContext, shard: string | undefined): string {
@@ -28,4 +29,13 @@ export function requireShard(map: ShardMap | undefined, shard: Shard | undefined
   if (map && !shard) {
     throw new UsageError(`the shard map ${map.file} splits the fleet into shards ${map.shards.map((s) => s.name).join(', ')}: choose this process's shard with --shard NAME (RECONCILE_SHARD)`);
   }
+}
+
+/**
+ * A shard's `rateLimit` is what the service may see arrive in any window. The client counts at
+ * send time, and network delay can bunch the sends of two windows closer at arrival, so the
+ * client's window is stretched by a tenth (at least 100 ms) to keep the arrivals within it.
+ */
+export function arrivalSafeRate(rate: RateSpec): RateSpec {
+  return { limit: rate.limit, windowMs: rate.windowMs + Math.max(100, Math.ceil(rate.windowMs / 10)) };
 }

@@ -14,7 +14,7 @@ import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { arrivalSafeRate, lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -132,7 +132,7 @@ export async function run(context: CommandContext): Promise<number> {
               shard: {
                 auth: shardAuthInputs(sharded.shard, context.env, stringOption(context, 'api-url')),
                 stateDir,
-                ...(sharded.shard.rate ? { rate: sharded.shard.rate } : {}),
+                ...(sharded.shard.rate ? { rate: arrivalSafeRate(sharded.shard.rate) } : {}),
               },
             }
           : {}),
