@@ -81,7 +81,10 @@ const env = {
   RECONCILE_RATE_LIMIT: '50/1s',
   RECONCILE_HTTP_TIMEOUT: '1s',
   RECONCILE_LOG_LEVEL: 'warn',
+  // A SIGKILLed run leaves its state lock behind: the next run takes it over after this.
+  RECONCILE_LOCK_TIMEOUT: '1s',
 };
+const LOCK_TIMEOUT_MS = 1000;
 
 /**
  * Runs the built command; with `killAfterRequests`, SIGKILLs it once that many of its requests
@@ -121,10 +124,19 @@ for (let cycle = 0; cycle < size.cycles; cycle++) {
   }
   const killAfter = 1 + Math.floor(rand() * size.projects * 12);
   const result = await runReconcile([], killAfter);
-  if (result.killed) outcomes.killed++;
+  if (result.killed) {
+    outcomes.killed++;
+    await new Promise((resolveWait) => setTimeout(resolveWait, LOCK_TIMEOUT_MS + 100));
+  }
   else if (result.code === 0) outcomes.exited0++;
   else outcomes.exited1++;
 }
+
+// Overlapping runs: two on the shared state directory (one of them must refuse) and one with a
+// state directory of its own (another checkout), all at once, under the faults.
+const overlapping = await Promise.all([runReconcile([]), runReconcile([]), runReconcile(['--state-dir', join(root, 'other-checkout-state')])]);
+const refused = overlapping.filter((r) => /is locked by pid/.test(r.stderr)).length;
+say(`overlapping runs: exits ${overlapping.map((r) => r.code).join(', ')}; ${refused} refused for the state lock`);
 
 // The faults stop; the reconciler must now finish what the kills interrupted.
 emulator.setFaults({});

@@ -8,6 +8,7 @@ import type { ApiTelemetry } from '../telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
+import type { ParsedValues } from './options.js';
 
 /** The API a command talks to: the real one, or with `--sandbox` the emulator in-process. */
 export interface ApiSession {
@@ -26,6 +27,8 @@ export interface ApiSessionOptions {
   telemetry?: ApiTelemetry;
   log?: Logger;
   clock?: Clock;
+  /** A shard's own credentials, state directory and budget, in place of the process-wide ones. */
+  shard?: { auth: { values: ParsedValues; env: NodeJS.ProcessEnv }; stateDir: string; rate?: RateSpec };
 }
 
 /**
@@ -60,13 +63,16 @@ export function resolveRateModel(context: CommandContext): RateModel {
  * session (src/cli/sandbox-session.ts).
  */
 export async function openApiSession(context: CommandContext, options: ApiSessionOptions = {}): Promise<ApiSession> {
-  const rate = resolveRate(context);
+  let rate = resolveRate(context);
   const rateModel = resolveRateModel(context);
-  const stateDir = resolve(context.cwd, stringOption(context, 'state-dir') ?? '.reconcile');
+  if (options.shard?.rate) rate = options.shard.rate;
+  const stateDir = options.shard?.stateDir ?? resolve(context.cwd, stringOption(context, 'state-dir') ?? '.reconcile');
   if (stringOption(context, 'seed') !== undefined) throw new UsageError('--seed needs --sandbox');
   const baseUrl = stringOption(context, 'api-url');
   if (!baseUrl) throw new UsageError('the API URL is missing: set --api-url or MANAGEMENT_API_URL (or use --sandbox)');
-  const auth = tokenSourceFromEnvironment(context.values, context.env, { stateDir });
+  const auth = options.shard
+    ? tokenSourceFromEnvironment(options.shard.auth.values, options.shard.auth.env, { stateDir })
+    : tokenSourceFromEnvironment(context.values, context.env, { stateDir });
   let timeoutMs: number;
   try {
     timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');

@@ -14,6 +14,11 @@ import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './ob
 import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
+import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../util/state-lock.js';
+import { shardAuthInputs } from '../shards/credentials.js';
+import { findShard, readShardMapFor } from '../shards/load-sharded.js';
+import { lockTimeoutMs, requireShard, stateDirOf } from '../shards/process-scope.js';
+import { ShardMapError, type Shard, type ShardMap } from '../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
 export const SHUTDOWN_BUDGET_MS = 10_000;
@@ -102,6 +107,10 @@ function settingsFrom(context: CommandContext): DaemonSettings {
  */
 export async function runDaemon(context: CommandContext): Promise<number> {
   const settings = settingsFrom(context);
+  const timeoutMs = lockTimeoutMs(context);
+  const shardName = stringOption(context, 'shard');
+  const shardsFile = stringOption(context, 'shards');
+  if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const clock = systemClock;
   const isTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
   const log: Logger = createLogger({
@@ -114,73 +123,50 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
 
-  let session: ApiSession & { clock?: Clock };
+  // The shard's credentials and state directory are read once, at start; the partition is
+  // checked again with every revision.
+  const scope = { cwd: context.cwd, ...(shardsFile !== undefined ? { shardsFile } : {}) };
+  let shard: Shard | undefined;
+  let map: ShardMap | undefined;
   try {
-    const telemetry = health.wrap(metrics);
-    session = settings.sandbox
-      ? await openSandboxSession(context, log, { telemetry })
-      : await openApiSession(context, { telemetry, log, clock });
+    map = await readShardMapFor(settings.manifestsPath, scope);
   } catch (error) {
-    if (error instanceof UsageError) throw error;
-    log.fatal({ err: error }, 'could not set up the API client');
+    if (!(error instanceof ShardMapError)) throw error;
+    for (const e of error.errors) log.fatal({ file: e.file, line: e.line, path: e.path }, e.message);
     log.flush?.();
     return 1;
   }
-  metrics.budget(session.client.budget().remaining, session.client.budget().effectiveLimit);
+  if (shardName !== undefined) {
+    if (!map) throw new UsageError(`--shard ${shardName} needs a shard map: shards.yaml in the manifests directory or --shards FILE`);
+    const found = findShard(map, shardName);
+    if (!('selector' in found)) throw new UsageError(found.message);
+    shard = found;
+  }
+  if (!settings.dryRun && !settings.sandbox) requireShard(map, shard);
 
-  const [{ runPass }, { loadManifests }] = await Promise.all([import('../reconcile/engine.js'), import('../manifests/load.js')]);
-
-  const daemon = new Daemon({
-    manifestsPath: settings.manifestsPath,
-    loadManifests: (dir) => loadManifests(dir, { references: referenceOptions(context) }),
-    runPass: (request) =>
-      runPass({
-        manifests: request.manifests,
-        client: session.client,
-        stateDir: session.stateDir,
-        dryRun: settings.dryRun,
-        env: context.env,
-        log,
-        // The sandbox's clock runs waits at the emulator's lifecycle speed.
-        clock: session.clock ?? clock,
-        sandbox: settings.sandbox,
-        allowEmpty: settings.allowEmpty,
-        signal: request.signal,
-        priority: request.priority,
-        ...(request.projects ? { projects: request.projects } : {}),
-      }),
-    // The same list with --dry-run: every read is side-effect free (network bans are read with
-    // a POST that changes nothing).
-    ...(settings.observe.length > 0
-      ? { observe: createObserver({ api: session.client.api, resources: settings.observe, clock, log }), observeReadsPerProject: observeReadsPerProject(settings.observe) }
-      : {}),
-    metrics,
-    log,
-    clock,
-    trigger,
-    budget: () => {
-      const budget = session.client.budget();
-      return { limit: budget.effectiveLimit, windowMs: budget.windowMs };
-    },
-    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [session.stateDir] }),
-    allowEmpty: settings.allowEmpty,
-    dryRun: settings.dryRun,
-  });
-
-  let server: RunningHttpServer | undefined;
+  let session: (ApiSession & { clock?: Clock }) | undefined;
+  let daemon: Daemon | undefined;
+  // Why this process may not write yet (another process holds the state directory's lock).
+  let lockProblem: string | undefined = 'the state directory lock is not taken yet';
+  let server: RunningHttpServer;
   try {
+    // Up before the lock is taken: a waiting daemon answers /readyz with the reason.
     server = await startHttpServer(
       settings.metricsAddress,
       {
         metrics: async () => {
-          const budget = session.client.budget();
-          metrics.budget(budget.remaining, budget.effectiveLimit);
+          if (session) {
+            const budget = session.client.budget();
+            metrics.budget(budget.remaining, budget.effectiveLimit);
+          }
           return { contentType: metrics.contentType, body: await metrics.render() };
         },
         readiness: () => {
-          const reasons = [...daemon.readiness().reasons];
+          const reasons = lockProblem ? [lockProblem] : [];
+          if (daemon) reasons.push(...daemon.readiness().reasons);
+          else if (!lockProblem) reasons.push('starting');
           const problem = health.problem(Math.max(READY_INTERVALS * trigger.intervalMs(), READY_MIN_MS));
-          if (problem) reasons.push(problem);
+          if (problem && !lockProblem) reasons.push(problem);
           return { ready: reasons.length === 0, reasons };
         },
       },
@@ -188,9 +174,127 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     );
   } catch (error) {
     log.fatal({ err: error, address: settings.metricsAddress }, 'could not listen on --metrics-addr');
-    await session.close();
+    log.flush?.();
     return 1;
   }
+
+  log.info({ metrics: server.url }, 'serving /metrics, /healthz and /readyz');
+  const lost = new AbortController();
+  let lock: StateLock | undefined;
+  const waitForLock = async (stateDir: string): Promise<boolean> => {
+    let reported: string | undefined;
+    const taken = await waitForStateLock({
+      dir: stateDir,
+      clock,
+      timeoutMs,
+      command: commandLine(),
+      signal: context.signal,
+      onWaiting: (holder) => {
+        const held = new StateLockHeldError(stateDir, holder, clock.now());
+        lockProblem = held.message;
+        // Once per holder: the wait retries every heartbeat interval.
+        if (reported !== holder.id) log.warn({ stateDir, holder }, `waiting: ${held.message}; taking over when its heartbeat is older than ${timeoutMs / 1000} s`);
+        reported = holder.id;
+      },
+      onLost: (holder) => {
+        metrics.setStateLockHeld(false);
+        lockProblem = `the state lock of ${stateDir} was taken over by another process`;
+        log.error({ stateDir, holder }, 'the state lock was taken over by another process: stopping (restart to wait for it again)');
+        lost.abort(new Error('the state lock was lost'));
+      },
+    });
+    if (!taken) return false;
+    lock = taken.lock;
+    lockProblem = undefined;
+    metrics.setStateLockHeld(true);
+    if (taken.tookOver) {
+      const age = clock.now() - taken.tookOver.heartbeatAt;
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+    }
+    log.info({ stateDir }, 'holding the state directory lock');
+    return true;
+  };
+  const release = async () => {
+    await (lock as StateLock | undefined)?.release();
+    metrics.setStateLockHeld(false);
+  };
+
+  try {
+    const telemetry = health.wrap(metrics);
+    if (settings.sandbox) {
+      session = await openSandboxSession(context, log, { telemetry });
+      if (!(await waitForLock(session.stateDir))) {
+        await Promise.allSettled([session.close(), server.close()]);
+        return 0;
+      }
+    } else {
+      const stateDir = stateDirOf(context, shard?.name);
+      if (!(await waitForLock(stateDir))) {
+        await server.close();
+        return 0;
+      }
+      session = await openApiSession(context, {
+        telemetry,
+        log,
+        clock,
+        ...(shard
+          ? { shard: { auth: shardAuthInputs(shard, context.env, stringOption(context, 'api-url')), stateDir, ...(shard.rate ? { rate: shard.rate } : {}) } }
+          : {}),
+      });
+    }
+  } catch (error) {
+    await release();
+    await server.close();
+    if (error instanceof UsageError) throw error;
+    log.fatal({ err: error }, 'could not set up the API client');
+    log.flush?.();
+    return 1;
+  }
+  const open: ApiSession & { clock?: Clock } = session;
+  metrics.budget(open.client.budget().remaining, open.client.budget().effectiveLimit);
+
+  const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../reconcile/engine.js'), import('../shards/load-sharded.js')]);
+
+  daemon = new Daemon({
+    manifestsPath: settings.manifestsPath,
+    loadManifests: async (dir) => {
+      const sharded = await loadShardedManifests(dir, { ...scope, load: { references: referenceOptions(context) }, ...(shard ? { shard: shard.name } : {}) });
+      metrics.setUnownedProjects(sharded.unowned);
+      return sharded.set;
+    },
+    runPass: (request) =>
+      runPass({
+        manifests: request.manifests,
+        client: open.client,
+        stateDir: open.stateDir,
+        dryRun: settings.dryRun,
+        env: context.env,
+        log,
+        // The sandbox's clock runs waits at the emulator's lifecycle speed.
+        clock: open.clock ?? clock,
+        sandbox: settings.sandbox,
+        allowEmpty: settings.allowEmpty,
+        signal: AbortSignal.any([request.signal, lost.signal]),
+        priority: request.priority,
+        ...(request.projects ? { projects: request.projects } : {}),
+      }),
+    // The same list with --dry-run: every read is side-effect free (network bans are read with
+    // a POST that changes nothing).
+    ...(settings.observe.length > 0
+      ? { observe: createObserver({ api: open.client.api, resources: settings.observe, clock, log }), observeReadsPerProject: observeReadsPerProject(settings.observe) }
+      : {}),
+    metrics,
+    log,
+    clock,
+    trigger,
+    budget: () => {
+      const budget = open.client.budget();
+      return { limit: budget.effectiveLimit, windowMs: budget.windowMs };
+    },
+    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [open.stateDir] }),
+    allowEmpty: settings.allowEmpty,
+    dryRun: settings.dryRun,
+  });
 
   log.info(
     {
@@ -199,25 +303,28 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       resync: settings.resync,
       observe: settings.observe,
       dryRun: settings.dryRun,
-      sandbox: settings.sandbox ? session.baseUrl : undefined,
-      rate: session.rate,
+      sandbox: settings.sandbox ? open.baseUrl : undefined,
+      rate: open.rate,
+      ...(shard ? { shard: shard.name } : {}),
     },
     'daemon started',
   );
 
   const started = daemon.start().catch((error: unknown) => log.error({ err: error }, 'daemon start failed'));
-  await waitForAbort(context.signal);
+  await Promise.race([waitForAbort(context.signal), waitForAbort(lost.signal)]);
 
-  const reason = context.signal.reason instanceof Error ? context.signal.reason.message : 'signal';
+  const reason = lost.signal.aborted ? 'the state lock was lost' : context.signal.reason instanceof Error ? context.signal.reason.message : 'signal';
   log.info({ reason, budgetMs: SHUTDOWN_BUDGET_MS }, 'shutting down');
   const settled = await daemon.stop(PASS_GRACE_MS);
   await within(started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([session.close(), server.close()]).then(() => true),
+    Promise.allSettled([open.close(), server.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');
+  // After the client's close: the request window is persisted under the lock.
+  await release();
   log.info({}, 'stopped');
   log.flush?.();
   if (!settled || !closed) {
@@ -225,5 +332,5 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     // the exit must stay within the documented bound anyway. Unref'd: a clean exit is not delayed.
     setTimeout(() => process.exit(0), SHUTDOWN_BUDGET_MS - PASS_GRACE_MS - CLOSE_GRACE_MS).unref();
   }
-  return 0;
+  return lost.signal.aborted ? 1 : 0;
 }

@@ -34,6 +34,8 @@ export const METRIC_DEFINITIONS = {
   reconciler_source_info: { type: 'gauge', labels: ['revision'] },
   reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
+  reconciler_unowned_projects: { type: 'gauge', labels: [] },
+  reconciler_state_lock_held: { type: 'gauge', labels: [] },
   // Observed-only facts (`--observe`), beyond the interface's list.
   ...OBSERVED_METRIC_DEFINITIONS,
 } as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
@@ -64,6 +66,10 @@ export interface DaemonMetrics extends ApiTelemetry {
   /** A revision that did not load: counted as an `invalid` reconcile; nothing else changes. */
   recordInvalidRevision(): void;
   setManifestErrors(count: number): void;
+  /** Projects the shard map gives no owner or several (0 without a shard map). */
+  setUnownedProjects(count: number): void;
+  /** Whether this process holds its state directory's lock. */
+  setStateLockHeld(held: boolean): void;
   setSourceRevision(revision: string | undefined): void;
   /** Marks projects as observed at `at` (ms since epoch). */
   setObserved(projects: Iterable<string>, at: number): void;
@@ -201,12 +207,25 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     registers: [registry],
   });
 
+  const unownedProjects = new Gauge({
+    name: 'reconciler_unowned_projects',
+    help: 'Projects of the manifests that the shard map gives no owner or more than one (0 without a shard map).',
+    registers: [registry],
+  });
+  const stateLockHeld = new Gauge({
+    name: 'reconciler_state_lock_held',
+    help: '1 while this process holds the lock of its state directory (it may write), else 0 (waiting for another holder).',
+    registers: [registry],
+  });
+
   const observedGauges = createObservedGauges(registry);
 
   // Series exist from the start so that rate() and absent() behave before the first event.
   for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
   for (const priority of PRIORITIES) queueDepth.set({ priority }, 0);
   manifestErrors.set(0);
+  unownedProjects.set(0);
+  stateLockHeld.set(0);
 
   function rebuildResources(): void {
     driftResources.reset();
@@ -291,6 +310,12 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       reconcileTotal.inc({ result: 'invalid' });
     },
 
+    setUnownedProjects(count) {
+      unownedProjects.set(count);
+    },
+    setStateLockHeld(held) {
+      stateLockHeld.set(held ? 1 : 0);
+    },
     setManifestErrors(count) {
       manifestErrors.set(count);
     },

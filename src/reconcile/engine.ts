@@ -16,7 +16,8 @@ import { documentsByProject, newWork, planModules, type ProjectWork } from './pr
 import { isPausedStatus, refOf } from './projects.js';
 import { KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
-import { referencesIn, secretResolver } from './secret-check.js';
+import { secretResolver } from './secret-check.js';
+import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
@@ -126,9 +127,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     return invalidPassResult(options.manifests, referenceErrors, options.dryRun, clock.now());
   }
   // Known before the first request: a service message quoting any of them is scrubbed.
-  for (const document of documents) {
-    for (const [, ref] of referencesIn(document.spec, '/spec')) redactor.add(await secrets.resolve(ref, document));
-  }
+  for (const { document, ref } of findSecretReferences(documents)) redactor.add(await secrets.resolve(ref, document));
 
   const state = openStateStore(options.stateDir);
   const inventory = await loadInventory(state);

@@ -260,14 +260,21 @@ export interface CreateContext {
 const CREATE_ATTEMPTS = 3;
 
 /**
- * Creates the project exactly once. The intent is on disk before the POST is sent; after a
- * transient failure the list is read, and a project with this name in this organization is
- * adopted instead of sending another POST. Another POST is sent only when the list proves the
- * first one did not create anything.
+ * Creates the project exactly once. The list is read right before the POST, and a project with
+ * this name in this organization is adopted instead: another process (an overlapping run with
+ * its own state directory) may have created it since this pass observed the fleet. The intent
+ * is on disk before the POST is sent; after a transient failure the list is read again and a
+ * project of that name is adopted instead of sending another POST. Another POST is sent only
+ * when the list proves the first one did not create anything.
  */
 export async function createProject(unit: ProjectUnit, organizationId: string, context: CreateContext): Promise<LiveProject | { ref: string; status: string }> {
   const spec = unit.document.spec;
   const dbPass = (await context.resolveDbPass()) ?? generatedPassword();
+  const existing = findByName(await listWithRetry(context), unit.apiName, organizationId);
+  if (existing.length >= 1) {
+    context.log.warn({ project: unit.name, ref: refOf(existing[0]!) }, 'a project of this name appeared in the organization since it was observed: adopted instead of created');
+    return existing[0]!;
+  }
   if (spec.db_pass === undefined) context.log.info({ project: unit.name }, 'no db_pass reference in the manifest: a random database password was generated and not kept');
   await context.intents.recordProject(unit.name, { name: unit.apiName, organizationId, region: spec.region, sentAt: context.clock.now() });
   let lastError: unknown;

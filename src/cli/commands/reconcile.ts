@@ -12,6 +12,10 @@ import type { PassResult } from '../../reconcile/types.js';
 import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
+import { systemClock } from '../../util/clock.js';
+import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
+import { shardAuthInputs } from '../../shards/credentials.js';
+import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -73,8 +77,13 @@ export async function run(context: CommandContext): Promise<number> {
   const detailed = context.values['detailed-exitcode'] === true;
   const log = commandLogger(context);
 
-  const { loadManifests } = await import('../../manifests/load.js');
-  const manifests = await loadManifests(dir, { references: referenceOptions(context) });
+  const shardName = stringOption(context, 'shard');
+  const timeoutMs = lockTimeoutMs(context);
+  const sandbox = context.values.sandbox === true;
+  if (shardName !== undefined && sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
+  const { loadShardedManifests } = await import('../../shards/load-sharded.js');
+  const sharded = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardName !== undefined ? { shard: shardName } : {}), ...optionalShardsFile(context) });
+  const manifests = sharded.set;
   const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
 
   const { runPass, invalidPassResult } = await import('../../reconcile/engine.js');
@@ -84,10 +93,52 @@ export async function run(context: CommandContext): Promise<number> {
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color));
     return EXIT.error;
   }
+  // A dry run writes nothing but its request window; a sandbox's fleet is its own.
+  if (!dryRun && !sandbox) requireShard(sharded.map, sharded.shard);
 
-  const session: ApiSession & { clock?: Clock } =
-    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
+  // The lock comes before the session: opening the client already writes the request window.
+  let lock: StateLock | undefined;
+  const lost = new AbortController();
+  const takeLock = async (stateDir: string): Promise<boolean> => {
+    const result = await StateLock.acquire({
+      dir: stateDir,
+      clock: systemClock,
+      timeoutMs,
+      command: commandLine(),
+      onLost: (holder) => {
+        log.error({ holder }, `the state lock of ${stateDir} was taken over by another process: stopping this pass`);
+        lost.abort(new Error('the state lock was lost'));
+      },
+    });
+    if (result.acquired) {
+      lock = result.lock;
+      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
+      return true;
+    }
+    log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
+    return false;
+  };
+  let session: (ApiSession & { clock?: Clock }) | undefined;
   try {
+    if (sandbox) {
+      session = await openSandboxSession(context, log);
+      if (!(await takeLock(session.stateDir))) return EXIT.error;
+    } else {
+      const stateDir = stateDirOf(context, sharded.shard?.name);
+      if (!(await takeLock(stateDir))) return EXIT.error;
+      session = await openApiSession(context, {
+        log,
+        ...(sharded.shard
+          ? {
+              shard: {
+                auth: shardAuthInputs(sharded.shard, context.env, stringOption(context, 'api-url')),
+                stateDir,
+                ...(sharded.shard.rate ? { rate: sharded.shard.rate } : {}),
+              },
+            }
+          : {}),
+      });
+    }
     const result = await runPass({
       manifests,
       client: session.client,
@@ -95,18 +146,24 @@ export async function run(context: CommandContext): Promise<number> {
       dryRun,
       env: context.env,
       log,
-      sandbox: context.values.sandbox === true,
+      sandbox,
       allowEmpty: context.values['allow-empty'] === true,
-      signal: context.signal,
+      signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
     });
     context.stdout.write(render(result, format, color));
     log.info(
-      { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun },
+      { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(sharded.shard ? { shard: sharded.shard.name } : {}) },
       'pass finished',
     );
-    return exitCode(result, detailed);
+    return lost.signal.aborted ? EXIT.error : exitCode(result, detailed);
   } finally {
-    await session.close();
+    await session?.close();
+    await (lock as StateLock | undefined)?.release();
   }
+}
+
+function optionalShardsFile(context: CommandContext): { shardsFile?: string } {
+  const file = stringOption(context, 'shards');
+  return file === undefined ? {} : { shardsFile: file };
 }

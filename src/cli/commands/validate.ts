@@ -1,10 +1,10 @@
 // `reconcile validate [DIR]`: offline checks of a manifests directory (schemas, references
 // between documents, function sources, secret references), every problem at once. No token,
-// no network. Exit 0 when there is no error (warnings allowed), 1 otherwise.
+// no network. A shard map is checked too: it must give every project exactly one owner. Exit 0 when there is no error (warnings allowed), 1 otherwise.
 import { resolve } from 'node:path';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { checkSecretReferences } from '../../manifests/check-refs.js';
-import { loadManifests } from '../../manifests/load.js';
+import { loadShardedManifests } from '../../shards/load-sharded.js';
 import type { ManifestError, ManifestSet } from '../../manifests/types.js';
 import { referenceOptions } from '../reference-options.js';
 
@@ -79,7 +79,9 @@ export async function run(context: CommandContext): Promise<number> {
   const output = stringOption(context, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json') throw new UsageError(`validate: --output must be text or json, got \`${output}\``);
   const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
-  const set = await loadManifests(dir, { references: referenceOptions(context) });
+  // The shard map (if any) is checked with the manifests: a project with no owner or two is an error.
+  const shardsFile = stringOption(context, 'shards');
+  const { set } = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardsFile !== undefined ? { shardsFile } : {}) });
   // Offline in CI the secrets are usually absent: an unset variable is a warning here, while
   // a missing file is an error (files are part of the checkout or of the deployment).
   const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });

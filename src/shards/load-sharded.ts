@@ -1,0 +1,93 @@
+// Loads the manifest set as a process of a sharded fleet sees it: the whole set is read and
+// checked (every process checks that the shard map partitions the fleet), then narrowed to
+// the shard's own documents. Without a shard map this is plain loading.
+import { existsSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { loadManifests, type LoadOptions } from '../manifests/load.js';
+import type { ManifestError, ManifestSet } from '../manifests/types.js';
+import { documentsOfShard, partition } from './partition.js';
+import { DEFAULT_SHARD_MAP_FILE, ShardMapError, readShardMap, type Shard, type ShardMap } from './shard-map.js';
+
+export interface ShardOptions {
+  /** `--shards FILE` as given (resolved against `cwd`); default `shards.yaml` in the manifests directory, when present. */
+  shardsFile?: string;
+  /** `--shard NAME`. */
+  shard?: string;
+  cwd: string;
+  /** How the manifests themselves are read (reference policy, limits). */
+  load?: LoadOptions;
+}
+
+export interface ShardedSet {
+  /** The documents this process reconciles (the shard's, or all without a shard). */
+  set: ManifestSet;
+  map?: ShardMap;
+  shard?: Shard;
+  /** Projects matched by no shard or by several (0 without a map). */
+  unowned: number;
+}
+
+/** The shard map's path, or undefined when there is none (no `--shards`, no `shards.yaml`). */
+export function shardMapPath(manifestsDir: string, options: Pick<ShardOptions, 'shardsFile' | 'cwd'>): string | undefined {
+  if (options.shardsFile !== undefined) return resolve(options.cwd, options.shardsFile);
+  const fallback = join(manifestsDir, DEFAULT_SHARD_MAP_FILE);
+  return existsSync(fallback) ? fallback : undefined;
+}
+
+/** Reads the shard map alone (credentials are chosen before any manifest is read). */
+export async function readShardMapFor(manifestsDir: string, options: ShardOptions): Promise<ShardMap | undefined> {
+  const path = shardMapPath(manifestsDir, options);
+  if (path === undefined) return undefined;
+  return readShardMap(path, displayName(manifestsDir, path));
+}
+
+function displayName(root: string, path: string): string {
+  const rel = relative(root, path);
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) ? rel.split(sep).join('/') : path;
+}
+
+/** The shard named by `--shard`, or a located error listing the shards there are. */
+export function findShard(map: ShardMap, name: string): Shard | ManifestError {
+  const shard = map.shards.find((s) => s.name === name);
+  if (shard) return shard;
+  return { file: map.file, line: 1, column: 1, path: '/shards', message: `no shard named \`${name}\` in ${map.file} (shards: ${map.shards.map((s) => s.name).join(', ')})` };
+}
+
+export async function loadShardedManifests(dir: string, options: ShardOptions): Promise<ShardedSet> {
+  const loaded = await loadManifests(dir, options.load);
+  // Against the resolved tree (a git-sync link), so the map's name matches what discovery found.
+  const given = shardMapPath(loaded.root, options);
+  const path = given === undefined ? undefined : await realpath(given).catch(() => given);
+  if (path === undefined) {
+    if (options.shard === undefined) return { set: loaded, unowned: 0 };
+    const error: ManifestError = { file: DEFAULT_SHARD_MAP_FILE, line: 1, column: 1, path: '', message: `--shard ${options.shard} needs a shard map: ${DEFAULT_SHARD_MAP_FILE} in the manifests directory or --shards FILE` };
+    return { set: { ...loaded, errors: [...loaded.errors, error] }, unowned: 0 };
+  }
+  // The map is not a manifest: manifest discovery reads every *.yaml, so whatever it made of
+  // the map file (an error: it has no kind) is dropped here.
+  const file = displayName(loaded.root, path);
+  const set: ManifestSet = {
+    ...loaded,
+    documents: loaded.documents.filter((d) => d.source.file !== file),
+    errors: loaded.errors.filter((e) => e.file !== file),
+    ...(loaded.files ? { files: loaded.files.filter((f) => f !== file) } : {}),
+  };
+  let map: ShardMap;
+  try {
+    map = await readShardMap(path, file);
+  } catch (error) {
+    if (!(error instanceof ShardMapError)) throw error;
+    return { set: { ...set, errors: [...set.errors, ...error.errors] }, unowned: 0 };
+  }
+  const owned = partition(map, set.documents);
+  const errors = [...set.errors, ...owned.errors];
+  let shard: Shard | undefined;
+  if (options.shard !== undefined) {
+    const found = findShard(map, options.shard);
+    if ('selector' in found) shard = found;
+    else errors.push(found);
+  }
+  const documents = shard && errors.length === 0 ? documentsOfShard(shard.name, owned.owners, set.documents) : set.documents;
+  return { set: { ...set, documents, errors }, map, ...(shard ? { shard } : {}), unowned: owned.unowned };
+}

@@ -1,0 +1,207 @@
+// The shard map: named shards, each owning the projects its selector matches, with its own
+// credentials and budget. Every process reads the whole map, so each can check that the
+// shards partition the fleet before it writes anything.
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
+import { parseRate, type RateSpec } from '../util/rate.js';
+import type { ManifestError } from '../manifests/types.js';
+
+/** The file name read from the manifests directory when `--shards` is not given. */
+export const DEFAULT_SHARD_MAP_FILE = 'shards.yaml';
+
+const SHARD_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export interface ShardSelector {
+  /** Every label must be present with this value in the project's `metadata.labels`. */
+  labels?: Record<string, string>;
+  /** The project's `spec.organization` (the Organization document's metadata.name). */
+  organization?: string;
+}
+
+/** Where a shard's token comes from: exactly one of these. */
+export type ShardCredentials =
+  | { tokenEnv: string }
+  | { tokenFile: string }
+  | { oauth: { clientIdEnv: string; clientSecretEnv: string; refreshTokenEnv?: string; refreshTokenFile?: string } };
+
+export interface Shard {
+  name: string;
+  selector: ShardSelector;
+  credentials: ShardCredentials;
+  /** The shard's request budget; default `--rate-limit`. */
+  rate?: RateSpec;
+  /** Line of the shard's entry in the map. */
+  line: number;
+}
+
+export interface ShardMap {
+  /** Absolute path of the map file. */
+  path: string;
+  /** The path as errors show it (relative to the manifests directory when inside it). */
+  file: string;
+  shards: Shard[];
+}
+
+export class ShardMapError extends Error {
+  constructor(readonly errors: ManifestError[]) {
+    super(errors.map((e) => `${e.file}:${e.line}:${e.column} ${e.path || '/'}: ${e.message}`).join('\n'));
+    this.name = 'ShardMapError';
+  }
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Parses the text of a shard map; every problem is located (file, line, field). */
+export function parseShardMap(text: string, path: string, file: string): ShardMap {
+  const counter = new LineCounter();
+  const document = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const errors: ManifestError[] = [];
+  const at = (node: Node | null | undefined, fieldPath: string, message: string) => {
+    const position = node?.range ? counter.linePos(node.range[0]) : { line: 1, col: 1 };
+    errors.push({ file, line: position.line, column: position.col, path: fieldPath, message });
+  };
+  for (const error of document.errors) {
+    const position = error.linePos?.[0] ?? { line: 1, col: 1 };
+    errors.push({ file, line: position.line, column: position.col, path: '', message: `not valid YAML: ${error.message.split('\n')[0]}` });
+  }
+  if (errors.length > 0) throw new ShardMapError(errors);
+  const root = document.contents;
+  if (!isMap(root)) {
+    at(root, '', 'a shard map is a mapping with a `shards` list');
+    throw new ShardMapError(errors);
+  }
+  for (const pair of root.items) {
+    const key = String((pair.key as { value?: unknown }).value ?? pair.key);
+    if (key !== 'shards') at(pair.key as Node, `/${key}`, 'unknown field: a shard map has only `shards`');
+  }
+  const list = root.get('shards', true) as Node | undefined;
+  if (!isSeq(list) || list.items.length === 0) {
+    at(list ?? root, '/shards', 'expected a non-empty list of shards');
+    throw new ShardMapError(errors);
+  }
+  const shards: Shard[] = [];
+  const seen = new Map<string, number>();
+  list.items.forEach((item, index) => {
+    const base = `/shards/${index}`;
+    const node = item as Node;
+    if (!isMap(node)) return at(node, base, 'expected a mapping with name, selector and credentials');
+    const plain = node.toJSON() as Record<string, unknown>;
+    const field = (name: string) => node.get(name, true) as Node | undefined;
+    const line = node.range ? counter.linePos(node.range[0]).line : 1;
+    for (const key of Object.keys(plain)) {
+      if (!['name', 'selector', 'credentials', 'rateLimit'].includes(key)) at(field(key) ?? node, `${base}/${key}`, 'unknown field: expected name, selector, credentials or rateLimit');
+    }
+    const name = plain.name;
+    if (typeof name !== 'string' || !SHARD_NAME.test(name)) {
+      at(field('name') ?? node, `${base}/name`, 'expected a shard name: lower-case letters, digits and dashes, at most 63');
+      return;
+    }
+    if (seen.has(name)) at(field('name'), `${base}/name`, `shard \`${name}\` is defined twice (first at line ${seen.get(name)})`);
+    seen.set(name, line);
+    const selector = parseSelector(plain.selector, field('selector') ?? node, `${base}/selector`, at);
+    const credentials = parseCredentials(plain.credentials, field('credentials') ?? node, `${base}/credentials`, at, dirname(path));
+    let rate: RateSpec | undefined;
+    if (plain.rateLimit !== undefined) {
+      try {
+        rate = parseRate(String(plain.rateLimit));
+      } catch (error) {
+        at(field('rateLimit'), `${base}/rateLimit`, (error as Error).message);
+      }
+    }
+    if (selector && credentials) shards.push({ name, selector, credentials, line, ...(rate ? { rate } : {}) });
+  });
+  if (errors.length > 0) throw new ShardMapError(errors);
+  return { path, file, shards };
+}
+
+type At = (node: Node | null | undefined, path: string, message: string) => void;
+
+function stringRecord(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
+}
+
+function parseSelector(value: unknown, node: Node, path: string, at: At): ShardSelector | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    at(node, path, 'expected a selector: labels (a map of label values) and/or organization');
+    return undefined;
+  }
+  const record = value as Record<string, unknown>;
+  const unknown = Object.keys(record).filter((key) => key !== 'labels' && key !== 'organization');
+  if (unknown.length > 0) at(node, `${path}/${unknown[0]}`, 'unknown field: a selector has labels and organization');
+  if (record.labels !== undefined && !stringRecord(record.labels)) at(node, `${path}/labels`, 'expected a map of label names to string values');
+  if (record.organization !== undefined && (typeof record.organization !== 'string' || record.organization === '')) {
+    at(node, `${path}/organization`, 'expected the metadata.name of an Organization');
+  }
+  if (record.labels === undefined && record.organization === undefined) {
+    at(node, path, 'an empty selector would match every project: give labels and/or organization');
+    return undefined;
+  }
+  return {
+    ...(stringRecord(record.labels) ? { labels: record.labels } : {}),
+    ...(typeof record.organization === 'string' ? { organization: record.organization } : {}),
+  };
+}
+
+function parseCredentials(value: unknown, node: Node, path: string, at: At, mapDir: string): ShardCredentials | undefined {
+  const expected = 'expected exactly one of tokenEnv (an environment variable name), tokenFile (a path) or oauth';
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    at(node, path, expected);
+    return undefined;
+  }
+  const record = value as Record<string, unknown>;
+  const given = Object.keys(record);
+  if (given.length !== 1 || !['tokenEnv', 'tokenFile', 'oauth'].includes(given[0]!)) {
+    at(node, path, `${expected}; got ${given.join(', ') || 'nothing'}`);
+    return undefined;
+  }
+  if (record.tokenEnv !== undefined) {
+    if (typeof record.tokenEnv === 'string' && ENV_NAME.test(record.tokenEnv)) return { tokenEnv: record.tokenEnv };
+    at(node, `${path}/tokenEnv`, 'expected the name of an environment variable (the token itself never belongs in the map)');
+    return undefined;
+  }
+  if (record.tokenFile !== undefined) {
+    if (typeof record.tokenFile === 'string' && record.tokenFile !== '') return { tokenFile: resolve(mapDir, record.tokenFile) };
+    at(node, `${path}/tokenFile`, 'expected a path (relative to the shard map)');
+    return undefined;
+  }
+  const oauth = record.oauth as Record<string, unknown> | null;
+  const names = ['clientIdEnv', 'clientSecretEnv', 'refreshTokenEnv', 'refreshTokenFile'];
+  if (typeof oauth !== 'object' || oauth === null || Object.keys(oauth).some((k) => !names.includes(k))) {
+    at(node, `${path}/oauth`, `expected ${names.join(', ')}`);
+    return undefined;
+  }
+  for (const key of ['clientIdEnv', 'clientSecretEnv', 'refreshTokenEnv']) {
+    if (oauth[key] !== undefined && (typeof oauth[key] !== 'string' || !ENV_NAME.test(oauth[key]))) {
+      at(node, `${path}/oauth/${key}`, 'expected the name of an environment variable');
+      return undefined;
+    }
+  }
+  if (typeof oauth.clientIdEnv !== 'string' || typeof oauth.clientSecretEnv !== 'string') {
+    at(node, `${path}/oauth`, 'clientIdEnv and clientSecretEnv are required');
+    return undefined;
+  }
+  if (oauth.refreshTokenFile !== undefined && (typeof oauth.refreshTokenFile !== 'string' || oauth.refreshTokenFile === '')) {
+    at(node, `${path}/oauth/refreshTokenFile`, 'expected a path (relative to the shard map)');
+    return undefined;
+  }
+  return {
+    oauth: {
+      clientIdEnv: oauth.clientIdEnv,
+      clientSecretEnv: oauth.clientSecretEnv,
+      ...(typeof oauth.refreshTokenEnv === 'string' ? { refreshTokenEnv: oauth.refreshTokenEnv } : {}),
+      ...(typeof oauth.refreshTokenFile === 'string' ? { refreshTokenFile: resolve(mapDir, oauth.refreshTokenFile) } : {}),
+    },
+  };
+}
+
+/** Reads and parses the map; a missing or unreadable file is a located error too. */
+export async function readShardMap(path: string, file: string): Promise<ShardMap> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new ShardMapError([{ file, line: 1, column: 1, path: '', message: `the shard map cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` }]);
+  }
+  return parseShardMap(text, path, file);
+}

@@ -1,0 +1,229 @@
+// One writer per state directory. Two processes on one state directory (overlapping CI jobs,
+// a manual run beside the daemon) each trust their own inventory and intents and can create
+// the same project twice, so whoever writes holds `state.lock` in the directory: a file
+// created atomically (a hard link of a fully written temp file, which fails when the lock
+// exists), naming its holder and renewed by a heartbeat. A lock whose heartbeat is older than
+// the stale timeout belongs to a process that died (SIGKILL, a lost node): it is taken over.
+import { randomBytes } from 'node:crypto';
+import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Clock } from './clock.js';
+import { writeFileAtomic } from './atomic-file.js';
+
+export const LOCK_FILE = 'state.lock';
+/** Default stale timeout (`--lock-timeout`). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+/** Heartbeats per stale timeout: a live holder misses several before it looks dead. */
+const HEARTBEATS_PER_TIMEOUT = 4;
+
+/** Who holds a lock: what `state.lock` contains. */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  /** The command line of the holder (flags only; tokens are never flags). */
+  command: string;
+  /** ISO time the holder took the lock. */
+  startedAt: string;
+  /** Milliseconds since the epoch of the last heartbeat. */
+  heartbeatAt: number;
+  /** Random id of this holding, so a holder can tell its lock from a successor's. */
+  id: string;
+}
+
+/** `pid 123 on host-a (reconcile --watch), since 2026-01-01T00:00:00.000Z, last heartbeat 4 s ago`. */
+export function describeHolder(holder: LockHolder, now: number): string {
+  const age = Math.max(0, Math.round((now - holder.heartbeatAt) / 1000));
+  return `pid ${holder.pid} on ${holder.host} (${holder.command}), since ${holder.startedAt}, last heartbeat ${age} s ago`;
+}
+
+export class StateLockHeldError extends Error {
+  constructor(readonly dir: string, readonly holder: LockHolder, now: number) {
+    super(`the state directory ${dir} is locked by ${describeHolder(holder, now)}: another reconciler is writing there`);
+    this.name = 'StateLockHeldError';
+  }
+}
+
+export interface StateLockOptions {
+  /** The state directory (created when missing). */
+  dir: string;
+  clock: Clock;
+  /** A lock whose heartbeat is older than this is stale and taken over. */
+  timeoutMs?: number;
+  /** Shown to whoever finds the lock held. */
+  command: string;
+  /** Called once when a heartbeat finds the lock taken by another process (this one was presumed dead). */
+  onLost?: (holder: LockHolder | undefined) => void;
+}
+
+/** `tookOver`: the stale holder this acquisition replaced. */
+export type AcquireResult = { acquired: true; lock: StateLock; tookOver?: LockHolder } | { acquired: false; holder: LockHolder };
+
+function isHolder(value: unknown): value is LockHolder {
+  const v = value as Partial<LockHolder> | null;
+  return typeof v === 'object' && v !== null && typeof v.pid === 'number' && typeof v.heartbeatAt === 'number' && typeof v.id === 'string';
+}
+
+async function readHolder(path: string): Promise<LockHolder | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (isHolder(parsed)) return parsed;
+  } catch {
+    // Not ours or damaged: judged below like a lock that never heartbeats.
+  }
+  return { pid: 0, host: 'unknown', command: 'unreadable lock file', startedAt: 'unknown', heartbeatAt: 0, id: 'unreadable' };
+}
+
+/** A held lock: renews itself until released. */
+export class StateLock {
+  #cancelHeartbeat: (() => void) | undefined;
+  #released = false;
+  #lost = false;
+
+  private constructor(
+    readonly path: string,
+    private holder: LockHolder,
+    private readonly options: StateLockOptions & { timeoutMs: number },
+  ) {}
+
+  /** Takes the lock if it is free or stale; otherwise says who holds it. Never waits. */
+  static async acquire(options: StateLockOptions): Promise<AcquireResult> {
+    const settings = { ...options, timeoutMs: options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
+    if (!(settings.timeoutMs > 0)) throw new TypeError(`Expected \`timeoutMs\` to be > 0, got \`${settings.timeoutMs}\``);
+    await mkdir(options.dir, { recursive: true });
+    const path = join(options.dir, LOCK_FILE);
+    // A few rounds: each lost race against another taker means re-reading who won.
+    let tookOver: LockHolder | undefined;
+    for (let round = 0; round < 3; round++) {
+      const now = options.clock.now();
+      const holder: LockHolder = {
+        pid: process.pid,
+        host: hostname(),
+        command: options.command,
+        startedAt: new Date(now).toISOString(),
+        heartbeatAt: now,
+        id: randomBytes(8).toString('hex'),
+      };
+      if (await createExclusive(path, holder)) {
+        const lock = new StateLock(path, holder, settings);
+        lock.#startHeartbeat();
+        return { acquired: true, lock, ...(tookOver ? { tookOver } : {}) };
+      }
+      const current = await readHolder(path);
+      if (current === undefined) continue; // released between our attempt and the read
+      if (now - current.heartbeatAt <= settings.timeoutMs) return { acquired: false, holder: current };
+      // Stale: move it aside (rename succeeds for one taker only), then check that what was
+      // moved is the stale lock judged above and not a successor's fresh one.
+      const aside = `${path}.stale-${randomBytes(6).toString('hex')}`;
+      try {
+        await rename(path, aside);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      const moved = await readHolder(aside);
+      if (moved && moved.id !== current.id) {
+        // A successor's lock: put it back unless yet another one appeared meanwhile.
+        await link(aside, path).catch(() => undefined);
+        await unlink(aside).catch(() => undefined);
+        continue;
+      }
+      await unlink(aside).catch(() => undefined);
+      tookOver = current;
+    }
+    const current = await readHolder(path);
+    if (current) return { acquired: false, holder: current };
+    throw new Error(`could not take the lock ${path}: it changed hands repeatedly`);
+  }
+
+  get heartbeatMs(): number {
+    return Math.max(1, Math.floor(this.options.timeoutMs / HEARTBEATS_PER_TIMEOUT));
+  }
+
+  /** False once a heartbeat found another holder. */
+  get held(): boolean {
+    return !this.#released && !this.#lost;
+  }
+
+  #startHeartbeat(): void {
+    // The next beat is scheduled first: a slow disk delays one write, not the cadence.
+    const beat = () => {
+      if (!this.held) return;
+      this.#cancelHeartbeat = this.options.clock.schedule(beat, this.heartbeatMs);
+      this.heartbeat().catch(() => undefined);
+    };
+    this.#cancelHeartbeat = this.options.clock.schedule(beat, this.heartbeatMs);
+  }
+
+  /** Renews the heartbeat; when the lock is no longer ours, marks it lost and reports it. */
+  async heartbeat(): Promise<void> {
+    if (!this.held) return;
+    const current = await readHolder(this.path);
+    if (current?.id !== this.holder.id) {
+      this.#lost = true;
+      this.#cancelHeartbeat?.();
+      this.options.onLost?.(current);
+      return;
+    }
+    this.holder = { ...this.holder, heartbeatAt: this.options.clock.now() };
+    await writeFileAtomic(this.path, `${JSON.stringify(this.holder)}\n`, 0o644);
+  }
+
+  /** Removes the lock if it is still ours. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    this.#cancelHeartbeat?.();
+    const current = await readHolder(this.path).catch(() => undefined);
+    if (current?.id === this.holder.id) await unlink(this.path).catch(() => undefined);
+  }
+}
+
+/** Creates `path` with the holder's record, failing (false) when it exists. */
+async function createExclusive(path: string, holder: LockHolder): Promise<boolean> {
+  const temp = `${path}.${holder.id}.tmp`;
+  await writeFile(temp, `${JSON.stringify(holder)}\n`, { mode: 0o644 });
+  try {
+    await link(temp, path);
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw error;
+  } finally {
+    await unlink(temp).catch(() => undefined);
+  }
+}
+
+/**
+ * Waits for the lock (a daemon beside another holder): retries every heartbeat interval,
+ * reporting the holder each time it is still held, until it is free or stale, or `signal` aborts.
+ */
+export async function waitForStateLock(
+  options: StateLockOptions & { signal: AbortSignal; onWaiting: (holder: LockHolder) => void },
+): Promise<{ lock: StateLock; tookOver?: LockHolder } | undefined> {
+  const timeoutMs = options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const retryMs = Math.max(1, Math.floor(timeoutMs / HEARTBEATS_PER_TIMEOUT));
+  for (;;) {
+    if (options.signal.aborted) return undefined;
+    const result = await StateLock.acquire(options);
+    if (result.acquired) return { lock: result.lock, ...(result.tookOver ? { tookOver: result.tookOver } : {}) };
+    options.onWaiting(result.holder);
+    try {
+      await options.clock.sleep(retryMs, options.signal);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** The holder's command as shown to others: the program name and its arguments. */
+export function commandLine(argv: readonly string[] = process.argv): string {
+  return ['reconcile', ...argv.slice(2)].join(' ').slice(0, 300);
+}
