@@ -7,6 +7,7 @@ export interface OptionSpec {
   /** Value placeholder shown in help. */
   placeholder?: string;
   default?: string;
+  /** Repeatable; its values are in `CommandContext.lists`, not `values`. */
   multiple?: boolean;
   short?: string;
 }
@@ -29,7 +30,12 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'http-timeout': { type: 'string', env: 'RECONCILE_HTTP_TIMEOUT', placeholder: 'DURATION', default: '30s', description: 'longest wait for the headers of an answer (and again for its body) before the request counts as failed' },
   'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },
   'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
-  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project' },
+  notify: { type: 'string', multiple: true, placeholder: 'URL', description: 'in --watch: send events to this webhook (signed with RECONCILE_NOTIFY_SECRET_FILE or RECONCILE_NOTIFY_SECRET) or Slack incoming webhook; repeatable' },
+  notifications: { type: 'string', env: 'RECONCILE_NOTIFICATIONS', placeholder: 'FILE', description: 'in --watch: receivers of events (webhooks, Slack, GitHub commit statuses), see docs/notifications-and-triggers.md' },
+  'trigger-token-file': { type: 'string', env: 'RECONCILE_TRIGGER_TOKEN_FILE', placeholder: 'PATH', description: 'in --watch: enables POST /reconcile with this bearer token; trigger: the token to send' },
+  'webhook-secret-file': { type: 'string', env: 'RECONCILE_WEBHOOK_SECRET_FILE', placeholder: 'PATH', description: 'in --watch: enables POST /reconcile/webhook for signed git push webhooks (GitHub, GitLab, generic HMAC)' },
+  'daemon-url': { type: 'string', env: 'RECONCILE_DAEMON_URL', placeholder: 'URL', default: 'http://127.0.0.1:9464', description: "trigger: the daemon's HTTP server (its --metrics-addr)" },
+  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project; trigger: Project manifest names, comma-separated' },
   all: { type: 'boolean', description: 'export: every live project' },
   out: { type: 'string', placeholder: 'DIR', description: 'export: where to write manifests (default: standard output)' },
   // emulator
@@ -42,3 +48,5 @@ export const OPTIONS: Record<string, OptionSpec> = {
 };
 
 export type ParsedValues = Record<string, string | boolean | undefined>;
+/** Repeatable options (`multiple`), every value in order. */
+export type ParsedLists = Record<string, string[]>;

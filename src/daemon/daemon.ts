@@ -8,10 +8,15 @@ import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
 import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from './http-server.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, createNotificationMetrics } from './metrics.js';
 import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './observe-list.js';
 import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
+import { triggerRoutes, type TriggerSettings } from './trigger.js';
+import { NotificationsConfigError, type NotificationSettings } from '../notify/config.js';
+import { eventsFromPass } from '../notify/events.js';
+import { Notifier } from '../notify/notifier.js';
+import { notificationSettings } from '../notify/setup.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in the README). */
@@ -51,10 +56,12 @@ interface DaemonSettings {
   sandbox: boolean;
   /** Observed-only facts read on each drift re-check (`--observe`). */
   observe: ObservedResource[];
+  notifications?: NotificationSettings;
+  triggers: TriggerSettings;
 }
 
 /** Validates the daemon's options up front, with messages that name the option. */
-function settingsFrom(context: CommandContext): DaemonSettings {
+async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   if (context.positionals.length > 1) {
     throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   }
@@ -82,7 +89,21 @@ function settingsFrom(context: CommandContext): DaemonSettings {
     if (error instanceof InvalidObserveListError) throw new UsageError(error.message);
     throw error;
   }
+  let notifications: NotificationSettings | undefined;
+  try {
+    notifications = await notificationSettings(context);
+  } catch (error) {
+    if (error instanceof NotificationsConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const tokenFile = stringOption(context, 'trigger-token-file');
+  const webhookSecretFile = stringOption(context, 'webhook-secret-file');
   return {
+    notifications,
+    triggers: {
+      ...(tokenFile ? { tokenFile: resolve(context.cwd, tokenFile) } : {}),
+      ...(webhookSecretFile ? { webhookSecretFile: resolve(context.cwd, webhookSecretFile) } : {}),
+    },
     manifestsPath: resolve(context.cwd, manifests),
     resync,
     metricsAddress,
@@ -100,7 +121,7 @@ function settingsFrom(context: CommandContext): DaemonSettings {
  * SIGTERM or SIGINT (main.ts aborts `context.signal`).
  */
 export async function runDaemon(context: CommandContext): Promise<number> {
-  const settings = settingsFrom(context);
+  const settings = await settingsFrom(context);
   const clock = systemClock;
   const isTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
   const log: Logger = createLogger({
@@ -112,6 +133,15 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const metrics = createMetrics(undefined, { clock });
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
+  const notifier = settings.notifications
+    ? new Notifier({
+        settings: settings.notifications,
+        clock,
+        log,
+        env: context.env,
+        metrics: createNotificationMetrics(metrics.registry, settings.notifications.receivers.map((receiver) => receiver.name)),
+      })
+    : undefined;
 
   let session: ApiSession & { clock?: Clock };
   try {
@@ -164,8 +194,10 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [session.stateDir] }),
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
+    ...(notifier ? { onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())) } : {}),
   });
 
+  const routes = triggerRoutes(daemon, settings.triggers, log);
   let server: RunningHttpServer | undefined;
   try {
     server = await startHttpServer(
@@ -182,11 +214,13 @@ export async function runDaemon(context: CommandContext): Promise<number> {
           if (problem) reasons.push(problem);
           return { ready: reasons.length === 0, reasons };
         },
+        post: routes,
       },
       log,
     );
   } catch (error) {
     log.fatal({ err: error, address: settings.metricsAddress }, 'could not listen on --metrics-addr');
+    await notifier?.close();
     await session.close();
     return 1;
   }
@@ -200,6 +234,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       dryRun: settings.dryRun,
       sandbox: settings.sandbox ? session.baseUrl : undefined,
       rate: session.rate,
+      notify: settings.notifications?.receivers.map((receiver) => `${receiver.name} (${receiver.type})`),
+      triggers: Object.keys(routes),
     },
     'daemon started',
   );
@@ -213,7 +249,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   await within(started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([session.close(), server.close()]).then(() => true),
+    Promise.allSettled([session.close(), server.close(), notifier?.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');
