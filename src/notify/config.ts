@@ -114,10 +114,10 @@ function mainError(errors: ErrorObject[]): ErrorObject {
   return pool.reduce((best, error) => (error.instancePath.length > best.instancePath.length ? error : best), pool[0]!);
 }
 
-function describe(error: ErrorObject): { pointer: string; message: string } {
+function describe(error: ErrorObject): { pointer: string; message: string; atKey?: boolean } {
   if (error.keyword === 'additionalProperties') {
     const extra = (error.params as { additionalProperty: string }).additionalProperty;
-    return { pointer: `${error.instancePath}/${extra}`, message: `unknown field \`${extra}\`` };
+    return { pointer: `${error.instancePath}/${extra}`, message: `unknown field \`${extra}\``, atKey: true };
   }
   if (error.keyword === 'required') {
     return { pointer: error.instancePath, message: `missing field \`${(error.params as { missingProperty: string }).missingProperty}\`` };
@@ -187,8 +187,8 @@ export function parseNotifications(text: string, file: string): NotificationSett
   const document = parsed.documents[0]!;
   const errors = validate(document.value);
   if (errors.length > 0) {
-    const { pointer, message } = describe(mainError(errors));
-    const at = document.locate(pointer);
+    const { pointer, message, atKey } = describe(mainError(errors));
+    const at = document.locate(pointer, { key: atKey ?? false });
     throw new NotificationsConfigError(message, { file, line: at.line, column: at.column, field: pointer.replace(/^\//, '').replaceAll('/', '.') });
   }
   const value = document.value as { dedupWindow?: string; receivers: RawReceiver[] };

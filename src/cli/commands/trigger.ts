@@ -75,7 +75,7 @@ export async function run(context: CommandContext): Promise<number> {
   } catch {
     answer = {};
   }
-  if (response.status === 404 && answer.status === undefined) {
+  if ((response.status === 404 || response.status === 405) && answer.status === undefined) {
     context.stderr.write(`reconcile: trigger: ${url.origin} has no /reconcile endpoint: start the daemon with --trigger-token-file\n`);
     return 1;
   }
