@@ -6,6 +6,8 @@ export interface CommandContext {
   /** Positional arguments after the command word. */
   positionals: string[];
   values: ParsedValues;
+  /** Repeatable options (`--notify`), every value in order; absent or empty when not given. */
+  lists?: Readonly<Record<string, readonly string[]>>;
   /** Options given on the command line (not from the environment or a default). */
   flags: ReadonlySet<string>;
   env: NodeJS.ProcessEnv;

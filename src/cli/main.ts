@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { OPTIONS, type ParsedValues } from './options.js';
+import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
 import { UsageError, type CommandContext, type CommandHandler } from './context.js';
 import { LOG_LEVELS } from '../util/logger.js';
 
@@ -11,6 +11,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   export: async () => (await import('./commands/export.js')).run,
   branch: async () => (await import('./commands/branch.js')).run,
   emulator: async () => (await import('./commands/emulator.js')).run,
+  trigger: async () => (await import('./commands/trigger.js')).run,
 };
 
 export const USAGE = `Usage:
@@ -24,6 +25,7 @@ export const USAGE = `Usage:
   reconcile branch push|reset NAME --project P
                                        branch actions (not state)
   reconcile emulator [options]         run the Management API emulator
+  reconcile trigger [--project P]      ask a running daemon for an immediate pass (its /reconcile endpoint)
 
 The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a flag.
 Exit codes: 0 success (with --detailed-exitcode: and no changes), 1 error, 2 the plan has changes.
@@ -47,18 +49,23 @@ function packageVersion(): string {
 export function parseCommandLine(
   argv: string[],
   env: NodeJS.ProcessEnv,
-): { command: string; positionals: string[]; values: ParsedValues; flags: ReadonlySet<string> } {
+): { command: string; positionals: string[]; values: ParsedValues; lists: ParsedLists; flags: ReadonlySet<string> } {
   const parsed = parseArgs({
     args: argv,
     allowPositionals: true,
     strict: true,
     options: Object.fromEntries(
-      Object.entries(OPTIONS).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}) }]),
+      Object.entries(OPTIONS).map(([name, spec]) => [name, { type: spec.type, ...(spec.short ? { short: spec.short } : {}), ...(spec.multiple ? { multiple: true } : {}) }]),
     ),
   });
   const values: ParsedValues = {};
+  const lists: ParsedLists = {};
   const flags = new Set(Object.keys(parsed.values));
   for (const [name, spec] of Object.entries(OPTIONS)) {
+    if (spec.multiple) {
+      lists[name] = ((parsed.values as Record<string, string[] | undefined>)[name] ?? []).slice();
+      continue;
+    }
     const given = (parsed.values as ParsedValues)[name];
     if (given !== undefined) values[name] = given;
     else if (spec.env && env[spec.env] !== undefined && env[spec.env] !== '') values[name] = env[spec.env];
@@ -70,7 +77,7 @@ export function parseCommandLine(
     command = positionals[0];
     positionals = positionals.slice(1);
   }
-  return { command, positionals, values, flags };
+  return { command, positionals, values, lists, flags };
 }
 
 export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'env' | 'cwd'>> = {}): Promise<number> {
@@ -107,6 +114,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     return await handler({
       positionals: parsed.positionals,
       values: parsed.values,
+      lists: parsed.lists,
       flags: parsed.flags,
       env,
       cwd: io.cwd ?? process.cwd(),

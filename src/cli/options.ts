@@ -7,6 +7,7 @@ export interface OptionSpec {
   /** Value placeholder shown in help. */
   placeholder?: string;
   default?: string;
+  /** Repeatable; its values are in `CommandContext.lists`, not `values`. */
   multiple?: boolean;
   short?: string;
 }
@@ -34,7 +35,12 @@ export const OPTIONS: Record<string, OptionSpec> = {
   shard: { type: 'string', env: 'RECONCILE_SHARD', placeholder: 'NAME', description: 'reconcile only this shard of the shard map, with its own credentials, budget and state directory (<state-dir>/shards/NAME)' },
   shards: { type: 'string', env: 'RECONCILE_SHARDS', placeholder: 'FILE', description: 'the shard map (default: shards.yaml in the manifests directory, when present)' },
   'lock-timeout': { type: 'string', env: 'RECONCILE_LOCK_TIMEOUT', placeholder: 'DURATION', default: '60s', description: 'a state lock whose heartbeat is older than this is stale and taken over (heartbeat every quarter of it)' },
-  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project' },
+  notify: { type: 'string', multiple: true, placeholder: 'URL', description: 'in --watch: send events to this webhook (signed with RECONCILE_NOTIFY_SECRET_FILE or RECONCILE_NOTIFY_SECRET) or Slack incoming webhook; repeatable' },
+  notifications: { type: 'string', env: 'RECONCILE_NOTIFICATIONS', placeholder: 'FILE', description: 'in --watch: receivers of events (webhooks, Slack, GitHub commit statuses), see docs/notifications-and-triggers.md' },
+  'trigger-token-file': { type: 'string', env: 'RECONCILE_TRIGGER_TOKEN_FILE', placeholder: 'PATH', description: 'in --watch: enables POST /reconcile with this bearer token; trigger: the token to send' },
+  'webhook-secret-file': { type: 'string', env: 'RECONCILE_WEBHOOK_SECRET_FILE', placeholder: 'PATH', description: 'in --watch: enables POST /reconcile/webhook for signed git push webhooks (GitHub, GitLab, generic HMAC)' },
+  'daemon-url': { type: 'string', env: 'RECONCILE_DAEMON_URL', placeholder: 'URL', default: 'http://127.0.0.1:9464', description: "trigger: the daemon's HTTP server (its --metrics-addr)" },
+  project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project; trigger: Project manifest names, comma-separated' },
   all: { type: 'boolean', description: 'export: every live project' },
   out: { type: 'string', placeholder: 'DIR', description: 'export: where to write manifests (default: standard output)' },
   // emulator
@@ -47,3 +53,5 @@ export const OPTIONS: Record<string, OptionSpec> = {
 };
 
 export type ParsedValues = Record<string, string | boolean | undefined>;
+/** Repeatable options (`multiple`), every value in order. */
+export type ParsedLists = Record<string, string[]>;

@@ -22,6 +22,31 @@ export interface DaemonPassRequest {
 
 export type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
+/** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
+export type PassTrigger = 'revision' | 'resync' | 'manual';
+
+export interface PassReport {
+  priority: 'write' | 'drift';
+  trigger: PassTrigger;
+  projects?: string[];
+  revision?: string;
+}
+
+/** What an on-demand request asks for: some projects, or the newest revision (a push's commit, when known). */
+export interface PassRequest {
+  projects?: string[];
+  revision?: string;
+}
+
+export type PassRequestAnswer =
+  | { status: 'started'; projects: string[] | 'all'; revision?: string }
+  /** The checkout does not have the commit yet: it is read again (backing off) until it does. */
+  | { status: 'waiting'; revision: string; current?: string }
+  /** The checkout is already at the commit: its pass has run or is running. */
+  | { status: 'current'; revision: string }
+  | { status: 'unknown-projects'; projects: string[] }
+  | { status: 'not-ready' };
+
 /**
  * The observed-only reads of a drift re-check (`--observe`: service health, network bans, ...):
  * given the projects a pass saw, returns their observations with health and the facts read
@@ -54,6 +79,10 @@ export interface DaemonOptions {
   maxDebounceMs?: number;
   /** Wait before re-reading a tree that moved during the read (default 500 ms). */
   settleMs?: number;
+  /** Called with every finished pass (notifications); must return at once and never throw. */
+  onPass?(result: PassResult, report: PassReport): void;
+  /** Longest time a push's commit is waited for in the checkout (default 5 min). */
+  revisionWaitMs?: number;
   /** Share of the budget drift re-checks may use (default 0.8). */
   driftShare?: number;
   /** Smallest spacing between drift slices (default 5 s). */
@@ -88,6 +117,8 @@ export class Daemon {
   #passReadsPerProject = DEFAULT_READS_PER_PROJECT;
   readonly #observeReadsPerProject: number;
   #stopped = false;
+  /** A pushed commit the checkout does not have yet, and how to stop waiting for it. */
+  #awaited: { revision: string; cancel: () => void } | undefined;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -217,7 +248,7 @@ export class Daemon {
 
     if (!previous) {
       log.info({ revision, documents: set.documents.length }, 'manifests loaded');
-      this.#spawn(this.#writePass(undefined));
+      this.#spawn(this.#writePass(undefined, 'revision'));
       return;
     }
     const changes = previous.files.size === 0 || files.size === 0 ? undefined : projectChanges(previous, next);
@@ -230,7 +261,7 @@ export class Daemon {
     const scope = changes && !changes.everything ? [...changes.projects].filter((p) => projectNames(set).includes(p)) : undefined;
     log.info({ revision, previous: previous.revision, projects: scope ?? 'all' }, 'new revision');
     this.#spawn(
-      this.#writePass(scope).then(() => {
+      this.#writePass(scope, 'revision').then(() => {
         // What the revision did not touch is re-checked in the background, paced.
         if (scope) this.#sweep.enqueue(projectNames(set).filter((p) => !scope.includes(p)));
       }),
@@ -243,7 +274,7 @@ export class Daemon {
     void tracked.finally(() => this.#passes.delete(tracked));
   }
 
-  async #writePass(projects: string[] | undefined): Promise<void> {
+  async #writePass(projects: string[] | undefined, trigger: PassTrigger): Promise<void> {
     const signal = this.#shutdown.signal;
     const keys = projects ?? [FLEET_KEY, ...(this.#current ? projectNames(this.#current.set) : [])];
     let release: () => void;
@@ -254,7 +285,7 @@ export class Daemon {
     }
     try {
       if (signal.aborted || !this.#current) return;
-      await this.#run({ manifests: this.#current.set, priority: 'write', projects, signal }, this.#current.revision);
+      await this.#run({ manifests: this.#current.set, priority: 'write', projects, signal }, this.#current.revision, trigger);
     } finally {
       release();
     }
@@ -269,7 +300,7 @@ export class Daemon {
     const release = this.#locks.tryAcquire(free)!;
     const work = (async () => {
       try {
-        const result = await this.#run({ manifests: this.#current!.set, priority: 'drift', projects: free, signal }, this.#current!.revision);
+        const result = await this.#run({ manifests: this.#current!.set, priority: 'drift', projects: free, signal }, this.#current!.revision, 'resync');
         if (!result) return;
         // The pass's own reads are measured; the observed-only reads have a known cost, added in readsPerProject().
         this.#passReadsPerProject = 0.7 * this.#passReadsPerProject + 0.3 * Math.max(1, result.requests / free.length);
@@ -295,7 +326,7 @@ export class Daemon {
     }
   }
 
-  async #run(request: DaemonPassRequest, revision: string | undefined): Promise<PassResult | undefined> {
+  async #run(request: DaemonPassRequest, revision: string | undefined, trigger: PassTrigger): Promise<PassResult | undefined> {
     const { log, metrics, clock } = this.#options;
     const startedAt = clock.now();
     let result: PassResult;
@@ -307,12 +338,90 @@ export class Daemon {
         return undefined;
       }
       log.error({ err: error, priority: request.priority, projects: request.projects ?? 'all' }, 'pass failed');
-      metrics.recordPass(failedResult(startedAt, clock.now(), revision, this.#options.dryRun ?? false), { projects: [] });
+      const failed = failedResult(startedAt, clock.now(), revision, this.#options.dryRun ?? false);
+      metrics.recordPass(failed, { projects: [] });
+      this.#report(failed, { priority: request.priority, trigger, projects: request.projects, revision });
       return undefined;
     }
     metrics.recordPass(result, { projects: request.projects });
     logPass(log, result, { priority: request.priority, projects: request.projects, revision });
+    this.#report(result, { priority: request.priority, trigger, projects: request.projects, revision });
     return result;
+  }
+
+  #report(result: PassResult, report: PassReport): void {
+    try {
+      this.#options.onPass?.(result, report);
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'reporting a pass failed');
+    }
+  }
+
+  /**
+   * An on-demand pass (`POST /reconcile`, a push webhook). The checkout is read first, so a
+   * revision already on disk is what runs; a new revision starts its own pass there. Named
+   * projects get a write-priority pass at once. A pushed commit the checkout does not have yet
+   * is waited for: the checkout is read again, backing off, until it has it (its pass then runs
+   * as for any new revision) or `revisionWaitMs` passes.
+   */
+  async requestPass(request: PassRequest): Promise<PassRequestAnswer> {
+    if (this.#stopped) return { status: 'not-ready' };
+    const before = this.#current?.revision;
+    await this.reload();
+    const current = this.#current;
+    if (!current || this.#stopped) return { status: 'not-ready' };
+    const names = projectNames(current.set);
+    if (request.projects) {
+      const unknown = request.projects.filter((project) => !names.includes(project));
+      if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown };
+      this.#spawn(this.#writePass([...new Set(request.projects)], 'manual'));
+      return { status: 'started', projects: request.projects, ...(current.revision ? { revision: current.revision } : {}) };
+    }
+    if (request.revision) {
+      if (sameRevision(current.revision, request.revision)) {
+        this.#stopAwaiting();
+        return { status: 'current', revision: current.revision! };
+      }
+      this.#awaitRevision(request.revision);
+      return { status: 'waiting', revision: request.revision, ...(current.revision ? { current: current.revision } : {}) };
+    }
+    // A revision read just now has its own pass: a second one over everything would repeat it.
+    if (current.revision !== before) return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}) };
+    this.#spawn(this.#writePass(undefined, 'manual'));
+    return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}) };
+  }
+
+  #awaitRevision(revision: string): void {
+    this.#stopAwaiting();
+    const { clock, log } = this.#options;
+    const deadline = clock.now() + (this.#options.revisionWaitMs ?? 5 * 60_000);
+    let delay = 1_000;
+    let cancel: () => void = () => undefined;
+    const check = () => {
+      if (this.#stopped || this.#awaited?.revision !== revision) return;
+      void this.reload().then(() => {
+        if (this.#awaited?.revision !== revision) return;
+        if (sameRevision(this.#current?.revision, revision)) {
+          this.#awaited = undefined;
+          return;
+        }
+        if (clock.now() >= deadline) {
+          log.info({ revision, current: this.#current?.revision }, 'the pushed commit did not reach the checkout (another branch?); stopped waiting for it');
+          this.#awaited = undefined;
+          return;
+        }
+        delay = Math.min(delay * 2, 30_000);
+        cancel = clock.schedule(check, delay);
+        this.#awaited = { revision, cancel: () => cancel() };
+      });
+    };
+    cancel = clock.schedule(check, delay);
+    this.#awaited = { revision, cancel: () => cancel() };
+  }
+
+  #stopAwaiting(): void {
+    this.#awaited?.cancel();
+    this.#awaited = undefined;
   }
 
   /** Resolves when no read, pass or re-check is running or waiting (tests). */
@@ -353,6 +462,7 @@ export class Daemon {
     if (this.#stopped) return true;
     this.#stopped = true;
     this.#debouncer.cancel();
+    this.#stopAwaiting();
     this.#shutdown.abort(new Error('shutting down'));
     const settle = Promise.allSettled([
       this.#watcher?.close(),
@@ -368,6 +478,13 @@ export class Daemon {
     cancelTimer?.();
     return settled;
   }
+}
+
+/** Full and abbreviated commit ids name the same commit when one starts with the other. */
+function sameRevision(a: string | undefined, b: string): boolean {
+  if (!a || a.length < 7 || b.length < 7) return false;
+  const [x, y] = [a.toLowerCase(), b.toLowerCase()];
+  return x.startsWith(y) || y.startsWith(x);
 }
 
 function failedResult(startedAt: number, finishedAt: number, revision: string | undefined, dryRun: boolean): PassResult {

@@ -9,10 +9,15 @@ import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
 import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from './http-server.js';
-import { createMetrics } from './metrics.js';
+import { createMetrics, createNotificationMetrics } from './metrics.js';
 import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './observe-list.js';
 import { createObserver, observeReadsPerProject } from './observer.js';
 import { watchSource } from './source-watcher.js';
+import { triggerRoutes, type TriggerSettings } from './trigger.js';
+import { NotificationsConfigError, type NotificationSettings } from '../notify/config.js';
+import { eventsFromPass } from '../notify/events.js';
+import { Notifier } from '../notify/notifier.js';
+import { notificationSettings } from '../notify/setup.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../util/state-lock.js';
 import { shardAuthInputs } from '../shards/credentials.js';
@@ -57,10 +62,12 @@ interface DaemonSettings {
   sandbox: boolean;
   /** Observed-only facts read on each drift re-check (`--observe`). */
   observe: ObservedResource[];
+  notifications?: NotificationSettings;
+  triggers: TriggerSettings;
 }
 
 /** Validates the daemon's options up front, with messages that name the option. */
-function settingsFrom(context: CommandContext): DaemonSettings {
+async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   if (context.positionals.length > 1) {
     throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   }
@@ -88,7 +95,21 @@ function settingsFrom(context: CommandContext): DaemonSettings {
     if (error instanceof InvalidObserveListError) throw new UsageError(error.message);
     throw error;
   }
+  let notifications: NotificationSettings | undefined;
+  try {
+    notifications = await notificationSettings(context);
+  } catch (error) {
+    if (error instanceof NotificationsConfigError) throw new UsageError(error.message);
+    throw error;
+  }
+  const tokenFile = stringOption(context, 'trigger-token-file');
+  const webhookSecretFile = stringOption(context, 'webhook-secret-file');
   return {
+    notifications,
+    triggers: {
+      ...(tokenFile ? { tokenFile: resolve(context.cwd, tokenFile) } : {}),
+      ...(webhookSecretFile ? { webhookSecretFile: resolve(context.cwd, webhookSecretFile) } : {}),
+    },
     manifestsPath: resolve(context.cwd, manifests),
     resync,
     metricsAddress,
@@ -106,7 +127,7 @@ function settingsFrom(context: CommandContext): DaemonSettings {
  * SIGTERM or SIGINT (main.ts aborts `context.signal`).
  */
 export async function runDaemon(context: CommandContext): Promise<number> {
-  const settings = settingsFrom(context);
+  const settings = await settingsFrom(context);
   const timeoutMs = lockTimeoutMs(context);
   const shardName = stringOption(context, 'shard');
   const shardsFile = stringOption(context, 'shards');
@@ -122,6 +143,15 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const metrics = createMetrics(undefined, { clock });
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
+  const notifier = settings.notifications
+    ? new Notifier({
+        settings: settings.notifications,
+        clock,
+        log,
+        env: context.env,
+        metrics: createNotificationMetrics(metrics.registry, settings.notifications.receivers.map((receiver) => receiver.name)),
+      })
+    : undefined;
 
   // The shard's credentials and state directory are read once, at start; the partition is
   // checked again with every revision.
@@ -149,6 +179,23 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   // Why this process may not write yet (another process holds the state directory's lock).
   let lockProblem: string | undefined = 'the state directory lock is not taken yet';
   let server: RunningHttpServer;
+  // The routes exist from the start (a webhook may arrive while the lock is awaited); until the
+  // daemon runs they answer 503.
+  const routes = Object.fromEntries(
+    Object.entries(
+      triggerRoutes(
+        {
+          requestPass: (request) => daemon!.requestPass(request),
+          reload: () => daemon!.reload(),
+        },
+        settings.triggers,
+        log,
+      ),
+    ).map(([path, route]) => [
+      path,
+      { ...route, handle: (request: Parameters<typeof route.handle>[0]) => (daemon ? route.handle(request) : Promise.resolve({ status: 503, body: { message: lockProblem ?? 'the daemon is starting' } })) },
+    ]),
+  );
   try {
     // Up before the lock is taken: a waiting daemon answers /readyz with the reason.
     server = await startHttpServer(
@@ -169,11 +216,13 @@ export async function runDaemon(context: CommandContext): Promise<number> {
           if (problem && !lockProblem) reasons.push(problem);
           return { ready: reasons.length === 0, reasons };
         },
+        post: routes,
       },
       log,
     );
   } catch (error) {
     log.fatal({ err: error, address: settings.metricsAddress }, 'could not listen on --metrics-addr');
+    await notifier?.close();
     log.flush?.();
     return 1;
   }
@@ -224,13 +273,13 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     if (settings.sandbox) {
       session = await openSandboxSession(context, log, { telemetry });
       if (!(await waitForLock(session.stateDir))) {
-        await Promise.allSettled([session.close(), server.close()]);
+        await Promise.allSettled([session.close(), server.close(), notifier?.close()]);
         return 0;
       }
     } else {
       const stateDir = stateDirOf(context, shard?.name);
       if (!(await waitForLock(stateDir))) {
-        await server.close();
+        await Promise.allSettled([server.close(), notifier?.close()]);
         return 0;
       }
       session = await openApiSession(context, {
@@ -244,7 +293,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     }
   } catch (error) {
     await release();
-    await server.close();
+    await Promise.allSettled([server.close(), notifier?.close()]);
     if (error instanceof UsageError) throw error;
     log.fatal({ err: error }, 'could not set up the API client');
     log.flush?.();
@@ -294,6 +343,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [open.stateDir] }),
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
+    ...(notifier ? { onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())) } : {}),
   });
 
   log.info(
@@ -306,6 +356,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       sandbox: settings.sandbox ? open.baseUrl : undefined,
       rate: open.rate,
       ...(shard ? { shard: shard.name } : {}),
+      notify: settings.notifications?.receivers.map((receiver) => `${receiver.name} (${receiver.type})`),
+      triggers: Object.keys(routes),
     },
     'daemon started',
   );
@@ -319,7 +371,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   await within(started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([open.close(), server.close()]).then(() => true),
+    Promise.allSettled([open.close(), server.close(), notifier?.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');

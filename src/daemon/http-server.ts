@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../reconcile/types.js';
 
@@ -28,6 +28,64 @@ export interface HttpEndpoints {
   /** Exposition text and its content type. */
   metrics(): Promise<{ contentType: string; body: string }>;
   readiness(): { ready: boolean; reasons: string[] };
+  /** POST routes by path (`/reconcile`...): off unless given. */
+  post?: Record<string, PostRoute>;
+}
+
+export interface PostRequest {
+  headers: IncomingHttpHeaders;
+  query: URLSearchParams;
+  body: Buffer;
+}
+
+export interface PostAnswer {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface PostRoute {
+  /** Longer bodies are refused with 413 before they are read further. */
+  maxBodyBytes: number;
+  handle(request: PostRequest): Promise<PostAnswer>;
+}
+
+class BodyTooLargeError extends Error {}
+
+function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLargeError());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        request.removeAllListeners('data');
+        reject(new BodyTooLargeError());
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+async function handlePost(route: PostRoute, request: IncomingMessage, response: ServerResponse, query: URLSearchParams): Promise<void> {
+  let body: Buffer;
+  try {
+    body = await readBody(request, route.maxBodyBytes);
+  } catch (error) {
+    if (!(error instanceof BodyTooLargeError)) throw error;
+    response.setHeader('connection', 'close');
+    send(response, 413, 'application/json', JSON.stringify({ message: `The body is longer than ${route.maxBodyBytes} bytes` }));
+    request.destroy();
+    return;
+  }
+  const answer = await route.handle({ headers: request.headers, query, body });
+  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+  send(response, answer.status, 'application/json', JSON.stringify(answer.body));
 }
 
 export interface RunningHttpServer {
@@ -44,11 +102,17 @@ function send(response: ServerResponse, status: number, contentType: string, bod
 
 /**
  * `/metrics`, `/healthz` (the process answers: alive) and `/readyz` (manifests loaded and the API
- * accepted the token recently; 503 with the reasons otherwise).
+ * accepted the token recently; 503 with the reasons otherwise), and the POST routes given.
  */
 export async function startHttpServer(address: ListenAddress, endpoints: HttpEndpoints, log: Logger): Promise<RunningHttpServer> {
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
-    const path = (request.url ?? '/').split('?')[0];
+    const [path = '/', search = ''] = (request.url ?? '/').split('?');
+    const post = Object.hasOwn(endpoints.post ?? {}, path) ? endpoints.post![path] : undefined;
+    if (post) {
+      if (request.method === 'POST') return handlePost(post, request, response, new URLSearchParams(search));
+      response.setHeader('allow', 'POST');
+      return send(response, 405, 'application/json', JSON.stringify({ message: 'Method Not Allowed' }));
+    }
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.setHeader('allow', 'GET, HEAD');
       return send(response, 405, 'application/json', JSON.stringify({ message: 'Method Not Allowed' }));

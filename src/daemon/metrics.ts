@@ -8,6 +8,7 @@ import type { PassResult, ProjectObservation, ResourceStatus } from '../reconcil
 import type { ObservedProjectState } from '../reconcile/kinds/observed.js';
 import { isWriteOutcome } from '../reconcile/summary.js';
 import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-metrics.js';
+import type { DeliveryResult, NotifierMetrics } from '../notify/notifier.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
 export const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
@@ -354,4 +355,39 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     },
   };
   return metrics;
+}
+
+/**
+ * The notification metrics, registered only when receivers are configured (`--notify`,
+ * `--notifications`); documented in docs/notifications-and-triggers.md.
+ */
+export const NOTIFICATION_METRIC_DEFINITIONS = {
+  reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
+  reconciler_notifications_dropped_total: { type: 'counter', labels: ['receiver'] },
+} as const satisfies Record<string, { type: 'counter'; labels: readonly string[] }>;
+
+const DELIVERY_RESULTS: readonly DeliveryResult[] = ['sent', 'failed'];
+
+/** Counters of deliveries by receiver name (never its URL) and result, and of dropped events. */
+export function createNotificationMetrics(registry: Registry, receivers: readonly string[]): NotifierMetrics {
+  const delivered = new Counter({
+    name: 'reconciler_notifications_total',
+    help: 'Notification deliveries by receiver and result (sent; failed: after its retries).',
+    labelNames: ['receiver', 'result'],
+    registers: [registry],
+  });
+  const dropped = new Counter({
+    name: 'reconciler_notifications_dropped_total',
+    help: "Events dropped because the receiver's queue was full (it is failing or slow).",
+    labelNames: ['receiver'],
+    registers: [registry],
+  });
+  for (const receiver of receivers) {
+    for (const result of DELIVERY_RESULTS) delivered.inc({ receiver, result }, 0);
+    dropped.inc({ receiver }, 0);
+  }
+  return {
+    delivered: (receiver, result) => delivered.inc({ receiver, result }),
+    dropped: (receiver) => dropped.inc({ receiver }),
+  };
 }

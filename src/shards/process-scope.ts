@@ -4,7 +4,6 @@ import { join, resolve } from 'node:path';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
 import { parseDuration } from '../util/rate.js';
 import type { Shard, ShardMap } from './shard-map.js';
-import type { RateSpec } from '../util/rate.js';
 
 /** The state directory of a process: `<state-dir>/shards/<name>` for a shard, else `<state-dir>`. */
 export function stateDirOf(context: CommandContext, shard: string | undefined): string {

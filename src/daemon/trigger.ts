@@ -1,0 +1,203 @@
+// On-demand passes over the daemon's HTTP server: `POST /reconcile` (a bearer token),
+// `POST /reconcile/webhook` (git host push webhooks, signed) and `POST /reconcile/source`
+// (git-sync's --webhook-url: re-read the checkout now). Tokens and signatures are compared
+// in constant time; bodies are bounded; nothing from a request reaches a log but its shape.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import type { Logger } from '../reconcile/types.js';
+import type { PassRequest, PassRequestAnswer } from './controller.js';
+import type { PostAnswer, PostRequest, PostRoute } from './http-server.js';
+
+export const RECONCILE_PATH = '/reconcile';
+export const WEBHOOK_PATH = '/reconcile/webhook';
+export const SOURCE_PATH = '/reconcile/source';
+
+const MAX_REQUEST_BYTES = 16 * 1024;
+/** GitHub caps push payloads at 25 MB; the reconciler reads only `after`, and big pushes list many commits. */
+const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+const MAX_PROJECTS = 1_000;
+const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+const COMMIT = /^[0-9a-f]{7,64}$/i;
+const NO_COMMIT = /^0+$/;
+
+export interface TriggerTarget {
+  requestPass(request: PassRequest): Promise<PassRequestAnswer>;
+  /** Reads the checkout now (no debounce). */
+  reload(): Promise<void>;
+}
+
+export interface TriggerSettings {
+  /** Enables `POST /reconcile` (and `/reconcile/source`): the bearer token's file, re-read per request. */
+  tokenFile?: string;
+  /** Enables `POST /reconcile/webhook`: the file with the webhook secret, re-read per request. */
+  webhookSecretFile?: string;
+}
+
+/** Equal strings, in time that does not depend on where they differ (nor on the expected length). */
+export function constantTimeEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b) && given.length === expected.length;
+}
+
+async function readSecretFile(path: string): Promise<string | undefined> {
+  try {
+    const text = (await readFile(path, 'utf8')).trim();
+    return text === '' ? undefined : text;
+  } catch {
+    return undefined;
+  }
+}
+
+function header(request: PostRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+function json(status: number, body: unknown, headers?: Record<string, string>): PostAnswer {
+  return { status, body, ...(headers ? { headers } : {}) };
+}
+
+function answerFor(answer: PassRequestAnswer): PostAnswer {
+  switch (answer.status) {
+    case 'started':
+    case 'waiting':
+      return json(202, answer);
+    case 'current':
+      return json(200, answer);
+    case 'unknown-projects':
+      return json(404, { status: answer.status, message: `no Project manifest named ${answer.projects.map((p) => `\`${p}\``).join(', ')}`, projects: answer.projects });
+    case 'not-ready':
+      return json(503, { status: answer.status, message: 'no manifests loaded yet, or shutting down' });
+  }
+}
+
+/** Project names from `?project=a&project=b` or a JSON body `{"projects": [...]}`; a message when malformed. */
+function requestedProjects(request: PostRequest): string[] | undefined | { error: string } {
+  const fromQuery = request.query.getAll('project').flatMap((value) => value.split(',')).filter(Boolean);
+  let fromBody: unknown[] = [];
+  if (request.body.length > 0) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(request.body.toString('utf8'));
+    } catch {
+      return { error: 'the body is not JSON' };
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: 'the body must be a JSON object such as {"projects": ["shop"]}' };
+    const projects = (parsed as { projects?: unknown }).projects;
+    if (projects !== undefined) {
+      if (!Array.isArray(projects)) return { error: '`projects` must be an array of Project manifest names' };
+      fromBody = projects;
+    }
+  }
+  const all = [...fromQuery, ...fromBody];
+  if (all.length === 0) return undefined;
+  if (all.length > MAX_PROJECTS) return { error: `at most ${MAX_PROJECTS} projects per request` };
+  const bad = all.find((name) => typeof name !== 'string' || !PROJECT_NAME.test(name));
+  if (bad !== undefined) return { error: 'a project name must be a Project manifest name (letters, digits, `.`, `_`, `-`)' };
+  return [...new Set(all as string[])];
+}
+
+type Verified = { ok: true; provider: 'github' | 'gitlab' | 'generic' } | { ok: false; status: 401 | 403; message: string };
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`; GitLab: `X-Gitlab-Token`
+ * equal to the secret; anything else: `X-Reconciler-Signature-256`, signed as GitHub signs.
+ */
+export function verifyWebhook(request: PostRequest, secret: string): Verified {
+  const signature = (name: string, value: string): Verified => {
+    const expected = `sha256=${createHmac('sha256', secret).update(request.body).digest('hex')}`;
+    return constantTimeEqual(value.trim().toLowerCase(), expected) ? { ok: true, provider: name as 'github' | 'generic' } : { ok: false, status: 403, message: 'the signature does not match' };
+  };
+  const github = header(request, 'x-hub-signature-256');
+  if (github !== undefined) return signature('github', github);
+  const gitlab = header(request, 'x-gitlab-token');
+  if (gitlab !== undefined) return constantTimeEqual(gitlab, secret) ? { ok: true, provider: 'gitlab' } : { ok: false, status: 403, message: 'the token does not match' };
+  const generic = header(request, 'x-reconciler-signature-256');
+  if (generic !== undefined) return signature('generic', generic);
+  return { ok: false, status: 401, message: 'a signature is required (X-Hub-Signature-256, X-Gitlab-Token or X-Reconciler-Signature-256)' };
+}
+
+export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, log: Logger): Record<string, PostRoute> {
+  const routes: Record<string, PostRoute> = {};
+  const { tokenFile, webhookSecretFile } = settings;
+  if (tokenFile) {
+    routes[RECONCILE_PATH] = {
+      maxBodyBytes: MAX_REQUEST_BYTES,
+      async handle(request) {
+        const token = await readSecretFile(tokenFile);
+        if (token === undefined) {
+          log.error({ file: tokenFile }, 'the trigger token file cannot be read or is empty; refusing POST /reconcile');
+          return json(503, { message: 'the trigger token is not available' });
+        }
+        const given = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '')?.[1];
+        if (given === undefined || !constantTimeEqual(given, token)) {
+          log.warn({ path: RECONCILE_PATH, bearer: given !== undefined }, 'on-demand reconcile refused: no valid token');
+          return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
+        }
+        const projects = requestedProjects(request);
+        if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+        const answer = await target.requestPass(projects ? { projects } : {});
+        log.info({ trigger: 'manual', source: 'request', projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
+        return answerFor(answer);
+      },
+    };
+    routes[SOURCE_PATH] = {
+      maxBodyBytes: MAX_REQUEST_BYTES,
+      // No credentials: git-sync's webhook cannot send any. It takes no input but a commit id and
+      // can only make the daemon read its own checkout sooner, as a file event would.
+      async handle(request) {
+        const hash = header(request, 'gitsync-hash');
+        if (hash !== undefined && COMMIT.test(hash) && !NO_COMMIT.test(hash)) {
+          const answer = await target.requestPass({ revision: hash.toLowerCase() });
+          log.info({ trigger: 'revision', source: 'git-sync', revision: hash, status: answer.status }, 'checkout read on request');
+          return answerFor(answer);
+        }
+        await target.reload();
+        log.info({ trigger: 'revision', source: 'git-sync' }, 'checkout read on request');
+        return json(202, { status: 'read' });
+      },
+    };
+  }
+  if (webhookSecretFile) {
+    routes[WEBHOOK_PATH] = {
+      maxBodyBytes: MAX_WEBHOOK_BYTES,
+      async handle(request) {
+        const secret = await readSecretFile(webhookSecretFile);
+        if (secret === undefined) {
+          log.error({ file: webhookSecretFile }, 'the webhook secret file cannot be read or is empty; refusing webhooks');
+          return json(503, { message: 'the webhook secret is not available' });
+        }
+        const verified = verifyWebhook(request, secret);
+        if (!verified.ok) {
+          log.warn({ path: WEBHOOK_PATH, status: verified.status }, 'webhook refused: bad or missing signature');
+          return json(verified.status, { message: verified.message });
+        }
+        const event = header(request, 'x-github-event') ?? header(request, 'x-gitlab-event');
+        if (event === 'ping') return json(200, { status: 'pong' });
+        if (event !== undefined && event !== 'push' && event !== 'Push Hook') return json(200, { status: 'ignored', event });
+        let payload: { after?: unknown; revision?: unknown; projects?: unknown };
+        try {
+          payload = JSON.parse(request.body.toString('utf8')) as typeof payload;
+        } catch {
+          return json(400, { message: 'the body is not JSON' });
+        }
+        if (typeof payload !== 'object' || payload === null) return json(400, { message: 'the body must be a JSON object' });
+        if (verified.provider === 'generic' && payload.projects !== undefined) {
+          const projects = requestedProjects({ ...request, query: new URLSearchParams() });
+          if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+          const answer = await target.requestPass(projects ? { projects } : {});
+          log.info({ trigger: 'manual', source: 'webhook', provider: verified.provider, projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
+          return answerFor(answer);
+        }
+        const commit = payload.after ?? payload.revision;
+        if (typeof commit === 'string' && NO_COMMIT.test(commit)) return json(200, { status: 'ignored', reason: 'a deleted ref' });
+        const revision = typeof commit === 'string' && COMMIT.test(commit) ? commit.toLowerCase() : undefined;
+        const answer = await target.requestPass(revision ? { revision } : {});
+        log.info({ trigger: 'revision', source: 'webhook', provider: verified.provider, revision, status: answer.status }, 'push received');
+        return answerFor(answer);
+      },
+    };
+  }
+  return routes;
+}

@@ -1,0 +1,133 @@
+import { isWriteOutcome } from '../reconcile/summary.js';
+import type { PassReport, PassTrigger } from '../daemon/controller.js';
+import type { PassResult } from '../reconcile/types.js';
+
+export const EVENT_TYPES = ['revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done'] as const;
+export type NotificationEventType = (typeof EVENT_TYPES)[number];
+
+export interface EventCounts {
+  created: number;
+  updated: number;
+  deleted: number;
+  failed: number;
+  blocked: number;
+  drifted: number;
+}
+
+/**
+ * One notification. It carries identifiers, actions, counts, reasons and the revision only:
+ * never a field value (any value may be a secret) and never an unscrubbed error message.
+ */
+export interface NotificationEvent {
+  type: NotificationEventType;
+  /** ms since epoch, on the daemon's clock. */
+  at: number;
+  /** The commit of the manifests the pass worked from, when known. */
+  revision?: string;
+  trigger: PassTrigger;
+  dryRun: boolean;
+  /** revision_applied: how the pass ended. */
+  result?: 'success' | 'failed';
+  counts?: EventCounts;
+  /** Projects the pass was limited to; absent: all. */
+  projects?: string[];
+  /** Resource events: the plan entry id (`<kind>/<project>/<name>`). */
+  resource?: string;
+  kind?: string;
+  project?: string;
+  action?: string;
+  /** Why: an error class and its scrubbed message, or the reason a change was blocked. */
+  reason?: string;
+  /** Changed field paths (never values). */
+  fields?: string[];
+}
+
+const MAX_REASON = 300;
+
+/**
+ * Makes an error message safe to send outside: quoted or back-quoted text, long opaque runs
+ * (tokens, keys, hashes), URLs' query strings and e-mail addresses are replaced, since an API
+ * answer may echo a value that was sent.
+ */
+export function scrubMessage(message: string): string {
+  return message
+    .replace(/(["'`])(?:(?!\1).){0,500}\1/g, '$1…$1')
+    .replace(/\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g, '…@…')
+    .replace(/(https?:\/\/[^\s?#]+)[?#]\S*/g, '$1?…')
+    .replace(/(?:\b[A-Za-z]+_)?[A-Za-z0-9+/=_-]{24,}/g, (run) => (/^[a-z_]+$/.test(run) ? run : '…'))
+    .slice(0, MAX_REASON);
+}
+
+function countsOf(result: PassResult): EventCounts {
+  const writes = result.outcomes.filter((outcome) => isWriteOutcome(outcome));
+  const succeeded = (action: string) => writes.filter((outcome) => outcome.action === action && outcome.result === 'success').length;
+  return {
+    created: succeeded('create'),
+    updated: succeeded('update'),
+    deleted: succeeded('delete'),
+    failed: result.outcomes.filter((outcome) => outcome.result === 'failed').length,
+    blocked: result.plan.summary.blocked,
+    drifted: result.resources.filter((resource) => resource.state === 'drifted').length,
+  };
+}
+
+/**
+ * The events a finished pass gives: one `revision_applied` per write pass (not for a drift
+ * re-check, which applies no new revision), and one event per resource that failed, was
+ * deleted, was blocked, or drifted (repaired by a re-check, or only detected in a dry run or
+ * under the observe policy).
+ */
+export function eventsFromPass(result: PassResult, context: PassReport, at: number): NotificationEvent[] {
+  if (result.result === 'invalid') return [];
+  const base = {
+    at,
+    trigger: context.trigger,
+    dryRun: result.dryRun,
+    ...((result.revision ?? context.revision) ? { revision: result.revision ?? context.revision } : {}),
+  };
+  const events: NotificationEvent[] = [];
+  const entries = new Map(result.plan.entries.map((entry) => [entry.id, entry]));
+  const applied = new Set(result.outcomes.map((outcome) => outcome.entryId));
+  for (const outcome of result.outcomes) {
+    const entry = entries.get(outcome.entryId);
+    const where = { resource: outcome.entryId, kind: outcome.kind, action: outcome.action, ...(entry?.project ? { project: entry.project } : {}) };
+    if (outcome.result === 'failed') {
+      const reason = outcome.error ? scrubMessage(`${outcome.error.type}: ${outcome.error.message}`) : 'failed';
+      events.push({ ...base, type: 'resource_failed', ...where, reason });
+    } else if (outcome.result === 'success' && outcome.action === 'delete') {
+      events.push({ ...base, type: 'deletion_done', ...where });
+    } else if (outcome.result === 'success' && isWriteOutcome(outcome) && context.priority === 'drift') {
+      events.push({ ...base, type: 'drift_repaired', ...where, fields: entry?.changes.map((change) => change.path) ?? [] });
+    }
+  }
+  for (const entry of result.plan.entries) {
+    if (entry.action === 'noop' || applied.has(entry.id)) continue;
+    const where = { resource: entry.id, kind: entry.kind, action: entry.action, ...(entry.project ? { project: entry.project } : {}) };
+    if (entry.action === 'blocked') {
+      events.push({ ...base, type: 'change_blocked', ...where, reason: scrubMessage(entry.reason ?? 'blocked') });
+    } else if (context.priority === 'drift' && !entry.pending) {
+      events.push({ ...base, type: 'drift_detected', ...where, fields: entry.changes.map((change) => change.path) });
+    }
+  }
+  if (context.priority === 'write') {
+    events.unshift({
+      ...base,
+      type: 'revision_applied',
+      result: result.result === 'success' ? 'success' : 'failed',
+      counts: countsOf(result),
+      ...(context.projects ? { projects: context.projects } : {}),
+    });
+  }
+  return events;
+}
+
+/**
+ * Events with the same key within the deduplication window are sent once: the resource (or
+ * the pass scope), the reason (for a failure, its error class: messages vary between
+ * attempts) and the revision. A revision that first fails and then succeeds gives two.
+ */
+export function dedupKey(event: NotificationEvent): string {
+  const reason = event.type === 'resource_failed' ? (event.reason ?? '').split(':')[0] : event.type === 'revision_applied' ? event.result : (event.reason ?? '');
+  const subject = event.resource ?? (event.projects ? [...event.projects].sort().join(',') : '*');
+  return [event.type, subject, reason, event.revision ?? '', event.dryRun ? 'dry' : ''].join('\u0000');
+}

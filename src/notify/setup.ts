@@ -1,0 +1,39 @@
+import { resolve } from 'node:path';
+import { stringOption, type CommandContext } from '../cli/context.js';
+import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from './config.js';
+
+function secretsOf(receiver: ReceiverSpec): SecretRef[] {
+  switch (receiver.type) {
+    case 'webhook':
+      return [receiver.secret];
+    case 'slack':
+      return [receiver.url];
+    case 'github':
+      return [receiver.token];
+  }
+}
+
+/**
+ * The receivers of `--notifications FILE` (or RECONCILE_NOTIFICATIONS) and `--notify URL`;
+ * undefined when neither is given. Every secret reference must resolve now, so a typo stops the
+ * daemon at start rather than silencing its notifications later.
+ */
+export async function notificationSettings(context: CommandContext): Promise<NotificationSettings | undefined> {
+  const file = stringOption(context, 'notifications');
+  const urls = context.lists?.notify ?? [];
+  if (!file && urls.length === 0) return undefined;
+  const settings: NotificationSettings = file ? await loadNotificationsFile(resolve(context.cwd, file)) : { dedupWindowMs: DEFAULT_DEDUP_WINDOW_MS, receivers: [] };
+  settings.receivers.push(...receiversFromUrls(urls, context.env, new Set(settings.receivers.map((receiver) => receiver.name))));
+  const problems: string[] = [];
+  for (const receiver of settings.receivers) {
+    for (const ref of secretsOf(receiver)) {
+      try {
+        await readSecret(ref, context.env);
+      } catch (error) {
+        problems.push(`receiver \`${receiver.name}\`: ${(error as Error).message}`);
+      }
+    }
+  }
+  if (problems.length > 0) throw new NotificationsConfigError(`notification secrets do not resolve: ${problems.join('; ')}`);
+  return settings;
+}
