@@ -11,8 +11,9 @@ import { parse as parseYaml } from 'yaml';
 import { DEFAULT_REFRESH_TOKEN_FILE, OAUTH_ENV, tokenSourceFromEnvironment } from '../../src/api/auth.js';
 import { parseCommandLine } from '../../src/cli/main.js';
 import { OPTIONS } from '../../src/cli/options.js';
-import { findObject, parseManifests, renderObjects, runHelm, template, typecheckWithModels, validateWithModel, type K8sObject } from './render.js';
+import { REQUIRED_VALUES, findObject, parseManifests, renderObjects, runHelm, template, typecheckWithModels, validateWithModel, type K8sObject } from './render.js';
 import { ALERTS_FILE, CHART_DIR, DASHBOARD_FILE, helmTool, toolGate } from './tools.js';
+import { INTERFACE_ENV } from './metrics-catalogue.js';
 import { TABLE_BEGIN, TABLE_END, valuesRows, valuesTable } from './values-doc.js';
 
 const FULL_VALUES = join(import.meta.dirname, 'full-values.yaml');
@@ -73,7 +74,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
 
   it('passes helm lint --strict with default and with full values', () => {
     for (const extra of [[], ['--values', FULL_VALUES]]) {
-      const result = runHelm(helm, ['lint', '--strict', CHART_DIR, ...extra]);
+      const result = runHelm(helm, ['lint', '--strict', CHART_DIR, '--values', REQUIRED_VALUES, ...extra]);
       expect(result.status, result.stdout + result.stderr).toBe(0);
       expect(result.stdout).toContain('0 chart(s) failed');
     }
@@ -87,7 +88,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
       const archive = join(out, 'reconciler-0.1.0.tgz');
       const listing = spawnSync('tar', ['-tzf', archive], { encoding: 'utf8' }).stdout.split('\n');
       for (const file of ['reconciler/dashboards/reconciler.json', 'reconciler/alerts/reconciler-rules.yaml', 'reconciler/values.schema.json', 'reconciler/README.md', 'reconciler/templates/NOTES.txt']) expect(listing).toContain(file);
-      const rendered = runHelm(helm, ['template', 'reconciler', archive, '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboard.enabled=true']);
+      const rendered = runHelm(helm, ['template', 'reconciler', archive, '--values', REQUIRED_VALUES, '--set', 'prometheusRule.enabled=true', '--set', 'grafanaDashboard.enabled=true']);
       expect(rendered.status, rendered.stderr).toBe(0);
       const kinds = parseManifests(rendered.stdout).map((o) => o.kind);
       expect(kinds).toEqual(expect.arrayContaining(['PrometheusRule', 'ConfigMap']));
@@ -97,7 +98,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
   });
 
   it('renders the expected objects', () => {
-    expect(defaults.map((o) => o.kind).sort()).toEqual(['Deployment', 'Service', 'ServiceAccount']);
+    expect(defaults.map((o) => o.kind).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'Service', 'ServiceAccount']);
     expect(full.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'NetworkPolicy', 'PersistentVolumeClaim', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor']);
     const withToken = renderObjects(helm, { set: ['api.token.value=pat-canary-0123'] });
     expect(withToken.map((o) => o.kind)).toContain('Secret');
@@ -159,7 +160,10 @@ describe.skipIf(gate.skip)('helm chart', () => {
     expect(reconciler.startupProbe?.httpGet).toEqual({ path: '/healthz', port: 'metrics' });
     expect(envOf(reconciler).RECONCILE_METRICS_ADDR?.value).toBe('0.0.0.0:9464');
     const service = findObject(defaults, 'Service') as K8sObject & { spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] } };
-    expect(service.spec.ports).toEqual([{ name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' }]);
+    expect(service.spec.ports).toEqual([
+      { name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' },
+      { name: 'gitsync-metrics', port: 2112, targetPort: 'gitsync-metrics', protocol: 'TCP' },
+    ]);
     for (const [key, value] of Object.entries(service.spec.selector)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
     expect(deployment.spec.selector.matchLabels).toEqual(service.spec.selector);
   });
@@ -174,24 +178,29 @@ describe.skipIf(gate.skip)('helm chart', () => {
     expect(mountOf(reconciler, 'git')).toEqual({ name: 'git', mountPath: '/git', readOnly: true });
     expect(mountOf(gitSync, 'git')?.mountPath).toBe('/git');
     expect(mountOf(init, 'git')?.mountPath).toBe('/git');
-    expect(gitSync.args).toEqual(expect.arrayContaining(['--repo=https://git.example.com/platform/fleet-manifests.git', '--ref=main', '--root=/git', '--link=repo', '--period=30s', '--stale-worktree-timeout=10m', '--max-failures=-1']));
+    expect(gitSync.args).toEqual(expect.arrayContaining(['--repo=https://git.example.com/platform/fleet-manifests.git', '--ref=main', '--root=/git', '--link=repo', '--period=30s', '--stale-worktree-timeout=10m', '--max-failures=-1', '--http-bind=:2112', '--http-metrics']));
     expect(init.args).toContain('--one-time');
     expect(reconciler.args!.slice(0, 2)).toEqual(['/git/repo', '--watch']);
     expect(reconciler.args).not.toContain('--dry-run');
   });
 
-  it('keeps state and /tmp on emptyDirs by default, with the state directory in RECONCILE_STATE_DIR', () => {
+  it('keeps state on a claim by default (emptyDir when persistence is off), /tmp on an emptyDir, the state directory in RECONCILE_STATE_DIR', () => {
     const pod = findObject<Deployment>(defaults, 'Deployment').spec.template.spec;
     const reconciler = container(pod, 'reconciler');
     const env = envOf(reconciler);
-    expect(pod.volumes!.find((v) => v.name === 'state')?.emptyDir).toEqual({});
+    // A rescheduled pod finds its inventory and creation intents on the claim.
+    const claim = findObject(defaults, 'PersistentVolumeClaim');
+    expect(claim.metadata.name).toBe('reconciler-state');
+    expect(pod.volumes!.find((v) => v.name === 'state')?.persistentVolumeClaim?.claimName).toBe('reconciler-state');
+    const ephemeral = findObject<Deployment>(renderObjects(helm, { set: ['persistence.enabled=false'] }), 'Deployment').spec.template.spec;
+    expect(ephemeral.volumes!.find((v) => v.name === 'state')?.emptyDir).toEqual({});
     expect(mountOf(reconciler, 'state')?.mountPath).toBe('/var/lib/reconciler');
     expect(env.RECONCILE_STATE_DIR?.value).toBe('/var/lib/reconciler');
     expect(pod.volumes!.find((v) => v.name === 'tmp')?.emptyDir).toEqual({});
     expect(mountOf(reconciler, 'tmp')?.mountPath).toBe('/tmp');
     expect(mountOf(container(pod, 'git-sync'), 'git-sync-tmp')?.mountPath).toBe('/tmp');
     // Every environment variable the chart sets is one the command reads.
-    const known = new Set([...Object.values(OPTIONS).map((o) => o.env).filter(Boolean), 'MANAGEMENT_API_TOKEN', ...Object.values(OAUTH_ENV), 'TMPDIR']);
+    const known = new Set([...Object.values(OPTIONS).map((o) => o.env).filter(Boolean), ...INTERFACE_ENV, 'MANAGEMENT_API_TOKEN', ...Object.values(OAUTH_ENV), 'TMPDIR']);
     for (const name of Object.keys(env)) expect(known.has(name), `${name} is read by the command`).toBe(true);
     expect(env.RECONCILE_RATE_LIMIT?.value).toBe('50/60s');
     expect(env.RECONCILE_RESYNC?.value).toBe('*/10 * * * *');
@@ -318,7 +327,13 @@ describe.skipIf(gate.skip)('helm chart', () => {
     const service = findObject(full, 'Service') as K8sObject & { spec: { ports: { name: string }[] } };
     for (const [key, value] of Object.entries(monitor.spec.selector.matchLabels)) expect(service.metadata.labels?.[key]).toBe(value);
     expect(monitor.spec.namespaceSelector.matchNames).toEqual(['fleet']);
-    expect(monitor.spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' }]);
+    expect(monitor.spec.endpoints).toEqual([
+      { port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' },
+      { port: 'gitsync-metrics', path: '/metrics', interval: '15s', scrapeTimeout: '10s' },
+    ]);
+    // The job is the release's full name, from a Service label (the same for every shard).
+    expect((monitor.spec as { jobLabel?: string }).jobLabel).toBe('reconciler.job');
+    expect(service.metadata.labels?.['reconciler.job']).toBe('reconciler');
     expect(service.spec.ports.map((p) => p.name)).toContain('metrics');
     expect(monitor.metadata.labels?.release).toBe('prometheus');
   });
@@ -383,7 +398,15 @@ describe.skipIf(gate.skip)('helm chart', () => {
     const deployment = findObject<Deployment>(full, 'Deployment');
     for (const [key, value] of Object.entries(policy.spec.podSelector.matchLabels)) expect(deployment.spec.template.metadata.labels[key]).toBe(value);
     expect(policy.spec.policyTypes).toEqual(['Ingress', 'Egress']);
-    expect(policy.spec.ingress).toEqual([{ ports: [{ port: 'metrics', protocol: 'TCP' }], from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }] }]);
+    expect(policy.spec.ingress).toEqual([
+      {
+        ports: [
+          { port: 'metrics', protocol: 'TCP' },
+          { port: 'gitsync-metrics', protocol: 'TCP' },
+        ],
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+      },
+    ]);
     const egressPorts = policy.spec.egress.flatMap((rule) => rule.ports.map((p) => `${p.protocol}/${p.port}`)).sort();
     expect(egressPorts).toEqual(['TCP/22', 'TCP/443', 'TCP/53', 'UDP/53']);
     expect(policy.spec.egress[1]!.to).toEqual([{ ipBlock: { cidr: '203.0.113.0/24' } }]);
@@ -404,6 +427,14 @@ describe.skipIf(gate.skip)('helm chart', () => {
       [['prometheusRule.pitrMaxLag=500ms'], /pitrMaxLag/],
       [['prometheusRule.fleetAlerts=maybe'], /fleetAlerts/],
       [['image.digest=latest'], /digest/],
+      [['gitSync.period=-5'], /period/],
+      [['reconcile.resync=sometimes'], /resync/],
+      [['reconcile.logFormat=xml'], /logFormat/],
+      [['reconcile.rateModel=global'], /rateModel/],
+      [['reconcile.maxObservationAge=1 hour'], /maxObservationAge/],
+      [['shards[0].name=EU West'], /shards\/0\/name/],
+      [['shards[0].replicas=2'], /replicas/],
+      [['prometheusRule.runbookBaseUrl=wiki'], /runbookBaseUrl/],
     ];
     for (const [set, message] of cases) {
       const result = template(helm, { set });
@@ -423,11 +454,11 @@ describe.skipIf(gate.skip)('helm chart', () => {
   });
 
   it('NOTES.txt says what to do when the token Secret is missing, and warns about OAuth without persistence', () => {
-    const install = (set: string[]) => runHelm(helm, ['install', 'reconciler', CHART_DIR, '--dry-run=client', '--namespace', 'fleet', ...set.flatMap((s) => ['--set', s])]);
+    const install = (set: string[]) => runHelm(helm, ['install', 'reconciler', CHART_DIR, '--dry-run=client', '--namespace', 'fleet', '--values', REQUIRED_VALUES, ...set.flatMap((s) => ['--set', s])]);
     const missing = install([]);
     expect(missing.status, missing.stderr).toBe(0);
     expect(missing.stdout).toContain('create secret generic reconciler-api-token --from-file=token=./token');
-    const oauth = install(['api.auth=oauth', 'api.oauth.existingSecret=o']);
+    const oauth = install(['api.auth=oauth', 'api.oauth.existingSecret=o', 'persistence.enabled=false']);
     expect(oauth.stdout).toContain('Set persistence.enabled=true');
     const fine = install(['api.token.existingSecret=t', 'api.auth=token', 'persistence.enabled=true']);
     expect(fine.stdout).not.toContain('ACTION NEEDED');

@@ -28,6 +28,35 @@ export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: stri
 };
 
 /**
+ * The metrics the interface plans (its "Planned by the open issues" list), which the dashboard
+ * and alerts already use: other changes export them. A daemon that does not export one yet
+ * simply has no such series; one that does must give it this type and these labels.
+ */
+export const PLANNED_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
+  reconciler_observation_age_bound_seconds: { type: 'gauge', labels: [] },
+  reconciler_drift_detected_total: { type: 'counter', labels: ['kind', 'trigger'] },
+  reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'] },
+  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'] },
+  reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'] },
+  reconciler_unowned_projects: { type: 'gauge', labels: [] },
+  reconciler_state_lock_held: { type: 'gauge', labels: [] },
+  reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
+};
+
+/** git-sync v4's own metrics (`--http-metrics`), scraped from the sidecar under the same job. */
+export const GIT_SYNC_METRICS: Record<string, { type: MetricType; labels: string[] }> = {
+  git_sync_count_total: { type: 'counter', labels: ['status'] },
+  git_fetch_count_total: { type: 'counter', labels: [] },
+};
+
+/**
+ * Environment variables of the interface that the chart sets but that the command in this
+ * tree may not read yet (they come with the shard map, rate models, continuous resync,
+ * notifications and log formats).
+ */
+export const INTERFACE_ENV = ['RECONCILE_SHARD', 'RECONCILE_SHARDS', 'RECONCILE_RATE_MODEL', 'RECONCILE_MAX_OBSERVATION_AGE', 'RECONCILE_NOTIFICATIONS', 'RECONCILE_LOG_FORMAT'];
+
+/**
  * Metrics beyond the interface's list: the observed-only facts the daemon exports for the items
  * of `--observe` (the README's metrics table documents them). Absent from a daemon's default
  * /metrics series (the default reads health only), but always typed there.
@@ -53,8 +82,8 @@ export const DEFAULT_METRICS: Record<string, { type: MetricType; labels: string[
   nodejs_heap_size_used_bytes: { type: 'gauge', labels: [] },
 };
 
-/** Labels Prometheus adds to every scraped series (target labels), plus `up`. */
-export const TARGET_LABELS = ['job', 'instance', 'namespace'];
+/** Labels Prometheus adds to every scraped series (target labels; `shard` from the chart's per-shard ServiceMonitors), plus `up`. */
+export const TARGET_LABELS = ['job', 'instance', 'namespace', 'shard'];
 export const SYNTHETIC_METRICS = new Set(['up']);
 
 /** The series names a metric family exposes. */
@@ -64,7 +93,7 @@ export function seriesNames(name: string, type: MetricType): string[] {
 
 /** Base metric of a series name (`x_bucket` -> `x` for histograms), with its catalogue entry. */
 export function familyOf(series: string): { name: string; type: MetricType; labels: string[]; extraLabels: string[] } | undefined {
-  const all = { ...RECONCILER_METRICS, ...OBSERVED_METRICS, ...DEFAULT_METRICS };
+  const all = { ...RECONCILER_METRICS, ...PLANNED_METRICS, ...GIT_SYNC_METRICS, ...OBSERVED_METRICS, ...DEFAULT_METRICS };
   if (all[series]) return { name: series, ...all[series]!, extraLabels: [] };
   for (const suffix of ['_bucket', '_sum', '_count']) {
     const base = series.endsWith(suffix) ? series.slice(0, -suffix.length) : undefined;
@@ -91,4 +120,25 @@ export function metricsFromInterface(text: string): Record<string, { type: Metri
     metrics[match[1]!] = { type: match[2] as MetricType, labels };
   }
   return metrics;
+}
+
+/** Parses the interface's planned list: "- `reconciler_x`, gauge (1), labels a, b." */
+export function plannedFromInterface(text: string): Record<string, { type: MetricType; labels: string[] }> {
+  const metrics: Record<string, { type: MetricType; labels: string[] }> = {};
+  for (const line of text.split('\n')) {
+    const match = /^- `(reconciler_[a-z_]+)`, ([a-z]+)[^,]*(?:, labels ([a-z_, ]+))?\./.exec(line);
+    if (!match) continue;
+    metrics[match[1]!] = { type: match[2] as MetricType, labels: (match[3] ?? '').split(',').map((l) => l.trim()).filter(Boolean) };
+  }
+  return metrics;
+}
+
+/** Environment variable names in the interface's options table. */
+export function envFromInterface(text: string): Set<string> {
+  const names = new Set<string>();
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('|')) continue;
+    for (const m of line.matchAll(/`([A-Z][A-Z0-9_]+)`/g)) names.add(m[1]!);
+  }
+  return names;
 }

@@ -30,8 +30,12 @@ export function runHelm(helm: string, args: string[]): HelmResult {
   return { status: out.status, stdout: out.stdout, stderr: out.stderr };
 }
 
-export function template(helm: string, options: { release?: string; namespace?: string; valuesFiles?: string[]; set?: string[] } = {}): HelmResult {
+/** The values the chart requires (image, API URL, repository), given to every render unless `bare`. */
+export const REQUIRED_VALUES = join(import.meta.dirname, 'required-values.yaml');
+
+export function template(helm: string, options: { release?: string; namespace?: string; valuesFiles?: string[]; set?: string[]; bare?: boolean } = {}): HelmResult {
   const args = ['template', options.release ?? 'reconciler', CHART_DIR, '--namespace', options.namespace ?? 'fleet'];
+  if (!options.bare) args.push('--values', REQUIRED_VALUES);
   for (const file of options.valuesFiles ?? []) args.push('--values', file);
   for (const value of options.set ?? []) args.push('--set', value);
   return runHelm(helm, args);

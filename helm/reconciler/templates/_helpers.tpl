@@ -46,13 +46,118 @@ app.kubernetes.io/component: reconciler
 {{- if .Values.image.digest }}
 {{- printf "%s@%s" .Values.image.repository .Values.image.digest }}
 {{- else }}
-{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{- end }}
+{{- end }}
+
+{{/*
+  The values no default can stand for: a placeholder image, API or repository would deploy a
+  pod that pulls nothing or reconciles nothing. All missing ones are named at once.
+*/}}
+{{- define "reconciler.validate" -}}
+{{- $missing := list }}
+{{- if not .Values.image.repository }}{{ $missing = append $missing "image.repository (the reconciler image built from the repository's Dockerfile)" }}{{ end }}
+{{- if not (or .Values.image.tag .Values.image.digest) }}{{ $missing = append $missing "image.tag or image.digest" }}{{ end }}
+{{- if not .Values.api.url }}{{ $missing = append $missing "api.url (the Management API base URL)" }}{{ end }}
+{{- if not .Values.gitSync.repo }}{{ $missing = append $missing "gitSync.repo (the manifests repository)" }}{{ end }}
+{{- if $missing }}
+{{- fail (printf "required values are not set: %s" (join "; " $missing)) }}
+{{- end }}
+{{- if and (eq .Values.api.auth "oauth") (not .Values.shards) (not .Values.api.oauth.existingSecret) }}
+{{- fail "api.auth is oauth: set api.oauth.existingSecret (client id, client secret and refresh token)" }}
+{{- end }}
+{{- if and (ne .Values.gitSync.auth.method "none") (not .Values.gitSync.auth.existingSecret) }}
+{{- fail (printf "gitSync.auth.method is %s: set gitSync.auth.existingSecret" .Values.gitSync.auth.method) }}
+{{- end }}
+{{- $seen := dict }}
+{{- range $i, $shard := .Values.shards }}
+{{- if hasKey $seen $shard.name }}
+{{- fail (printf "shards[%d].name: %q is used twice; every shard is its own workload" $i $shard.name) }}
+{{- end }}
+{{- $_ := set $seen $shard.name true }}
+{{- if and (eq $.Values.api.auth "oauth") (not (dig "api" "oauth" "existingSecret" "" $shard)) }}
+{{- fail (printf "shards[%d] (%s): api.auth is oauth: set shards[%d].api.oauth.existingSecret (each shard has its own credentials)" $i $shard.name $i) }}
+{{- end }}
+{{- end }}
+{{- if and .Values.trigger.enabled (not .Values.trigger.existingSecret) }}
+{{- fail "trigger.enabled: set trigger.existingSecret (the Secret holding the bearer token of POST /reconcile)" }}
+{{- end }}
+{{- end }}
+
+{{/*
+  The workloads the chart renders: one without a shard map, else one per shard. Each gets a
+  context like the chart's own (.Values, .Release, .Chart, .Files) whose values are the
+  chart-wide ones with the shard's overrides merged in, plus .Shard (the shard's name or "").
+  Credentials are never inherited: a shard uses only the token or OAuth Secret it names, or
+  the Secret named after it.
+  An include returns only text, so the caller passes the dict to fill:
+  (list $ $shardOrNil $ctx).
+*/}}
+{{- define "reconciler.instanceContext" -}}
+{{- $root := index . 0 }}
+{{- $shard := index . 1 }}
+{{- $ctx := index . 2 }}
+{{- $values := deepCopy $root.Values }}
+{{- if $shard }}
+{{- $_ := set $values.api.token "existingSecret" "" }}
+{{- $_ := set $values.api.token "value" "" }}
+{{- $_ := set $values.api.oauth "existingSecret" "" }}
+{{- $values = mustMergeOverwrite $values (omit (deepCopy $shard) "name") }}
+{{- end }}
+{{- $_ := set $ctx "Values" $values }}
+{{- $_ := set $ctx "Release" $root.Release }}
+{{- $_ := set $ctx "Chart" $root.Chart }}
+{{- $_ := set $ctx "Files" $root.Files }}
+{{- $_ := set $ctx "Capabilities" $root.Capabilities }}
+{{- $_ := set $ctx "Template" $root.Template }}
+{{- $_ := set $ctx "Shard" (ternary $shard.name "" (not (empty $shard))) }}
+{{- end }}
+
+{{/* Name of one workload and its objects: the full name, plus the shard's name. */}}
+{{- define "reconciler.instanceName" -}}
+{{- if .Shard }}
+{{- printf "%s-%s" (include "reconciler.fullname" .) .Shard | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- include "reconciler.fullname" . }}
+{{- end }}
+{{- end }}
+
+{{/* Selector of one workload: without shards exactly the chart's (a Deployment's selector
+     cannot change on upgrade), with shards the shard's name added. */}}
+{{- define "reconciler.instanceSelectorLabels" -}}
+{{ include "reconciler.selectorLabels" . }}
+{{- if .Shard }}
+shard: {{ .Shard }}
+{{- end }}
+{{- end }}
+
+{{- define "reconciler.instanceLabels" -}}
+{{ include "reconciler.labels" . }}
+{{- if .Shard }}
+shard: {{ .Shard }}
 {{- end }}
 {{- end }}
 
 {{/* Name of the Secret holding the API token: an existing one, or the one the chart creates. */}}
 {{- define "reconciler.tokenSecretName" -}}
-{{- default (printf "%s-api-token" (include "reconciler.fullname" .)) .Values.api.token.existingSecret }}
+{{- default (printf "%s-api-token" (include "reconciler.instanceName" .)) .Values.api.token.existingSecret }}
+{{- end }}
+
+{{/* Name of the state claim the chart creates for one workload. */}}
+{{- define "reconciler.stateClaimName" -}}
+{{- printf "%s-state" (include "reconciler.instanceName" .) }}
+{{- end }}
+
+{{/* git-sync's --period: a bare number is seconds (`--set gitSync.period=30`), a string a Go duration. */}}
+{{- define "reconciler.gitSyncPeriod" -}}
+{{- $period := .Values.gitSync.period }}
+{{- if or (kindIs "float64" $period) (kindIs "int64" $period) (kindIs "int" $period) }}
+{{- printf "%ds" (int $period) }}
+{{- else if regexMatch "^[0-9]+$" (toString $period) }}
+{{- printf "%ss" (toString $period) }}
+{{- else }}
+{{- $period }}
+{{- end }}
 {{- end }}
 
 {{/* Where git-sync publishes the checkout, and the directory the reconciler watches. */}}
