@@ -171,7 +171,7 @@ describe.skipIf(gate.skip)('the chart in operation', () => {
       ]);
       // A shard's own settings reach its workload only.
       const rate = deployments.map((d) => env(container(d.spec.template.spec, 'reconciler')).RECONCILE_RATE_LIMIT);
-      expect(rate).toEqual(['50/60s', '20/60s', '50/60s']);
+      expect(rate).toEqual(['45/60s', '20/60s', '45/60s']);
       // One PrometheusRule and one NetworkPolicy cover every shard.
       expect(all(objects, 'PrometheusRule')).toHaveLength(1);
       const policy = findObject(objects, 'NetworkPolicy') as K8sObject & { spec: { podSelector: { matchLabels: Record<string, string> } } };

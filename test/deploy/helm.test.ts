@@ -202,7 +202,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
     // Every environment variable the chart sets is one the command reads.
     const known = new Set([...Object.values(OPTIONS).map((o) => o.env).filter(Boolean), ...INTERFACE_ENV, 'MANAGEMENT_API_TOKEN', ...Object.values(OAUTH_ENV), 'TMPDIR']);
     for (const name of Object.keys(env)) expect(known.has(name), `${name} is read by the command`).toBe(true);
-    expect(env.RECONCILE_RATE_LIMIT?.value).toBe('50/60s');
+    expect(env.RECONCILE_RATE_LIMIT?.value).toBe('45/60s');
     expect(env.RECONCILE_RESYNC?.value).toBe('*/10 * * * *');
     expect(env.RECONCILE_LOG_LEVEL?.value).toBe('info');
   });
