@@ -5,8 +5,12 @@
 #              --read-only --tmpfs /tmp -v reconciler-state:/var/lib/reconciler reconciler /manifests --dry-run
 # Try it offline:  docker run --rm --read-only --tmpfs /tmp reconciler examples --sandbox --dry-run
 #
+# The image holds the package as `npm pack` makes it (what a manifests repository installs:
+# package.json's `files`), with the production dependencies of package-lock.json.
+#
 # test/deploy/dockerfile.test.ts performs these steps without a Docker engine: keep every RUN
-# step to the commands that test knows (npm ci, npm run build, apt-get for tini, groupadd/useradd/install -d).
+# step to the commands that test knows (npm, tar in the working directory, apt-get for tini,
+# groupadd/useradd/install -d).
 
 # Node 24: the major the project installs for its tests (the `node` devDependency).
 ARG NODE_IMAGE=node:24-bookworm-slim
@@ -22,11 +26,17 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY schemas ./schemas
 RUN npm run build
+# The published package, unpacked into package/.
+RUN npm pack --ignore-scripts \
+ && tar -xzf fleet-reconciler-*.tgz
 
-# ---- deps: production dependencies only -----------------------------------------------------
+# ---- deps: the package and its production dependencies --------------------------------------
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
-COPY package.json package-lock.json ./
+COPY --from=build /app/package/ ./
+# The lockfile pins the dependencies to the versions the tests ran with (a package never
+# carries its lockfile); npm ci refuses it if it does not match the package's package.json.
+COPY package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
 # ---- runtime --------------------------------------------------------------------------------
@@ -63,11 +73,11 @@ ENV NODE_ENV=production \
     RECONCILE_METRICS_ADDR=0.0.0.0:9464 \
     TMPDIR=/tmp
 # Owned by root and not writable by the user: the image runs with a read-only root filesystem.
-COPY package.json ./
+COPY --from=deps /app/package.json ./
 COPY --from=deps /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
+COPY --from=deps /app/dist ./dist
 # Validation and the emulator read the JSON Schemas and the API description at run time.
-COPY schemas ./schemas
+COPY --from=deps /app/schemas ./schemas
 # The examples, so `docker run IMAGE examples --sandbox` works without a checkout.
 COPY examples ./examples
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// Node 24 is the supported runtime (the project installs it as a devDependency and the
-// image uses it). Say so plainly on an older one instead of failing inside a dependency.
-const major = Number(process.versions.node.split('.')[0]);
-if (major < 22) {
+// Supported: the Node LTS lines the dependencies allow, 22 from 22.22 (chokidar's floor) and
+// 24 (package.json `engines`). Say so plainly on an older Node instead of failing inside a
+// dependency.
+const [major, minor] = process.versions.node.split('.').map(Number) as [number, number];
+if (major < 22 || (major === 22 && minor < 22)) {
   process.stderr.write(
-    `reconcile: Node ${process.versions.node} is too old; Node 24 is required. ` +
-      'Run it through npm (npx reconcile ...), which uses the Node 24 from node_modules/.bin.\n',
+    `reconcile: Node ${process.versions.node} is not supported; Node 22.22 or later is required (the LTS lines 22 and 24 are supported).\n`,
   );
   process.exit(1);
 }

@@ -3,7 +3,7 @@
 // REQUIRE_TOOLS=1 (minutes: two `npm ci` and a compile), and the resulting entrypoint is
 // started as the image's user, with the image's environment, against a root that it may
 // not write to.
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
@@ -45,6 +45,14 @@ describe('Dockerfile (static)', () => {
     const stageEnd = instructions.findIndex((i, index) => index > stageStart && i.keyword === 'FROM');
     const stageRuns = instructions.slice(stageStart, stageEnd).filter((i) => i.keyword === 'RUN').map((i) => i.args);
     expect(stageRuns.every((r) => !r.includes('npm ci') || r.includes('--omit=dev')), `stage ${fromStage} installs production dependencies only`).toBe(true);
+  });
+
+  it('builds the image from the packed package: its code, schemas and package.json come from `npm pack`', () => {
+    const runs = instructions.filter((i) => i.keyword === 'RUN').map((i) => i.args);
+    expect(runs.some((r) => /npm pack --ignore-scripts\s+&&\s+tar -xzf fleet-reconciler-\*\.tgz$/.test(r))).toBe(true);
+    const copies = final.filter((i) => i.keyword === 'COPY').map((i) => i.args);
+    for (const path of ['package.json', 'dist', 'schemas', 'node_modules']) expect(copies, path).toContainEqual(expect.stringMatching(new RegExp(`^--from=deps /app/${path} `)));
+    expect(copies.filter((c) => !c.startsWith('--from=')), 'from the build context: the examples only').toEqual(['examples ./examples']);
   });
 
   it('runs as a numeric non-root user with volumes for state and /tmp, and exposes the metrics port', () => {
@@ -178,6 +186,8 @@ describe.skipIf(!slow)('Dockerfile build and run, without an engine (RUN_SLOW=1 
     expect(steps.filter((s) => s.performed === 'executed').map((s) => `${s.stage}: ${s.command}`)).toEqual([
       'build: npm ci --ignore-scripts --no-audit --no-fund',
       'build: npm run build',
+      'build: npm pack --ignore-scripts',
+      'build: tar -xzf fleet-reconciler-*.tgz',
       'deps: npm ci --omit=dev --ignore-scripts --no-audit --no-fund',
     ]);
     expect(steps.filter((s) => s.performed === 'system-package' && s.detail).map((s) => s.detail)).toEqual(['tini']);
@@ -195,7 +205,12 @@ describe.skipIf(!slow)('Dockerfile build and run, without an engine (RUN_SLOW=1 
     expect(readdirSync(join(app, 'schemas')).filter((f) => f.endsWith('.schema.json')).length).toBeGreaterThan(0);
     for (const dependency of Object.keys(packageJson.dependencies)) expect(existsSync(join(app, 'node_modules', dependency, 'package.json')), dependency).toBe(true);
     for (const dependency of Object.keys(packageJson.devDependencies)) expect(existsSync(join(app, 'node_modules', dependency)), `dev dependency ${dependency}`).toBe(false);
-    for (const absent of ['src', 'test', 'helm', 'tsconfig.json', 'examples/.github', 'examples/ci']) expect(existsSync(join(app, absent)), absent).toBe(false);
+    for (const absent of ['src', 'test', 'helm', 'tsconfig.json', 'examples/.github', 'examples/ci', 'dist/bench', 'dist/chaos', 'dist/api/generate']) expect(existsSync(join(app, absent)), absent).toBe(false);
+    // The image's code is the package's: the same files `npm pack` lists.
+    const packed = JSON.parse(execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: REPO_ROOT, encoding: 'utf8' })) as { files: { path: string }[] }[];
+    const shipped = packed[0]!.files.map((f) => f.path).filter((p) => p.startsWith('dist/') || p.startsWith('schemas/')).sort();
+    const inImage = (dir: string): string[] => readdirSync(join(app, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? inImage(join(dir, e.name)) : [join(dir, e.name)]));
+    expect([...inImage('dist'), ...inImage('schemas')].sort()).toEqual(shipped);
   });
 
   it('--help, and the default command, print the usage', () => {

@@ -255,6 +255,12 @@ function runStep(stage: Stage, command: string, options: BuildOptions, where: st
         maxBuffer: 64 * 1024 * 1024,
       });
       stage.steps.push({ command: part, performed: 'executed' });
+    } else if (program === 'tar') {
+      // The base image's tar, on files of the stage's working directory only.
+      if (rest.some((w) => w.startsWith('/') || w.includes('..'))) throw new Error(`${where}: RUN ${part}: tar may only work below the working directory here`);
+      log(`${stage.name}: ${part}`);
+      execFileSync('sh', ['-c', part], { cwd: join(stage.root, stage.workdir), env: { PATH: options.path }, stdio: ['ignore', 'pipe', 'pipe'] });
+      stage.steps.push({ command: part, performed: 'executed' });
     } else if (program === 'apt-get' || (program === 'rm' && rest.join(' ') === '-rf /var/lib/apt/lists/*')) {
       // Debian packages of the base image: recorded, and checked by the test (tini only).
       const install = rest[0] === 'install' ? rest.filter((w) => !w.startsWith('-') && w !== 'install') : [];

@@ -119,7 +119,8 @@ describe('reconcile (built command, against the emulator)', () => {
     await api.api.updateAuthServiceConfig(shop.ref, { site_url: 'https://defaced.example' });
     const run = await runCli([dir, '--dry-run', '--output', 'markdown'], env);
     expectExit(run, 0);
-    expect(run.stdout.split('\n')[0]).toMatch(/^\*\*Plan: 0 to create, 1 to update, 0 to delete, 0 blocked\*\* \(dry run/);
+    expect(run.stdout.split('\n')[0]).toMatch(/^### Manifests `.+` against http:\/\/127\.0\.0\.1:\d+$/);
+    expect(run.stdout.split('\n')[2]).toMatch(/^\*\*Plan: 0 to create, 1 to update, 0 to delete, 0 blocked\*\* \(dry run/);
     expect(run.stdout).toContain('<details>');
     expectExit(await runCli([dir], env), 0);
   });
@@ -190,7 +191,7 @@ describe('a pass that cannot observe the fleet (built command, wrong token)', ()
     const wrong = { ...env, MANAGEMENT_API_TOKEN: 'pat_wrong_e2e_token' };
     const md = await runCli([dir, '--dry-run', '--output', 'markdown'], wrong);
     expectExit(md, 1);
-    expect(md.stdout).toMatch(/^\*\*Could not observe the fleet: UnauthorizedError: GET \/v1\/projects: 401 /);
+    expect(md.stdout).toMatch(/^### Manifests .*\n\n\*\*Could not observe the fleet: UnauthorizedError: GET \/v1\/projects: 401 /);
     expect(md.stdout).not.toMatch(/matches|No changes/);
     const json = await runCli([dir, '--dry-run', '--output', 'json'], wrong);
     expectExit(json, 1);

@@ -89,10 +89,29 @@ describe('reconcile validate (built command)', () => {
     expect(result).toMatchObject({ code: 0, stdout: 'valid: 2 documents in 2 files\n' });
   });
 
+  it('--output github prints one workflow annotation per problem, with the path from the working directory', async () => {
+    const root = tree({
+      'fleet/org.yaml': ORG,
+      'fleet/project.yaml': PROJECT,
+      // A message with a comma, a colon and a percent sign: escaped as the runner expects.
+      'fleet/bad, 100%.yaml': 'apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: broken\nspec:\n  organization: acme\n  region: eu-west-1\n  unknown_field: 1\n',
+    });
+    const result = await reconcile(['validate', 'fleet', '--output', 'github'], { cwd: root });
+    expect(result.code, result.stderr).toBe(1);
+    const lines = result.stdout.trimEnd().split('\n');
+    const annotations = lines.filter((l) => l.startsWith('::'));
+    expect(annotations.length).toBeGreaterThanOrEqual(2);
+    for (const line of annotations) expect(line).toMatch(/^::(error|warning) file=[^,:]+,line=\d+,col=\d+,title=[^,:]+::\S.*$/);
+    const error = annotations.find((l) => l.startsWith('::error file=fleet/bad%2C 100%25.yaml,'));
+    expect(error, result.stdout).toMatch(/^::error file=fleet\/bad%2C 100%25\.yaml,line=8,col=3,title=reconcile validate%3A \/spec(\/unknown_field)?::/);
+    expect(annotations.find((l) => l.startsWith('::warning file=fleet/project.yaml,line=')), result.stdout).toContain('SHOP_DB_PASSWORD');
+    expect(lines.at(-1)).toMatch(/^invalid: \d+ errors?, 1 warning \(3 files read\)$/);
+  });
+
   it('refuses an unknown output format and extra arguments with a usage error', async () => {
     const bad = await reconcile(['validate', 'examples', '--output', 'markdown']);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('validate: --output must be text or json, got `markdown`');
+    expect(bad.stderr).toContain('validate: --output must be text, json or github, got `markdown`');
     const extra = await reconcile(['validate', 'a', 'b']);
     expect(extra.code).toBe(1);
     expect(extra.stderr).toContain('validate takes at most one directory, got 2');

@@ -145,6 +145,90 @@ describe('renderMarkdown', () => {
   });
 });
 
+describe('renderMarkdown for a pull-request comment', () => {
+  const heading = { dir: 'fleet', environment: 'https://api.example.com' };
+  /** Every fenced block opened is closed, and every <details> too, in order. */
+  const balanced = (md: string) => {
+    let inFence = false;
+    let open = 0;
+    for (const line of md.split('\n')) {
+      if (line.startsWith('```')) inFence = !inFence;
+      else if (!inFence && line.startsWith('<details>')) open++;
+      else if (!inFence && line === '</details>') open--;
+      if (open < 0 || open > 1) return false;
+    }
+    return !inFence && open === 0;
+  };
+  const many = (n: number): PlanEntry[] =>
+    Array.from({ length: n }, (_, i) => ({
+      id: `ProjectAuth/p${String(i).padStart(4, '0')}/auth`, kind: 'ProjectAuth', project: `p${i}`, name: 'auth', action: i % 10 === 0 ? 'delete' : 'update',
+      changes: [{ path: 'auth.site_url', before: `https://old-${i}.example`, after: `https://new-${i}.example` }, { path: 'auth.smtp_pass', sensitive: true, before: CANARY, after: CANARY }],
+    }) as PlanEntry);
+
+  it('names the directory and the environment on the first line', () => {
+    const md = renderMarkdown(result(), { heading });
+    expect(md.split('\n')[0]).toBe('### Manifests `fleet` against https://api.example.com');
+    expect(md.split('\n')[2]).toMatch(/^\*\*Plan: 1 to create/);
+    const invalid = renderMarkdown(result({ result: 'invalid', manifestErrors: [{ file: 'a.yaml', line: 3, column: 5, path: '/spec/region', message: 'bad region' }] }), { heading });
+    expect(invalid.split('\n')[0]).toBe('### Manifests `fleet` against https://api.example.com');
+    expect(invalid).toContain('**Manifests are invalid: nothing was planned or applied (1 error).**');
+  });
+
+  it('colours the details as a diff: + created or added, - deleted or removed, ! changed', () => {
+    const md = renderMarkdown(result());
+    const diff = md.slice(md.indexOf('```diff\n') + 8, md.lastIndexOf('\n```'));
+    expect(diff.split('\n')).toEqual([
+      '+ Project/shop (create)',
+      '+   name: "shop"',
+      '+   region: "eu-west-1"',
+      '+   db_pass: (sensitive value changed)',
+      '! ProjectAuth/web/auth (update)',
+      '!   auth.site_url: "http://old.example" -> "https://new.example"',
+      '!   auth.smtp_pass: (sensitive value changed)',
+      '+   auth.jwt_exp: 3600',
+      '- Project/legacy (delete)',
+      '-   ref: "abc"',
+      '! ProjectCryptoext/web/cryptoext (blocked)',
+      '!   cryptoext.root_key: (sensitive value changed)',
+      '! ProjectPostgres/web/postgres (update)',
+      '!   postgres.work_mem: "4MB" -> "8MB"',
+    ]);
+  });
+
+  it('a plan too long for a comment shows as many entries as fit, with the table, fence and <details> whole', () => {
+    const plan = summarizePlan(many(3000));
+    const full = renderMarkdown(result({ plan }), { heading, maxLength: Number.MAX_SAFE_INTEGER });
+    expect(full.length).toBeGreaterThan(65_536);
+    const md = renderMarkdown(result({ plan }), { heading });
+    expect(md.length).toBeLessThanOrEqual(60_000);
+    expect(md.length).toBeGreaterThan(50_000);
+    expect(balanced(md)).toBe(true);
+    expect(md.split('\n')[0]).toBe('### Manifests `fleet` against https://api.example.com');
+    expect(md).toContain('**Plan: 0 to create, 2700 to update, 300 to delete, 0 blocked**');
+    const shown = (md.match(/^\| `[!~+-]` \|/gm) ?? []).length;
+    expect(shown).toBeGreaterThan(0);
+    expect(shown).toBeLessThan(3000);
+    expect(md).toContain(`_${3000 - shown} more entries not shown: the comment is limited to 65536 characters`);
+    expect(md).toContain(`<details><summary>Details (${shown} entries)</summary>`);
+    expect(md).toMatch(/Result: \*\*failed\*\*\.\n$/);
+    expect(md).not.toContain(CANARY);
+    // Every size limit holds, whatever it is.
+    for (const maxLength of [2_000, 10_000, 33_333]) {
+      const small = renderMarkdown(result({ plan }), { heading, maxLength });
+      expect(small.length).toBeLessThanOrEqual(maxLength);
+      expect(balanced(small)).toBe(true);
+    }
+  });
+
+  it('a long list of manifest errors is cut the same way', () => {
+    const manifestErrors = Array.from({ length: 5000 }, (_, i) => ({ file: `p${i}.yaml`, line: i + 1, column: 3, path: '/spec/region', message: `unknown region number ${i} in a long message` }));
+    const md = renderMarkdown(result({ result: 'invalid', manifestErrors }), { heading });
+    expect(md.length).toBeLessThanOrEqual(60_000);
+    expect(md).toContain('(5000 errors)');
+    expect(md).toMatch(/_\d+ more errors not shown/);
+  });
+});
+
 /** A pass that could not observe the fleet, as the engine builds it (`observationFailed`). */
 function unobserved(dryRun: boolean): PassResult {
   return result({

@@ -1,6 +1,6 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
@@ -42,10 +42,29 @@ export function outputFormat(context: CommandContext): OutputFormat {
   return value as OutputFormat;
 }
 
-export function render(result: PassResult, format: OutputFormat, color: boolean): string {
+export function render(result: PassResult, format: OutputFormat, color: boolean, heading?: { dir: string; environment: string }): string {
   if (format === 'json') return renderJson(result);
-  if (format === 'markdown') return renderMarkdown(result);
+  if (format === 'markdown') return renderMarkdown(result, heading ? { heading } : {});
   return renderText(result, { color });
+}
+
+/**
+ * What a markdown plan names on its first line: the manifests directory as given from the
+ * working directory, and where it was planned (the API's origin, never a path or credentials
+ * a URL may carry, or the sandbox).
+ */
+export function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
+  if (context.values.sandbox === true) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
+  const url = stringOption(context, 'api-url');
+  let environment = 'an API URL that is not set';
+  if (url) {
+    try {
+      environment = new URL(url).origin;
+    } catch {
+      environment = 'an API URL that is not a URL';
+    }
+  }
+  return { dir: relative(context.cwd, dir) || '.', environment };
 }
 
 /** 0 success; 1 invalid manifests, API failure or partial apply; 2 changes planned (dry run with --detailed-exitcode). */
@@ -85,12 +104,13 @@ export async function run(context: CommandContext): Promise<number> {
   const sharded = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardName !== undefined ? { shard: shardName } : {}), ...optionalShardsFile(context) });
   const manifests = sharded.set;
   const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
+  const heading = planHeading(context, dir);
 
   const { runPass, invalidPassResult } = await import('../../reconcile/engine.js');
   if (manifests.errors.length > 0) {
     // Invalid manifests need no API: report every error and stop.
     for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
-    context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color));
+    context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
     return EXIT.error;
   }
   // A dry run writes nothing but its request window; a sandbox's fleet is its own.
@@ -151,7 +171,7 @@ export async function run(context: CommandContext): Promise<number> {
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
     });
-    context.stdout.write(render(result, format, color));
+    context.stdout.write(render(result, format, color, heading));
     log.info(
       { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(sharded.shard ? { shard: sharded.shard.name } : {}) },
       'pass finished',

@@ -1,7 +1,7 @@
 // `reconcile validate [DIR]`: offline checks of a manifests directory (schemas, references
 // between documents, function sources, secret references), every problem at once. No token,
 // no network. A shard map is checked too: it must give every project exactly one owner. Exit 0 when there is no error (warnings allowed), 1 otherwise.
-import { resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { checkSecretReferences } from '../../manifests/check-refs.js';
 import { loadShardedManifests } from '../../shards/load-sharded.js';
@@ -74,10 +74,39 @@ export function renderText(report: ValidateReport): string {
   return `${[...lines, summary].join('\n')}\n`;
 }
 
+/** Escapes a workflow command's message (GitHub's `escapeData`). */
+function escapeData(text: string): string {
+  return text.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
+}
+
+/** Escapes a workflow command's property value (GitHub's `escapeProperty`). */
+function escapeProperty(text: string): string {
+  return escapeData(text).replace(/:/g, '%3A').replace(/,/g, '%2C');
+}
+
+/**
+ * GitHub Actions workflow commands: one `::error` or `::warning` line per problem, which the
+ * runner turns into annotations on the pull request's files. Annotation paths are relative to
+ * the working directory (the checkout in a workflow), so a manifests directory below the
+ * repository root still points at the right file.
+ */
+export function renderGithub(report: ValidateReport, dir: string, cwd: string): string {
+  const annotation = (item: ValidateProblem, severity: 'error' | 'warning') => {
+    const file = relative(cwd, join(dir, item.file)).split(sep).join('/');
+    const title = `reconcile validate: ${item.path || '/'}`;
+    const message = `${item.path || '/'}: ${item.message}${item.hint ? ` (${item.hint})` : ''}`;
+    return `::${severity} file=${escapeProperty(file)},line=${item.line},col=${item.column},title=${escapeProperty(title)}::${escapeData(message)}`;
+  };
+  const lines = [...report.errors.map((e) => annotation(e, 'error')), ...report.warnings.map((w) => annotation(w, 'warning'))];
+  // The text output's summary line closes the job log's section as it does on a terminal.
+  const summary = renderText(report).trimEnd().split('\n').at(-1)!;
+  return `${[...lines, summary].join('\n')}\n`;
+}
+
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`validate takes at most one directory, got ${context.positionals.length}`);
   const output = stringOption(context, 'output') ?? 'text';
-  if (output !== 'text' && output !== 'json') throw new UsageError(`validate: --output must be text or json, got \`${output}\``);
+  if (output !== 'text' && output !== 'json' && output !== 'github') throw new UsageError(`validate: --output must be text, json or github, got \`${output}\``);
   const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
   // The shard map (if any) is checked with the manifests: a project with no owner or two is an error.
   const shardsFile = stringOption(context, 'shards');
@@ -86,6 +115,6 @@ export async function run(context: CommandContext): Promise<number> {
   // a missing file is an error (files are part of the checkout or of the deployment).
   const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });
   const report = buildReport(set, referenceProblems);
-  context.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
+  context.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : output === 'github' ? renderGithub(report, dir, context.cwd) : renderText(report));
   return report.valid ? 0 : 1;
 }

@@ -1,9 +1,26 @@
-// The plan as a pull-request comment: the summary line first, deletions warned before
-// anything else, every entry's details folded.
-import type { PassResult } from '../types.js';
+// The plan as a pull-request comment: what was planned against what first, then the summary
+// line, deletions warned before anything else, every entry's details folded in a ```diff
+// block so that GitHub colours it (+ added, - removed, ! changed). A comment holds at most
+// 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
+import type { PassResult, PlanEntry } from '../types.js';
 import {
   changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, summaryLine, visibleEntries, waitLine,
+  type Marker,
 } from './format.js';
+
+/**
+ * The default size limit: GitHub's 65536 characters for a comment, less room for the few
+ * lines a workflow puts around the plan (a marker, a verdict).
+ */
+export const MARKDOWN_MAX_LENGTH = 60_000;
+
+export interface MarkdownOptions {
+  color?: boolean;
+  /** The manifests directory and the environment (API or sandbox), named on the first line. */
+  heading?: { dir: string; environment: string };
+  /** Longest output in characters; entries past what fits are counted, not shown. */
+  maxLength?: number;
+}
 
 /** Text inside a fenced block: a fence in a value must not close it. */
 function fenced(text: string): string {
@@ -15,13 +32,31 @@ function inline(text: string): string {
   return text.replace(/[|<>]/g, (c) => ({ '|': '\\|', '<': '&lt;', '>': '&gt;' })[c]!).replace(/\n/g, ' ');
 }
 
-export function renderMarkdown(result: PassResult, _options: { color?: boolean } = {}): string {
-  const out: string[] = [];
+/** GitHub's diff highlighting colours `+`, `-` and `!` lines; `~` (changed) would stay plain. */
+function diffPrefix(marker: Marker): string {
+  return marker === '~' ? '!' : marker;
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function headingLines(options: MarkdownOptions, result: PassResult): string[] {
+  if (!options.heading) return [];
+  return [`### Manifests \`${inline(options.heading.dir).replace(/`/g, "'")}\` against ${inline(options.heading.environment)}`, ''];
+}
+
+/** Renders with at most `shown` items in each list; the caller looks for the largest that fits. */
+function renderWith(result: PassResult, options: MarkdownOptions, shown: number): string {
+  const out: string[] = headingLines(options, result);
+  const more = (total: number, noun: string) => (total > shown ? [`_${total - shown} more ${noun} not shown: the comment is limited to 65536 characters; run the same command locally for all of it._`] : []);
   if (result.result === 'invalid') {
-    out.push(`**Manifests are invalid: nothing was planned or applied (${result.manifestErrors.length} error${result.manifestErrors.length === 1 ? '' : 's'}).**`, '');
-    for (const error of result.manifestErrors) {
+    const errors = result.manifestErrors;
+    out.push(`**Manifests are invalid: nothing was planned or applied (${plural(errors.length, 'error', 'errors')}).**`, '');
+    for (const error of errors.slice(0, shown)) {
       out.push(`- \`${inline(`${error.file}:${error.line}:${error.column}`)}\`${error.path ? ` \`${inline(error.path)}\`` : ''}: ${inline(error.message)}${error.hint ? ` (${inline(error.hint)})` : ''}`);
     }
+    out.push(...more(errors.length, 'errors'));
     return `${out.join('\n')}\n`;
   }
   const unobserved = observationFailure(result);
@@ -36,33 +71,31 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
   const entries = visibleEntries(result);
   const deletions = entries.filter((e) => e.action === 'delete' && !e.observeOnly);
   if (deletions.length > 0) {
-    out.push('> [!WARNING]', `> **${deletions.length} deletion${deletions.length === 1 ? '' : 's'}:**`);
-    for (const entry of deletions) out.push(`> - \`${inline(entry.id)}\`${entry.reason ? `: ${inline(entry.reason)}` : ''}`);
+    out.push('> [!WARNING]', `> **${plural(deletions.length, 'deletion', 'deletions')}:**`);
+    for (const entry of deletions.slice(0, shown)) out.push(`> - \`${inline(entry.id)}\`${entry.reason ? `: ${inline(entry.reason)}` : ''}`);
+    for (const line of more(deletions.length, 'deletions')) out.push(`> ${line}`);
     out.push('');
   }
   const blocked = entries.filter((e) => e.action === 'blocked');
   if (blocked.length > 0) {
     out.push('> [!CAUTION]', `> **${blocked.length} blocked:**`);
-    for (const entry of blocked) out.push(`> - \`${inline(entry.id)}\`: ${inline(entry.reason ?? 'blocked')}`);
+    for (const entry of blocked.slice(0, shown)) out.push(`> - \`${inline(entry.id)}\`: ${inline(entry.reason ?? 'blocked')}`);
+    for (const line of more(blocked.length, 'blocked entries')) out.push(`> ${line}`);
     out.push('');
   }
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) out.push('No changes. The live state matches the manifests.', '');
   if (entries.length > 0) {
+    const listed = entries.slice(0, shown);
     out.push('| | resource | action | note |', '|---|---|---|---|');
-    for (const entry of entries) {
-      out.push(`| \`${entryMarker(entry)}\` | \`${inline(entry.id)}\` | ${entry.action} | ${inline(entryNote(entry))} |`);
-    }
+    for (const entry of listed) out.push(`| \`${entryMarker(entry)}\` | \`${inline(entry.id)}\` | ${entry.action} | ${inline(entryNote(entry))} |`);
+    out.push(...more(entries.length, 'entries').map((line) => `\n${line}`));
     out.push('');
-    out.push(`<details><summary>Details (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'})</summary>`, '', '```diff');
-    for (const entry of entries) {
-      out.push(fenced(`${entryMarker(entry)} ${entry.id} (${entry.action})`));
-      for (const change of entry.changes) {
-        const m = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : entry.action === 'blocked' ? '!' : changeMarker(change);
-        out.push(fenced(`${m}   ${changeText(change)}`));
-      }
+    if (listed.length > 0) {
+      out.push(`<details><summary>Details (${plural(listed.length, 'entry', 'entries')})</summary>`, '', '```diff');
+      for (const entry of listed) out.push(...diffLines(entry));
+      out.push('```', '', '</details>');
     }
-    out.push('```', '', '</details>');
   }
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
@@ -72,10 +105,36 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
     const problems = result.outcomes.filter((o) => o.result !== 'success');
     if (problems.length > 0) {
       out.push('', '<details><summary>Failed, skipped and blocked</summary>', '');
-      for (const o of problems) out.push(`- \`${inline(o.entryId)}\` ${problemLabel(o).word}${o.error ? `: ${inline(o.error.message)}` : ''}`);
+      for (const o of problems.slice(0, shown)) out.push(`- \`${inline(o.entryId)}\` ${problemLabel(o).word}${o.error ? `: ${inline(o.error.message)}` : ''}`);
+      out.push(...more(problems.length, 'outcomes').map((line) => `- ${line}`));
       out.push('', '</details>');
     }
   }
   out.push('', `Result: **${result.result}**.`);
   return `${out.join('\n')}\n`;
+}
+
+function diffLines(entry: PlanEntry): string[] {
+  const lines = [fenced(`${diffPrefix(entryMarker(entry))} ${entry.id} (${entry.action})`)];
+  for (const change of entry.changes) {
+    const marker = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : entry.action === 'blocked' ? '!' : changeMarker(change);
+    lines.push(fenced(`${diffPrefix(marker)}   ${changeText(change)}`));
+  }
+  return lines;
+}
+
+export function renderMarkdown(result: PassResult, options: MarkdownOptions = {}): string {
+  const maxLength = options.maxLength ?? MARKDOWN_MAX_LENGTH;
+  const longest = Math.max(result.manifestErrors.length, result.plan.entries.length, result.outcomes.length);
+  const whole = renderWith(result, options, longest);
+  if (whole.length <= maxLength) return whole;
+  // The length grows with the number of items shown: find the most that fit.
+  let low = 0;
+  let high = longest;
+  while (low < high) {
+    const mid = Math.ceil((low + high) / 2);
+    if (renderWith(result, options, mid).length <= maxLength) low = mid;
+    else high = mid - 1;
+  }
+  return renderWith(result, options, low);
 }
