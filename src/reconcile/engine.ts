@@ -192,7 +192,6 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     documents,
     resolveSecret: (ref, document) => secrets.resolve(ref, document),
     projectRefs,
-    dryRun: options.dryRun,
     ...(options.signal ? { signal: options.signal } : {}),
     log,
   });

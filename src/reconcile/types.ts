@@ -145,7 +145,6 @@ export interface KindContext {
   resolveSecret(ref: unknown, document: AnyDocument): Promise<string>;
   /** Live project refs by project manifest name, filled as projects are observed or created. */
   projectRefs: Map<string, string>;
-  dryRun: boolean;
   signal?: AbortSignal;
   log: Logger;
 }

@@ -124,7 +124,6 @@ export function recordingApi(h: Harness): { api: ManagementApi; sent: ApiRequest
 }
 
 export interface ContextOptions {
-  dryRun?: boolean;
   refs?: Record<string, string>;
   api?: ManagementApi;
   /** Shared across plans to model the state directory of successive passes. */
@@ -139,7 +138,6 @@ export function contextFor(h: Harness, document: ProjectDocument, options: Conte
     documents: [document],
     resolveSecret: (ref, doc) => resolveSecretRef(ref as SecretRef, { baseDir: doc.source.dir, env: h.env }),
     projectRefs: new Map(Object.entries(options.refs ?? {})),
-    dryRun: options.dryRun ?? false,
     log: silentLog,
   };
 }

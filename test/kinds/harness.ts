@@ -103,7 +103,6 @@ export async function runKinds(h: Harness, scopes: ProjectScope[], options: { dr
     documents: scopes.flatMap((s) => [s.document, ...s.documents]),
     resolveSecret: (ref, document) => resolveSecretRef(ref as SecretRef, { baseDir: document.source.dir, env: h.env }),
     projectRefs: new Map(scopes.map((s) => [s.name, s.ref!])),
-    dryRun: options.dryRun,
     log: h.log,
   };
   const entries: PlanEntry[] = [];
