@@ -520,6 +520,15 @@ export class Daemon {
     }
   }
 
+  /** Resolves when no read or pass is running (tests and the bench: a continuous schedule is never idle). */
+  async settled(): Promise<void> {
+    for (;;) {
+      if (this.#reloading) await this.#reloading;
+      if (this.#passes.size > 0) await Promise.allSettled([...this.#passes]);
+      if (!this.#reloading && this.#passes.size === 0) return;
+    }
+  }
+
   /**
    * Requests the drift pacing plans for one project's re-check: the measured pass cost plus one
    * request per observed-only fact read (`--observe`), so those reads never push the sweep past
