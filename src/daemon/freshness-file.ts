@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { writeJsonAtomic } from '../util/atomic-file.js';
 import type { Logger } from '../reconcile/types.js';
 import type { Freshness } from './controller.js';
+import type { DaemonFreshness } from '../reconcile/kinds/status-report.js';
 
 export const FRESHNESS_FILE = 'freshness.json';
 
@@ -21,16 +22,6 @@ export interface FreshnessRecord {
   maxObservationAgeSeconds?: number;
   /** Last observation of each project (ms since the epoch), by Project manifest name. */
   observedAt: Record<string, number>;
-}
-
-/** What `reconcile status` shows: the largest age (and whose it is), the bound and the limit. */
-export interface FreshnessSummary {
-  resync: string;
-  writtenAt: number;
-  largestAgeSeconds?: number;
-  oldestProject?: string;
-  boundSeconds?: number;
-  maxObservationAgeSeconds?: number;
 }
 
 /**
@@ -75,7 +66,7 @@ export function freshnessWriter(stateDir: string, fixed: { resync: string; maxOb
 }
 
 /** Reads the daemon's freshness record; undefined when there is none (no daemon has run on this state directory). */
-export async function readFreshness(stateDir: string, now: number): Promise<FreshnessSummary | undefined> {
+export async function readFreshness(stateDir: string, now: number): Promise<DaemonFreshness | undefined> {
   let record: FreshnessRecord;
   try {
     record = JSON.parse(await readFile(join(stateDir, FRESHNESS_FILE), 'utf8')) as FreshnessRecord;
