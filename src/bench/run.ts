@@ -6,6 +6,7 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
+import { continuousFreshness } from './freshness.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
@@ -81,6 +82,12 @@ log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
 for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
 
+const freshnessProjects = quick ? 30 : 100;
+log(`continuous drift checking over ${freshnessProjects} projects at 60 requests a minute (scaled clock)`);
+const freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
+row('7 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
+row('7 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
+
 const seconds = Math.round((performance.now() - started) / 1000);
 const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
 const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
@@ -91,4 +98,4 @@ for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope] }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], freshness }, null, 2)}\n`);

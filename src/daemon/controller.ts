@@ -5,6 +5,7 @@ import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, typ
 import type { CronTrigger } from './cron-trigger.js';
 import { debounce, type Debouncer } from './debounce.js';
 import { DriftSweep } from './drift-sweep.js';
+import { ContinuousResync, type FreshnessPlan, type ResyncSchedule } from './resync-scheduler.js';
 import type { DaemonMetrics, DaemonObservation } from './metrics.js';
 import { logPass } from './pass-log.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
@@ -66,7 +67,8 @@ export interface DaemonOptions {
   metrics: DaemonMetrics;
   log: Logger;
   clock: Clock;
-  trigger: CronTrigger;
+  /** The drift re-check schedule: cron ticks, or `continuous` (oldest observation first, with the spare budget). */
+  trigger: CronTrigger | 'continuous';
   /** The effective request budget (the client's). */
   budget(): { limit: number; windowMs: number };
   /** Starts watching the source; `onEvent` is called for every file event. */
@@ -87,6 +89,18 @@ export interface DaemonOptions {
   driftShare?: number;
   /** Smallest spacing between drift slices (default 5 s). */
   minSliceSpacingMs?: number;
+  /** `--max-observation-age`: a bound above it is logged as a warning (the budget cannot meet it). */
+  maxObservationAgeMs?: number;
+  /** Called after each pass with the projects' observation times and the stated bound (the freshness file). */
+  onFreshness?(freshness: Freshness): void;
+}
+
+/** How fresh the daemon's view of the fleet is. */
+export interface Freshness {
+  /** Last observation of each project (ms since the epoch). */
+  observedAt: Record<string, number>;
+  /** The floor of the largest observation age the budget allows, ms (undefined before it is known). */
+  boundMs?: number;
 }
 
 export interface Readiness {
@@ -106,7 +120,10 @@ export class Daemon {
   readonly #options: DaemonOptions;
   readonly #locks = new ProjectLocks();
   readonly #shutdown = new AbortController();
-  readonly #sweep: DriftSweep;
+  readonly #sweep: ResyncSchedule;
+  readonly #continuous: ContinuousResync | undefined;
+  #boundMs: number | undefined;
+  readonly #observedAt = new Map<string, number>();
   readonly #debouncer: Debouncer;
   readonly #passes = new Set<Promise<unknown>>();
   #watcher: SourceWatcher | undefined;
@@ -132,25 +149,69 @@ export class Daemon {
       quietMs: options.debounceMs ?? 2_000,
       maxWaitMs: options.maxDebounceMs ?? 15_000,
     });
-    this.#sweep = new DriftSweep({
-      clock: options.clock,
-      trigger: options.trigger,
-      projects: () => (this.#current ? projectNames(this.#current.set) : []),
-      runSlice: (projects, signal) => this.#driftSlice(projects, signal),
-      budget: options.budget,
-      readsPerProject: () => this.readsPerProject(),
-      isBusy: (project) => this.#locks.busy([project]),
-      driftShare: options.driftShare,
-      minSpacingMs: options.minSliceSpacingMs,
-      onPacing: (pacing) => {
-        if (pacing.overBudget) {
-          options.log.warn(
-            { due: pacing.due, sliceSize: pacing.sliceSize, spacingMs: Math.round(pacing.spacingMs) },
-            'drift re-checks need more requests than the budget allows in one interval; observation ages will grow',
-          );
-        }
-      },
-    });
+    const projects = () => (this.#current ? projectNames(this.#current.set) : []);
+    const isBusy = (project: string) => this.#locks.busy([project]);
+    if (options.trigger === 'continuous') {
+      this.#continuous = new ContinuousResync({
+        clock: options.clock,
+        projects,
+        runSlice: (slice, signal) => this.#driftSlice(slice, signal),
+        budget: options.budget,
+        readsPerProject: () => this.readsPerProject(),
+        isBusy,
+        driftShare: options.driftShare,
+        minSpacingMs: options.minSliceSpacingMs,
+        onPlan: (plan) => this.#setBound(plan.boundMs),
+      });
+      this.#sweep = this.#continuous;
+    } else {
+      this.#continuous = undefined;
+      this.#sweep = new DriftSweep({
+        clock: options.clock,
+        trigger: options.trigger,
+        projects,
+        runSlice: (slice, signal) => this.#driftSlice(slice, signal),
+        budget: options.budget,
+        readsPerProject: () => this.readsPerProject(),
+        isBusy,
+        driftShare: options.driftShare,
+        minSpacingMs: options.minSliceSpacingMs,
+        onPacing: (pacing) => {
+          // A cron sweep re-checks each project once per sweep, and a sweep takes its slices' spacing each.
+          this.#setBound(pacing.spacingMs * Math.ceil(Math.max(pacing.due, projects().length) / pacing.sliceSize));
+          if (pacing.overBudget) {
+            options.log.warn(
+              { due: pacing.due, sliceSize: pacing.sliceSize, spacingMs: Math.round(pacing.spacingMs) },
+              'drift re-checks need more requests than the budget allows in one interval; observation ages will grow',
+            );
+          }
+        },
+      });
+    }
+  }
+
+  #setBound(boundMs: number): void {
+    if (!Number.isFinite(boundMs) || boundMs === this.#boundMs) return;
+    const limit = this.#options.maxObservationAgeMs;
+    const wasOver = limit !== undefined && this.#boundMs !== undefined && this.#boundMs > limit;
+    this.#boundMs = boundMs;
+    this.#options.metrics.setObservationAgeBound(boundMs / 1000);
+    if (limit !== undefined && boundMs > limit && !wasOver) {
+      this.#options.log.warn(
+        { boundSeconds: Math.round(boundMs / 1000), maxObservationAgeSeconds: limit / 1000 },
+        'the request budget cannot re-observe every project within --max-observation-age',
+      );
+    }
+  }
+
+  /** The stated floor of the largest observation age, ms (undefined until the schedule has planned). */
+  observationAgeBound(): number | undefined {
+    return this.#boundMs;
+  }
+
+  /** The continuous schedule's current plan (undefined with a cron schedule). */
+  freshnessPlan(): FreshnessPlan | undefined {
+    return this.#continuous?.plan();
   }
 
   /** Loads the manifests, applies them (one pass over everything), then watches and schedules. */
@@ -344,9 +405,34 @@ export class Daemon {
       return undefined;
     }
     metrics.recordPass(result, { projects: request.projects });
+    this.#recordObservations(request, result);
     logPass(log, result, { priority: request.priority, projects: request.projects, revision });
     this.#report(result, { priority: request.priority, trigger, projects: request.projects, revision });
     return result;
+  }
+
+  /** Feeds the continuous schedule (what was seen, what drifted, what writes spent) and the freshness file. */
+  #recordObservations(request: DaemonPassRequest, result: PassResult): void {
+    if (result.result === 'invalid') return;
+    const seen = request.projects ?? result.projects.map((project) => project.name);
+    const drifted = new Set<string>();
+    for (const entry of result.plan.entries) {
+      if (entry.project !== undefined && entry.action !== 'noop') drifted.add(entry.project);
+    }
+    for (const project of seen) {
+      const at = result.projects.find((p) => p.name === project)?.observedAt ?? result.finishedAt;
+      this.#observedAt.set(project, at);
+      this.#continuous?.observed([project], at, drifted);
+    }
+    if (request.priority === 'write') this.#continuous?.recordWrites(result.requests, result.finishedAt);
+    if (this.#current) {
+      const names = new Set(projectNames(this.#current.set));
+      for (const project of [...this.#observedAt.keys()]) if (!names.has(project)) this.#observedAt.delete(project);
+    }
+    this.#options.onFreshness?.({
+      observedAt: Object.fromEntries(this.#observedAt),
+      ...(this.#boundMs !== undefined ? { boundMs: this.#boundMs } : {}),
+    });
   }
 
   #report(result: PassResult, report: PassReport): void {
@@ -431,6 +517,15 @@ export class Daemon {
       if (this.#passes.size > 0) await Promise.allSettled([...this.#passes]);
       await this.#sweep.idle();
       if (!this.#reloading && this.#passes.size === 0 && this.#sweep.due().length === 0) return;
+    }
+  }
+
+  /** Resolves when no read or pass is running (tests and the bench: a continuous schedule is never idle). */
+  async settled(): Promise<void> {
+    for (;;) {
+      if (this.#reloading) await this.#reloading;
+      if (this.#passes.size > 0) await Promise.allSettled([...this.#passes]);
+      if (!this.#reloading && this.#passes.size === 0) return;
     }
   }
 

@@ -8,6 +8,8 @@ import { createLogger, type Logger } from '../util/logger.js';
 import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
+import { freshnessWriter } from './freshness-file.js';
+import { parseDuration } from '../util/rate.js';
 import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from './http-server.js';
 import { createMetrics, createNotificationMetrics } from './metrics.js';
 import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './observe-list.js';
@@ -54,7 +56,10 @@ function waitForAbort(signal: AbortSignal): Promise<void> {
 
 interface DaemonSettings {
   manifestsPath: string;
+  /** `continuous` or a cron expression. */
   resync: string;
+  /** `--max-observation-age`, ms. */
+  maxObservationAgeMs?: number;
   metricsAddress: ReturnType<typeof parseListenAddress>;
   logLevel: string;
   dryRun: boolean;
@@ -74,10 +79,19 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   const manifests = stringOption(context, 'manifests') ?? context.positionals[0] ?? '.';
   const resync = stringOption(context, 'resync') ?? '*/10 * * * *';
   try {
-    nodeCronTrigger(resync);
+    if (resync !== 'continuous') nodeCronTrigger(resync);
   } catch (error) {
-    if (error instanceof InvalidScheduleError) throw new UsageError(error.message);
+    if (error instanceof InvalidScheduleError) throw new UsageError(`${error.message} (or \`continuous\`)`);
     throw error;
+  }
+  const maxAge = stringOption(context, 'max-observation-age');
+  let maxObservationAgeMs: number | undefined;
+  if (maxAge !== undefined) {
+    try {
+      maxObservationAgeMs = parseDuration(maxAge);
+    } catch (error) {
+      throw new UsageError(`--max-observation-age: ${(error as Error).message}`);
+    }
   }
   let metricsAddress;
   try {
@@ -112,6 +126,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     },
     manifestsPath: resolve(context.cwd, manifests),
     resync,
+    ...(maxObservationAgeMs !== undefined ? { maxObservationAgeMs } : {}),
     metricsAddress,
     logLevel,
     dryRun: context.values['dry-run'] === true,
@@ -142,7 +157,10 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   });
   const metrics = createMetrics(undefined, { clock });
   const health = new ApiHealth(clock);
-  const trigger: CronTrigger = nodeCronTrigger(settings.resync);
+  const trigger: CronTrigger | 'continuous' = settings.resync === 'continuous' ? 'continuous' : nodeCronTrigger(settings.resync);
+  if (settings.maxObservationAgeMs !== undefined) metrics.setMaxObservationAge(settings.maxObservationAgeMs / 1000);
+  // /readyz's API check looks back over a few resync periods: the cron interval, or the continuous bound.
+  const resyncPeriodMs = () => (trigger === 'continuous' ? (daemon?.observationAgeBound() ?? 0) : trigger.intervalMs());
   const notifier = settings.notifications
     ? new Notifier({
         settings: settings.notifications,
@@ -212,7 +230,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
           const reasons = lockProblem ? [lockProblem] : [];
           if (daemon) reasons.push(...daemon.readiness().reasons);
           else if (!lockProblem) reasons.push('starting');
-          const problem = health.problem(Math.max(READY_INTERVALS * trigger.intervalMs(), READY_MIN_MS));
+          const problem = health.problem(Math.max(READY_INTERVALS * resyncPeriodMs(), READY_MIN_MS));
           if (problem && !lockProblem) reasons.push(problem);
           return { ready: reasons.length === 0, reasons };
         },
@@ -304,6 +322,12 @@ export async function runDaemon(context: CommandContext): Promise<number> {
 
   const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../reconcile/engine.js'), import('../shards/load-sharded.js')]);
 
+  const freshnessFile = freshnessWriter(
+    open.stateDir,
+    { resync: settings.resync, ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeSeconds: settings.maxObservationAgeMs / 1000 } : {}) },
+    clock,
+    log,
+  );
   daemon = new Daemon({
     manifestsPath: settings.manifestsPath,
     loadManifests: async (dir) => {
@@ -343,6 +367,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [open.stateDir] }),
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
+    ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
+    onFreshness: (freshness) => freshnessFile.write(freshness),
     ...(notifier ? { onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())) } : {}),
   });
 
@@ -371,7 +397,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   await within(started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([open.close(), server.close(), notifier?.close()]).then(() => true),
+    Promise.allSettled([freshnessFile.flush(), open.close(), server.close(), notifier?.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');

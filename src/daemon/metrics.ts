@@ -30,6 +30,9 @@ export const METRIC_DEFINITIONS = {
   reconciler_api_budget_limit: { type: 'gauge', labels: [] },
   reconciler_queue_depth: { type: 'gauge', labels: ['priority'] },
   reconciler_observation_age_seconds: { type: 'gauge', labels: ['project'] },
+  reconciler_observation_age_max_seconds: { type: 'gauge', labels: [] },
+  reconciler_observation_age_bound_seconds: { type: 'gauge', labels: [] },
+  reconciler_max_observation_age_seconds: { type: 'gauge', labels: [] },
   reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [] },
   reconciler_manifest_errors: { type: 'gauge', labels: [] },
   reconciler_source_info: { type: 'gauge', labels: ['revision'] },
@@ -72,6 +75,10 @@ export interface DaemonMetrics extends ApiTelemetry {
   /** Whether this process holds its state directory's lock. */
   setStateLockHeld(held: boolean): void;
   setSourceRevision(revision: string | undefined): void;
+  /** The floor of the largest observation age the budget allows (the drift schedule's plan), seconds. */
+  setObservationAgeBound(seconds: number): void;
+  /** The freshness `--max-observation-age` holds the daemon to, seconds. */
+  setMaxObservationAge(seconds: number): void;
   /** Marks projects as observed at `at` (ms since epoch). */
   setObserved(projects: Iterable<string>, at: number): void;
   /**
@@ -178,6 +185,27 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       const now = clock.now();
       for (const [project, at] of observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
     },
+  });
+  new Gauge({
+    name: 'reconciler_observation_age_max_seconds',
+    help: 'Seconds since the least recently observed project was observed (the largest reconciler_observation_age_seconds).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      if (observedAt.size === 0) return;
+      const now = clock.now();
+      this.set(Math.max(0, (now - Math.min(...observedAt.values())) / 1000));
+    },
+  });
+  const ageBound = new Gauge({
+    name: 'reconciler_observation_age_bound_seconds',
+    help: 'The floor the request budget allows for the largest observation age: reads of a full re-check cycle / spare requests per second.',
+    registers: [registry],
+  });
+  const maxObservationAge = new Gauge({
+    name: 'reconciler_max_observation_age_seconds',
+    help: 'The freshness --max-observation-age holds the daemon to (absent when unset).',
+    registers: [registry],
   });
   const lastSuccess = new Gauge({
     name: 'reconciler_last_success_timestamp_seconds',
@@ -324,6 +352,13 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     setSourceRevision(revision) {
       sourceInfo.reset();
       if (revision) sourceInfo.set({ revision }, 1);
+    },
+
+    setObservationAgeBound(seconds) {
+      ageBound.set(seconds);
+    },
+    setMaxObservationAge(seconds) {
+      maxObservationAge.set(seconds);
     },
 
     setObserved(projects, at) {

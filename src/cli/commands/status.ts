@@ -7,6 +7,7 @@ import { systemClock } from '../../util/clock.js';
 import { observationFailed, observeProject, type ObservedProjectState } from '../../reconcile/kinds/observed.js';
 import { buildStatusReport, renderStatusJson, renderStatusText } from '../../reconcile/kinds/status-report.js';
 import { openApiSession, type ApiSession } from '../api-session.js';
+import { readFreshness } from '../../daemon/freshness-file.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -58,7 +59,10 @@ export async function run(context: CommandContext): Promise<number> {
         observed.set(project.ref, await observeProject(session.client.api, project.ref, { priority: 'verify', project: project.name, signal: context.signal }));
       }),
     );
-    const report = buildStatusReport(result, observed, systemClock.now());
+    const now = systemClock.now();
+    const report = buildStatusReport(result, observed, now);
+    const freshness = await readFreshness(session.stateDir, now);
+    if (freshness) report.freshness = freshness;
     const stdoutIsTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
     context.stdout.write(output === 'json' ? renderStatusJson(report) : renderStatusText(report, { color: stdoutIsTty && !context.env.NO_COLOR }));
     const readFailed = [...observed.values()].some(observationFailed);

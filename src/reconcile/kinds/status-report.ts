@@ -36,6 +36,37 @@ export interface StatusReport {
   resources: StatusResource[];
   projects: ProjectStatus[];
   manifestErrors: PassResult['manifestErrors'];
+  /** The daemon's last statement of freshness (its state directory's freshness file), when a daemon runs on it. */
+  freshness?: DaemonFreshness;
+}
+
+/** How fresh a daemon's observations are, as it last wrote them. */
+export interface DaemonFreshness {
+  /** `continuous` or the cron expression of `--resync`. */
+  resync: string;
+  /** When the daemon wrote it (ms since the epoch). */
+  writtenAt: number;
+  /** Seconds since the least recently observed project was observed, at the report's time. */
+  largestAgeSeconds?: number;
+  oldestProject?: string;
+  /** The floor of the largest observation age the budget allows, seconds. */
+  boundSeconds?: number;
+  /** `--max-observation-age`, seconds. */
+  maxObservationAgeSeconds?: number;
+}
+
+function seconds(value: number): string {
+  return `${Math.round(value)} s`;
+}
+
+/** One line: the largest observation age, the bound and the limit. */
+export function freshnessLine(f: DaemonFreshness): string {
+  const parts = [
+    f.largestAgeSeconds !== undefined ? `largest observation age ${seconds(f.largestAgeSeconds)}${f.oldestProject ? ` (${f.oldestProject})` : ''}` : 'no project observed yet',
+    f.boundSeconds !== undefined ? `bound ${seconds(f.boundSeconds)}` : 'bound not known yet',
+    ...(f.maxObservationAgeSeconds !== undefined ? [`--max-observation-age ${seconds(f.maxObservationAgeSeconds)}${f.largestAgeSeconds !== undefined && f.largestAgeSeconds > f.maxObservationAgeSeconds ? ' EXCEEDED' : ''}`] : []),
+  ];
+  return `Daemon freshness (--resync ${f.resync}, written ${new Date(f.writtenAt).toISOString()}): ${parts.join(', ')}`;
 }
 
 function iso(ms: number | undefined): string | undefined {
@@ -229,6 +260,7 @@ export function renderStatusText(report: StatusReport, options: { color: boolean
   const out: string[] = [];
   const c = report.counts;
   out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
+  if (report.freshness) out.push(freshnessLine(report.freshness));
   for (const e of report.manifestErrors) out.push(`manifest error: ${e.file}:${e.line}:${e.column} ${e.path} ${e.message}`);
   if (report.resources.length) {
     out.push('', 'Organizations and fleet');

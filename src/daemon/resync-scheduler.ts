@@ -1,0 +1,193 @@
+import type { Clock } from '../util/clock.js';
+
+/** What the daemon needs of a drift re-check schedule, cron (DriftSweep) or continuous. */
+export interface ResyncSchedule {
+  start(): void;
+  /** A re-check of the whole fleet, now (cron: queues every project). */
+  tick(): void;
+  /** Asks for a re-check of these projects (after a revision's write pass). */
+  enqueue(projects: Iterable<string>): void;
+  /** Projects waiting for a queued re-check. */
+  due(): string[];
+  stop(): Promise<void>;
+  /** Resolves when no queued work is waiting or running (tests). */
+  idle(): Promise<void>;
+}
+
+export interface FreshnessPlanInput {
+  /** Projects in the fleet. */
+  fleet: number;
+  /** Projects whose last observation found drift: each is re-checked twice per cycle. */
+  drifted: number;
+  /** Estimated requests one project's re-check costs. */
+  readsPerProject: number;
+  /** Spare requests per ms: the budget less what writes need. */
+  spareRate: number;
+  /** Smallest time between two re-check passes, ms (each pass starts with a project list). */
+  minSpacingMs: number;
+}
+
+export interface FreshnessPlan {
+  /** Projects per re-check pass. */
+  sliceSize: number;
+  /** Reads of one full cycle: every project once (drifted ones twice) plus each pass's project list. */
+  sweepReads: number;
+  /** The floor of the largest observation age: sweepReads ÷ spare rate, ms. */
+  boundMs: number;
+}
+
+/**
+ * The smallest slice whose pass is at least `minSpacingMs` of spare budget apart, so a large
+ * budget does not turn into a stream of one-project passes that each pay for a project list.
+ */
+export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
+  const { fleet, drifted, readsPerProject, spareRate, minSpacingMs } = input;
+  const checks = fleet + Math.min(drifted, fleet);
+  if (checks <= 0 || !(spareRate > 0)) return { sliceSize: 1, sweepReads: 0, boundMs: checks <= 0 ? 0 : Number.POSITIVE_INFINITY };
+  const sliceSize = Math.min(checks, Math.max(1, Math.ceil((minSpacingMs * spareRate - 1) / readsPerProject)));
+  const sweepReads = checks * readsPerProject + Math.ceil(checks / sliceSize);
+  return { sliceSize, sweepReads, boundMs: sweepReads / spareRate };
+}
+
+export interface ContinuousResyncOptions {
+  clock: Clock;
+  /** All projects of the current desired state. */
+  projects(): string[];
+  /** Re-checks these projects (one pass); resolves when done, never rejects. */
+  runSlice(projects: string[], signal: AbortSignal): Promise<void>;
+  budget(): { limit: number; windowMs: number };
+  readsPerProject(): number;
+  /** A project already in a pass is being observed right now: it waits for the next slice. */
+  isBusy?(project: string): boolean;
+  /** Share of the budget re-checks may use while writes use less than the rest (default 0.8). */
+  driftShare?: number;
+  /** Smallest time between two re-check passes (default 5 s). */
+  minSpacingMs?: number;
+  /** Called with each new plan (the stated bound). */
+  onPlan?(plan: FreshnessPlan): void;
+}
+
+/**
+ * Continuous drift checking: spends the budget writes do not need on re-observing projects,
+ * oldest observation first, one slice per its share of spare requests. Every project is then
+ * re-observed once per cycle of `sweepReads ÷ spare rate`, which is the floor of the largest
+ * observation age; a project whose last observation found drift counts as half a cycle older,
+ * so it is checked again sooner (and the cycle counts it twice).
+ */
+export class ContinuousResync implements ResyncSchedule {
+  readonly #options: ContinuousResyncOptions;
+  readonly #controller = new AbortController();
+  readonly #observedAt = new Map<string, number>();
+  readonly #drifted = new Set<string>();
+  /** Write requests (time, count) within the last budget window. */
+  readonly #writes: Array<{ at: number; count: number }> = [];
+  #running: Promise<void> | undefined;
+  #slice: Promise<void> | undefined;
+  #plan: FreshnessPlan | undefined;
+
+  constructor(options: ContinuousResyncOptions) {
+    const share = options.driftShare ?? 0.8;
+    if (!(share > 0 && share <= 1)) {
+      throw new TypeError(`Expected \`driftShare\` to be a number in (0, 1], got \`${share}\` (${typeof share})`);
+    }
+    this.#options = { ...options, driftShare: share, minSpacingMs: options.minSpacingMs ?? 5_000 };
+  }
+
+  start(): void {
+    if (this.#running || this.#controller.signal.aborted) return;
+    this.#running = this.#work();
+  }
+
+  /** The loop already covers every project: an extra full sweep would only delay the oldest. */
+  tick(): void {}
+
+  /** Same: the projects a revision did not touch come up at their turn. */
+  enqueue(): void {}
+
+  due(): string[] {
+    return [];
+  }
+
+  /** Records that projects were observed at `at` (by any pass) and whether each was found drifted. */
+  observed(projects: Iterable<string>, at: number, drifted: ReadonlySet<string> = new Set()): void {
+    for (const project of projects) {
+      this.#observedAt.set(project, Math.max(at, this.#observedAt.get(project) ?? Number.NEGATIVE_INFINITY));
+      if (drifted.has(project)) this.#drifted.add(project);
+      else this.#drifted.delete(project);
+    }
+  }
+
+  /** Counts a write pass's requests: they come out of the spare budget for a window. */
+  recordWrites(count: number, at: number): void {
+    if (count > 0) this.#writes.push({ at, count });
+  }
+
+  /** The current plan (its boundMs is the stated floor), after the first slice. */
+  plan(): FreshnessPlan | undefined {
+    return this.#plan;
+  }
+
+  /** Spare requests per ms: the drift share, or less when writes used more than the rest in the last window. */
+  spareRate(now: number): number {
+    const { limit, windowMs } = this.#options.budget();
+    while (this.#writes.length > 0 && this.#writes[0]!.at <= now - windowMs) this.#writes.shift();
+    const written = this.#writes.reduce((sum, w) => sum + w.count, 0);
+    const reserved = Math.max(limit * (1 - this.#options.driftShare!), written);
+    return Math.max(0, limit - reserved) / windowMs;
+  }
+
+  async stop(): Promise<void> {
+    this.#controller.abort(new Error('drift re-checks stopped'));
+    await this.#running;
+  }
+
+  async idle(): Promise<void> {
+    await this.#slice;
+  }
+
+  async #work(): Promise<void> {
+    const { clock } = this.#options;
+    const signal = this.#controller.signal;
+    let nextAt = clock.now();
+    while (!signal.aborted) {
+      const wait = nextAt - clock.now();
+      if (wait > 0) {
+        try {
+          await clock.sleep(wait, signal);
+        } catch {
+          break;
+        }
+      }
+      const now = clock.now();
+      const fleet = this.#options.projects();
+      const known = new Set(fleet);
+      for (const project of [...this.#observedAt.keys()]) if (!known.has(project)) this.#observedAt.delete(project);
+      for (const project of [...this.#drifted]) if (!known.has(project)) this.#drifted.delete(project);
+      const spareRate = this.spareRate(now);
+      const readsPerProject = this.#options.readsPerProject();
+      const plan = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs! });
+      this.#plan = plan;
+      this.#options.onPlan?.(plan);
+      const slice = this.#pick(fleet, plan);
+      if (slice.length === 0 || !Number.isFinite(plan.boundMs)) {
+        nextAt = now + this.#options.minSpacingMs!;
+        continue;
+      }
+      // Paced by the slice's own cost, so a cycle over the fleet takes exactly boundMs.
+      nextAt = now + (slice.length * readsPerProject + 1) / spareRate;
+      this.#slice = this.#options.runSlice(slice, signal);
+      await this.#slice;
+      this.#slice = undefined;
+    }
+  }
+
+  /** Oldest observation first (never observed: first of all); drift found last time counts half a cycle older. */
+  #pick(fleet: string[], plan: FreshnessPlan): string[] {
+    const urgency = (project: string) =>
+      (this.#observedAt.get(project) ?? Number.NEGATIVE_INFINITY) - (this.#drifted.has(project) ? plan.boundMs / 2 : 0);
+    return fleet
+      .filter((project) => !this.#options.isBusy?.(project))
+      .sort((a, b) => urgency(a) - urgency(b) || (a < b ? -1 : a > b ? 1 : 0))
+      .slice(0, plan.sliceSize);
+  }
+}

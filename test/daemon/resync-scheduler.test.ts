@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ContinuousResync, planFreshness } from '../../src/daemon/resync-scheduler.js';
+import { ManualClock } from '../../src/util/clock.js';
+
+describe('planFreshness', () => {
+  it('states the floor as the reads of a full cycle over the spare rate', () => {
+    // 40 projects x 3 reads + 40 project lists, at 48 spare requests a minute.
+    const plan = planFreshness({ fleet: 40, drifted: 0, readsPerProject: 3, spareRate: 48 / 60_000, minSpacingMs: 5_000 });
+    expect(plan).toEqual({ sliceSize: 1, sweepReads: 160, boundMs: 200_000 });
+  });
+
+  it('never plans a slice faster than its minimum spacing, and the cycle covers every check (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2000 }), fc.integer({ min: 0, max: 50 }), fc.double({ min: 1, max: 30, noNaN: true }), fc.double({ min: 1e-4, max: 1, noNaN: true }), (fleet, drifted, reads, spareRate) => {
+        const plan = planFreshness({ fleet, drifted, readsPerProject: reads, spareRate, minSpacingMs: 5_000 });
+        const checks = fleet + Math.min(drifted, fleet);
+        expect(plan.sliceSize).toBeGreaterThanOrEqual(1);
+        expect(plan.sliceSize).toBeLessThanOrEqual(checks);
+        if (plan.sliceSize < checks) expect((plan.sliceSize * reads + 1) / spareRate).toBeGreaterThanOrEqual(5_000 * (1 - 1e-9));
+        expect(plan.boundMs).toBeCloseTo(plan.sweepReads / spareRate, 6);
+      }),
+      { seed: 20260101, numRuns: 300 },
+    );
+  });
+});
+
+describe('ContinuousResync', () => {
+  function schedule(clock: ManualClock, projects: string[], checked: Array<{ at: number; projects: string[] }>) {
+    const resync: ContinuousResync = new ContinuousResync({
+      clock,
+      projects: () => projects,
+      runSlice: async (slice) => {
+        checked.push({ at: clock.now(), projects: slice });
+        resync.observed(slice, clock.now());
+      },
+      // 1 spare request a second, 1 read per project (+1 list): a slice of 2 projects each 3 s.
+      budget: () => ({ limit: 60, windowMs: 60_000 }),
+      readsPerProject: () => 1,
+      driftShare: 1,
+      minSpacingMs: 3_000,
+    });
+    return resync;
+  }
+
+  it('re-checks oldest observation first, one slice per its cost in spare requests', async () => {
+    const clock = new ManualClock();
+    const checked: Array<{ at: number; projects: string[] }> = [];
+    const resync = schedule(clock, ['a', 'b', 'c', 'd'], checked);
+    const t0 = clock.now();
+    resync.observed(['a'], t0 - 1_000);
+    resync.observed(['b'], t0 - 4_000);
+    resync.observed(['c', 'd'], t0 - 2_000);
+    resync.start();
+    await clock.advance(8_999);
+    await resync.stop();
+    expect(checked.map((c) => ({ at: c.at - t0, projects: c.projects }))).toEqual([
+      { at: 0, projects: ['b', 'c'] },
+      { at: 3_000, projects: ['d', 'a'] },
+      { at: 6_000, projects: ['b', 'c'] },
+    ]);
+    // 4 projects + 2 lists at 1 request a second.
+    expect(resync.plan()!.boundMs).toBe(6_000);
+  });
+
+  it('checks a project whose last observation found drift sooner, and counts the extra check in the bound', async () => {
+    const clock = new ManualClock();
+    const checked: Array<{ at: number; projects: string[] }> = [];
+    const resync = schedule(clock, ['a', 'b', 'c', 'd'], checked);
+    const t0 = clock.now();
+    resync.observed(['a', 'b', 'c'], t0 - 2_000);
+    resync.observed(['d'], t0 - 1_000, new Set(['d']));
+    resync.start();
+    await clock.advance(1);
+    await resync.stop();
+    expect(checked[0]!.projects).toContain('d');
+    // 5 checks + 3 lists.
+    expect(resync.plan()!.boundMs).toBe(8_000);
+  });
+
+  it('leaves re-checks the budget writes did not use in the last window', () => {
+    const clock = new ManualClock();
+    const resync = schedule(clock, ['a'], []);
+    expect(resync.spareRate(clock.now())).toBeCloseTo(60 / 60_000, 12);
+    resync.recordWrites(45, clock.now());
+    expect(resync.spareRate(clock.now())).toBeCloseTo(15 / 60_000, 12);
+    expect(resync.spareRate(clock.now() + 60_000)).toBeCloseTo(60 / 60_000, 12);
+  });
+});
