@@ -21,6 +21,7 @@ import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
+import type { Refusal } from './plan-file.js';
 
 export interface PassOptions {
   /** Already loaded (the daemon keeps the last good set). */
@@ -42,6 +43,13 @@ export interface PassOptions {
   kinds?: readonly KindModule[];
   /** Waiting for a new project: first poll delay, cap and give-up time (clock ms). */
   wait?: WaitSettings;
+  /**
+   * A saved plan's apply: called with the freshly computed entries before anything is
+   * written; any refusal stops the pass whole (nothing written, each refused resource an
+   * outcome). When it passes, the apply runs exactly these entries: a project that becomes
+   * ready is not planned a second time.
+   */
+  savedPlan?: { check(entries: readonly PlanEntry[]): Refusal[] };
 }
 
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
@@ -51,6 +59,14 @@ class PassAbortedError extends Error {
   constructor() {
     super('the pass was stopped before this change');
     this.name = 'PassAbortedError';
+  }
+}
+
+/** A saved plan that no longer matches the live state or the manifests: refused whole. */
+export class StalePlanError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'StalePlanError';
   }
 }
 
@@ -238,6 +254,30 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     ]),
   ];
 
+  // A saved plan is applied only when this plan is the same plan, entry for entry.
+  if (!options.dryRun && options.savedPlan) {
+    const entries = assemble();
+    const refusals = options.savedPlan.check(entries);
+    if (refusals.length > 0) {
+      const kinds = new Map(entries.map((e) => [e.id, e.kind]));
+      for (const refusal of refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
+      return {
+        ...base(),
+        plan: summarizePlan(entries),
+        outcomes: refusals.map((refusal) => ({
+          entryId: refusal.resource,
+          kind: kinds.get(refusal.resource) ?? 'Project',
+          action: 'noop',
+          result: 'skipped',
+          error: describeError(new StalePlanError(refusal.reason)),
+        })),
+        requests: tally.total,
+        result: 'failed',
+        finishedAt: clock.now(),
+      };
+    }
+  }
+
   const outcomes: ApplyOutcome[] = [];
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
@@ -323,6 +363,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
           clock,
           log,
           projectRefs,
+          replanWhenReady: !options.savedPlan,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
         }).catch((error: unknown) => {

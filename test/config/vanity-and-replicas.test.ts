@@ -1,4 +1,4 @@
-// Vanity subdomain (availability, then activation; blocked when taken) and read replicas
+// Vanity subdomain (availability checked by the apply, then activation; a taken name fails the apply) and read replicas
 // (a complete set sharing the pooler GET).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { vanitySubdomainConfig } from '../../src/reconcile/kinds/config/vanity-subdomain.js';
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 describe('vanity subdomain', () => {
-  it('plans with GETs only in a dry run, activates after an availability check, and blocks a taken name', async () => {
+  it('plans with GETs only, the same in a dry run as in an apply, activates after an availability check, and fails a taken name', async () => {
     const document = projectDocument('portal', { vanity_subdomain: { vanity_subdomain: 'acme-portal' } });
     const fresh = await planWith(h, vanitySubdomainConfig, document, undefined);
     expect(fresh.requests).toEqual([]);
@@ -31,8 +31,8 @@ describe('vanity subdomain', () => {
     expect(dry.requests.every((r) => r.method === 'GET')).toBe(true);
 
     const real = await planWith(h, vanitySubdomainConfig, document, ref);
-    expect(real.changes[0]!.entry.action).toBe('update');
-    expect(writes(real.requests).map((r) => r.path)).toEqual([`/v1/projects/${ref}/vanity-subdomain/check-availability`]);
+    expect(real.changes[0]!.entry).toEqual(dry.changes[0]!.entry);
+    expect(writes(real.requests)).toEqual([]);
     const sent = await applyAll(h, real.changes, real.ctx);
     expect(writes(sent).map((r) => r.path)).toEqual([
       `/v1/projects/${ref}/vanity-subdomain/check-availability`,
@@ -49,12 +49,13 @@ describe('vanity subdomain', () => {
     await applyAll(h, gone.changes, gone.ctx);
     expect((await planWith(h, vanitySubdomainConfig, document, ref)).changes[0]!.entry.action).toBe('noop');
 
-    // Another project asking for the same name: blocked, with the reason, nothing to apply.
+    // Another project asking for the same name: the apply checks, fails with the reason, activates nothing.
     const other = await createLiveProject(h, 'portal-copy');
     const taken = await planWith(h, vanitySubdomainConfig, projectDocument('portal-copy', { vanity_subdomain: { vanity_subdomain: 'acme-portal' } }), other);
-    expect(taken.changes[0]!.entry.action).toBe('blocked');
-    expect(taken.changes[0]!.entry.reason).toContain('not available');
-    expect(taken.changes[0]!.apply).toBeUndefined();
+    expect(taken.changes[0]!.entry.action).toBe('update');
+    await expect(taken.changes[0]!.apply!(taken.ctx)).rejects.toThrow(/not available/);
+    const activations = h.emulator.requests().filter((r) => r.path === `/v1/projects/${other}/vanity-subdomain/activate`);
+    expect(activations).toEqual([]);
   });
 });
 

@@ -8,9 +8,9 @@ const PATH = `${SECTION.key}.vanity_subdomain`;
 
 /**
  * Vanity subdomain: GET; when it is not the active one, check availability, then activate.
- * The availability check is a POST, so a dry run (GET only) plans the activation with a
- * note; a real run checks while planning and reports `blocked` with the reason when the
- * name is taken. The apply checks again (the name may go between plan and apply).
+ * The availability check is a POST, so planning never sends it (a dry run plans exactly what
+ * an apply plans, and a saved plan stays comparable): the activation is planned with a note,
+ * and the apply checks first and fails with the reason when the name is taken.
  */
 export const vanitySubdomainConfig: KindModule = {
   kind: SECTION.kind,
@@ -26,13 +26,6 @@ export const vanitySubdomainConfig: KindModule = {
         return [plannedChange(scope, SECTION, { action: 'blocked', changes: [{ path: PATH, after: subdomain }], reason: 'a custom hostname is in use for this project' })];
       }
       before = current;
-      const observeOnly = scope.document.spec.policy?.management === 'observe';
-      if (!ctx.dryRun && !observeOnly) {
-        const { available } = await ctx.api.checkVanitySubdomainAvailability(scope.ref, { vanity_subdomain: subdomain }, writeOptions(scope, ctx));
-        if (!available) {
-          return [plannedChange(scope, SECTION, { action: 'blocked', changes: [{ path: PATH, after: subdomain, ...(before ? { before } : {}) }], reason: `vanity subdomain \`${subdomain}\` is not available` })];
-        }
-      }
     }
     return [
       plannedChange(
@@ -41,7 +34,7 @@ export const vanitySubdomainConfig: KindModule = {
         {
           action: scope.ref === undefined ? 'create' : 'update',
           changes: [{ path: PATH, after: subdomain, ...(before ? { before } : {}) }],
-          ...(ctx.dryRun ? { reason: 'availability is checked before activation' } : {}),
+          reason: 'availability is checked before activation',
         },
         async (apply) => {
           const ref = refForApply(scope, apply);
