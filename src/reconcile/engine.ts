@@ -94,6 +94,29 @@ export function invalidPassResult(manifests: ManifestSet, errors: ManifestError[
   };
 }
 
+/**
+ * The result of a saved plan refused before any request (its manifests, secrets or age no
+ * longer match): the saved plan, and each refused resource as an outcome; nothing applied.
+ */
+export function refusedPassResult(manifests: ManifestSet, plan: PassResult['plan'] | undefined, refusals: readonly Refusal[], now: number): PassResult {
+  return {
+    ...invalidPassResult(manifests, [], false, now),
+    plan: plan ?? summarizePlan([]),
+    outcomes: refusals.map(refusalOutcome(new Map((plan?.entries ?? []).map((e) => [e.id, e.kind])))),
+    result: 'failed',
+  };
+}
+
+function refusalOutcome(kinds: ReadonlyMap<string, PlanEntry['kind']>): (refusal: Refusal) => ApplyOutcome {
+  return (refusal) => ({
+    entryId: refusal.resource,
+    kind: kinds.get(refusal.resource) ?? 'Project',
+    action: 'noop',
+    result: 'skipped',
+    error: describeError(new StalePlanError(refusal.reason)),
+  });
+}
+
 /** What an apply wrote and the read-back shows still differing: the pass did not do its work. */
 class StillDiffersError extends Error {
   constructor(fields: string[]) {
@@ -259,18 +282,11 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     const entries = assemble();
     const refusals = options.savedPlan.check(entries);
     if (refusals.length > 0) {
-      const kinds = new Map(entries.map((e) => [e.id, e.kind]));
       for (const refusal of refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
       return {
         ...base(),
         plan: summarizePlan(entries),
-        outcomes: refusals.map((refusal) => ({
-          entryId: refusal.resource,
-          kind: kinds.get(refusal.resource) ?? 'Project',
-          action: 'noop',
-          result: 'skipped',
-          error: describeError(new StalePlanError(refusal.reason)),
-        })),
+        outcomes: refusals.map(refusalOutcome(new Map(entries.map((e) => [e.id, e.kind])))),
         requests: tally.total,
         result: 'failed',
         finishedAt: clock.now(),
