@@ -2,7 +2,7 @@
 // anything else, every entry's details folded.
 import type { PassResult } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, summaryLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, visibleEntries, waitLine,
 } from './format.js';
 
 /** Text inside a fenced block: a fence in a value must not close it. */
@@ -64,6 +64,8 @@ export function renderMarkdown(result: PassResult, _options: { color?: boolean }
     }
     out.push('```', '', '</details>');
   }
+  const refused = refusedLine(result);
+  if (refused) out.push('', `**${inline(refused)}**`);
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
     out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
