@@ -12,6 +12,8 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   branch: async () => (await import('./commands/branch.js')).run,
   emulator: async () => (await import('./commands/emulator.js')).run,
   trigger: async () => (await import('./commands/trigger.js')).run,
+  apply: async () => (await import('./commands/apply.js')).run,
+  show: async () => (await import('./commands/show.js')).run,
 };
 
 export const USAGE = `Usage:
@@ -26,6 +28,9 @@ export const USAGE = `Usage:
                                        branch actions (not state)
   reconcile emulator [options]         run the Management API emulator
   reconcile trigger [--project P]      ask a running daemon for an immediate pass (its /reconcile endpoint)
+  reconcile [DIR] --dry-run --out FILE write the plan as data (a saved plan) as well as rendering it
+  reconcile apply FILE [DIR]           apply exactly a saved plan, or refuse it whole when it is stale
+  reconcile show FILE [--output ...]   render a saved plan
 
 The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a flag.
 Exit codes: 0 success (with --detailed-exitcode: and no changes), 1 error, 2 the plan has changes.

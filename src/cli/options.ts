@@ -43,7 +43,8 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'daemon-url': { type: 'string', env: 'RECONCILE_DAEMON_URL', placeholder: 'URL', default: 'http://127.0.0.1:9464', description: "trigger: the daemon's HTTP server (its --metrics-addr)" },
   project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project; trigger: Project manifest names, comma-separated' },
   all: { type: 'boolean', description: 'export: every live project' },
-  out: { type: 'string', placeholder: 'DIR', description: 'export: where to write manifests (default: standard output)' },
+  out: { type: 'string', placeholder: 'DIR|FILE', description: 'export: where to write manifests (default: standard output); with --dry-run: where to save the plan for `reconcile apply FILE`' },
+  'max-plan-age': { type: 'string', env: 'RECONCILE_MAX_PLAN_AGE', placeholder: 'DURATION', default: '24h', description: 'apply: refuse a saved plan older than this' },
   // emulator
   host: { type: 'string', placeholder: 'HOST', default: '127.0.0.1', description: 'emulator: address to bind' },
   port: { type: 'string', placeholder: 'PORT', default: '8787', description: 'emulator: port (0 picks a free one)' },

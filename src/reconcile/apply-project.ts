@@ -33,6 +33,8 @@ export interface ApplyContext {
   clock: Clock;
   log: Logger;
   projectRefs: Map<string, string>;
+  /** Plan the project's kinds again once it is ready (a saved plan's apply does not: it applies what was saved). */
+  replanWhenReady: boolean;
   signal?: AbortSignal;
   wait?: WaitSettings;
 }
@@ -132,7 +134,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
       work.health = ready.health;
       work.scope = { ...work.scope, ref, status: ready.status };
       // Plan again now that the live configuration can be read: apply only what differs.
-      Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
+      if (a.replanWhenReady) Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
     });
     if (a.failed.has(readyId)) {
       a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');

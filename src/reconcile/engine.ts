@@ -21,6 +21,7 @@ import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
+import type { Refusal } from './plan-file.js';
 
 export interface PassOptions {
   /** Already loaded (the daemon keeps the last good set). */
@@ -42,6 +43,13 @@ export interface PassOptions {
   kinds?: readonly KindModule[];
   /** Waiting for a new project: first poll delay, cap and give-up time (clock ms). */
   wait?: WaitSettings;
+  /**
+   * A saved plan's apply: called with the freshly computed entries before anything is
+   * written; any refusal stops the pass whole (nothing written, each refused resource an
+   * outcome). When it passes, the apply runs exactly these entries: a project that becomes
+   * ready is not planned a second time.
+   */
+  savedPlan?: { check(entries: readonly PlanEntry[]): Refusal[] };
 }
 
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
@@ -51,6 +59,14 @@ class PassAbortedError extends Error {
   constructor() {
     super('the pass was stopped before this change');
     this.name = 'PassAbortedError';
+  }
+}
+
+/** A saved plan that no longer matches the live state or the manifests: refused whole. */
+export class StalePlanError extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = 'StalePlanError';
   }
 }
 
@@ -76,6 +92,29 @@ export function invalidPassResult(manifests: ManifestSet, errors: ManifestError[
     result: 'invalid',
     requests: 0,
   };
+}
+
+/**
+ * The result of a saved plan refused before any request (its manifests, secrets or age no
+ * longer match): the saved plan, and each refused resource as an outcome; nothing applied.
+ */
+export function refusedPassResult(manifests: ManifestSet, plan: PassResult['plan'] | undefined, refusals: readonly Refusal[], now: number): PassResult {
+  return {
+    ...invalidPassResult(manifests, [], false, now),
+    plan: plan ?? summarizePlan([]),
+    outcomes: refusals.map(refusalOutcome(new Map((plan?.entries ?? []).map((e) => [e.id, e.kind])))),
+    result: 'failed',
+  };
+}
+
+function refusalOutcome(kinds: ReadonlyMap<string, PlanEntry['kind']>): (refusal: Refusal) => ApplyOutcome {
+  return (refusal) => ({
+    entryId: refusal.resource,
+    kind: kinds.get(refusal.resource) ?? 'Project',
+    action: 'noop',
+    result: 'skipped',
+    error: describeError(new StalePlanError(refusal.reason)),
+  });
 }
 
 /** What an apply wrote and the read-back shows still differing: the pass did not do its work. */
@@ -237,6 +276,23 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     ]),
   ];
 
+  // A saved plan is applied only when this plan is the same plan, entry for entry.
+  if (!options.dryRun && options.savedPlan) {
+    const entries = assemble();
+    const refusals = options.savedPlan.check(entries);
+    if (refusals.length > 0) {
+      for (const refusal of refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
+      return {
+        ...base(),
+        plan: summarizePlan(entries),
+        outcomes: refusals.map(refusalOutcome(new Map(entries.map((e) => [e.id, e.kind])))),
+        requests: tally.total,
+        result: 'failed',
+        finishedAt: clock.now(),
+      };
+    }
+  }
+
   const outcomes: ApplyOutcome[] = [];
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
@@ -322,6 +378,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
           clock,
           log,
           projectRefs,
+          replanWhenReady: !options.savedPlan,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
         }).catch((error: unknown) => {

@@ -9,6 +9,9 @@ import { referenceOptions } from '../reference-options.js';
 import { createLogger, type Logger } from '../../util/logger.js';
 import type { Clock } from '../../util/clock.js';
 import type { PassResult } from '../../reconcile/types.js';
+import type { PassOptions } from '../../reconcile/engine.js';
+import type { Refusal } from '../../reconcile/plan-file.js';
+import type { ManifestSet } from '../../manifests/types.js';
 import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
@@ -87,15 +90,44 @@ export function commandLogger(context: CommandContext): Logger {
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.values.watch === true) {
+    if (stringOption(context, 'out') !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
     const { runDaemon } = await import('../../daemon/daemon.js');
     return runDaemon(context);
   }
+  const dryRun = context.values['dry-run'] === true;
+  const out = stringOption(context, 'out');
+  if (out !== undefined && !dryRun) throw new UsageError('--out FILE saves a plan: add --dry-run (then apply it with `reconcile apply FILE`)');
   const format = outputFormat(context);
   const dir = manifestsDir(context);
-  const dryRun = context.values['dry-run'] === true;
-  const detailed = context.values['detailed-exitcode'] === true;
   const log = commandLogger(context);
+  return executePass(context, {
+    dir,
+    dryRun,
+    format,
+    log,
+    ...(out !== undefined ? { afterPass: (result, manifests, sandbox, heading) => savePlan(context, resolve(context.cwd, out), result, manifests, sandbox, log, heading) } : {}),
+  });
+}
 
+/** What one pass of the command needs besides the command line. */
+export interface PassRequest {
+  dir: string;
+  dryRun: boolean;
+  format: OutputFormat;
+  log: Logger;
+  /**
+   * Checks before any request (a saved plan against the manifests and secrets): refusals stop
+   * the command with exit 1; otherwise what the pass must check its fresh plan against.
+   */
+  beforeSession?: (manifests: ManifestSet, sandbox: boolean) => Promise<{ refusals: Refusal[]; savedPlan?: PassOptions['savedPlan']; plan?: PassResult['plan'] }>;
+  /** After the pass: an exit code overrides the result's. */
+  afterPass?: (result: PassResult, manifests: ManifestSet, sandbox: boolean, heading: { dir: string; environment: string }) => Promise<number | undefined>;
+}
+
+/** Load, lock, open a session, run one pass, render it: the plain command, and `apply FILE`. */
+export async function executePass(context: CommandContext, request: PassRequest): Promise<number> {
+  const { dir, dryRun, format, log } = request;
+  const detailed = context.values['detailed-exitcode'] === true;
   const shardName = stringOption(context, 'shard');
   const timeoutMs = lockTimeoutMs(context);
   const sandbox = context.values.sandbox === true;
@@ -106,12 +138,22 @@ export async function run(context: CommandContext): Promise<number> {
   const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
   const heading = planHeading(context, dir);
 
-  const { runPass, invalidPassResult } = await import('../../reconcile/engine.js');
+  const { runPass, invalidPassResult, refusedPassResult } = await import('../../reconcile/engine.js');
   if (manifests.errors.length > 0) {
     // Invalid manifests need no API: report every error and stop.
     for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
     return EXIT.error;
+  }
+  let savedPlan: PassOptions['savedPlan'];
+  if (request.beforeSession) {
+    const checked = await request.beforeSession(manifests, sandbox);
+    if (checked.refusals.length > 0) {
+      for (const refusal of checked.refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
+      context.stdout.write(render(refusedPassResult(manifests, checked.plan, checked.refusals, Date.now()), format, color, heading));
+      return EXIT.error;
+    }
+    savedPlan = checked.savedPlan;
   }
   // A dry run writes nothing but its request window; a sandbox's fleet is its own.
   if (!dryRun && !sandbox) requireShard(sharded.map, sharded.shard);
@@ -170,17 +212,36 @@ export async function run(context: CommandContext): Promise<number> {
       allowEmpty: context.values['allow-empty'] === true,
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
+      ...(savedPlan ? { savedPlan } : {}),
     });
+    const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
       { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(sharded.shard ? { shard: sharded.shard.name } : {}) },
       'pass finished',
     );
-    return lost.signal.aborted ? EXIT.error : exitCode(result, detailed);
+    if (lost.signal.aborted) return EXIT.error;
+    return override ?? exitCode(result, detailed);
   } finally {
     await session?.close();
     await (lock as StateLock | undefined)?.release();
   }
+}
+
+/** `--out FILE`: the dry run's plan as data, with what it was computed from; never a secret value. */
+async function savePlan(context: CommandContext, path: string, result: PassResult, manifests: ManifestSet, sandbox: boolean, log: Logger, heading: { dir: string; environment: string }): Promise<number | undefined> {
+  if (result.result === 'invalid' || (result.result === 'failed' && result.plan.entries.length === 0)) {
+    log.error({ file: path }, 'the pass planned nothing: no plan is saved');
+    return EXIT.error;
+  }
+  const { buildSavedPlan, newSalt, secretDigests, writeSavedPlan } = await import('../../reconcile/plan-file.js');
+  const { secretResolver } = await import('../../reconcile/secret-check.js');
+  const salt = newSalt();
+  const secrets = secretResolver({ env: context.env, sandbox, onPlaceholder: () => undefined });
+  const digests = await secretDigests(manifests.documents, (ref, document) => secrets.resolve(ref, document), salt);
+  await writeSavedPlan(path, buildSavedPlan({ manifests, result, salt, secrets: digests, now: Date.now(), heading }));
+  log.info({ file: path, entries: result.plan.entries.length }, 'plan saved');
+  return undefined;
 }
 
 function optionalShardsFile(context: CommandContext): { shardsFile?: string } {

@@ -106,3 +106,10 @@ export function problemLabel(outcome: ApplyOutcome): { marker: 'x' | '-' | '!'; 
   if (outcome.action === 'blocked') return { marker: '!', word: 'blocked' };
   return outcome.result === 'failed' ? { marker: 'x', word: 'failed' } : { marker: '-', word: outcome.result };
 }
+
+/** A saved plan refused by `reconcile apply` (its outcomes carry StalePlanError): the line that says nothing was applied. */
+export function refusedLine(result: PassResult): string | undefined {
+  const refused = result.outcomes.filter((o) => o.error?.type === 'StalePlanError').length;
+  if (refused === 0) return undefined;
+  return `The saved plan is refused (${refused} reason${refused === 1 ? '' : 's'} below): nothing was applied. Make a new plan.`;
+}

@@ -4,7 +4,7 @@
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
 import type { PassResult, PlanEntry } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, summaryLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -97,6 +97,8 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
       out.push('```', '', '</details>');
     }
   }
+  const refused = refusedLine(result);
+  if (refused) out.push('', `**${inline(refused)}**`);
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
     out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
