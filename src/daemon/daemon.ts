@@ -4,7 +4,8 @@ import { openSandboxSession } from '../cli/sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
 import { referenceOptions } from '../cli/reference-options.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createLogger, type Logger } from '../util/logger.js';
+import type { Logger } from '../util/logger.js';
+import { streamLogger } from '../cli/logging.js';
 import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
@@ -56,7 +57,6 @@ interface DaemonSettings {
   manifestsPath: string;
   resync: string;
   metricsAddress: ReturnType<typeof parseListenAddress>;
-  logLevel: string;
   dryRun: boolean;
   allowEmpty: boolean;
   sandbox: boolean;
@@ -86,8 +86,6 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     if (error instanceof InvalidAddressError) throw new UsageError(error.message);
     throw error;
   }
-  // main.ts has checked it against LOG_LEVELS.
-  const logLevel = stringOption(context, 'log-level') ?? 'info';
   let observe: ObservedResource[];
   try {
     observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);
@@ -113,7 +111,6 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     manifestsPath: resolve(context.cwd, manifests),
     resync,
     metricsAddress,
-    logLevel,
     dryRun: context.values['dry-run'] === true,
     allowEmpty: context.values['allow-empty'] === true,
     sandbox: context.values.sandbox === true,
@@ -133,13 +130,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const shardsFile = stringOption(context, 'shards');
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const clock = systemClock;
-  const isTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
-  const log: Logger = createLogger({
-    level: settings.logLevel,
-    pretty: isTty,
-    prettyFd: 1,
-    destination: context.stdout,
-  });
+  const log: Logger = streamLogger(context, context.stdout);
   const metrics = createMetrics(undefined, { clock });
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
