@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { packageVersion } from './version.js';
 import { resolve } from 'node:path';
 import { nearest } from '../manifests/suggest.js';
 import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
@@ -40,11 +41,6 @@ function helpText(): string {
     return `  ${flag.padEnd(34)} ${spec.description}${extra ? ` (${extra})` : ''}`;
   });
   return `${USAGE}\nOptions:\n${lines.join('\n')}\n`;
-}
-
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
 }
 
 /** node:util's message, or for an unknown option a short one with the nearest option (it names the option). */

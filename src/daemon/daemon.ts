@@ -6,6 +6,7 @@ import { referenceOptions } from '../cli/reference-options.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import type { Logger } from '../util/logger.js';
 import { streamLogger } from '../cli/logging.js';
+import { buildRevision, packageVersion } from '../cli/version.js';
 import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
@@ -57,6 +58,8 @@ interface DaemonSettings {
   manifestsPath: string;
   resync: string;
   metricsAddress: ReturnType<typeof parseListenAddress>;
+  /** `--metrics-per-resource`: per-resource series, or per project only. */
+  metricsPerResource: boolean;
   dryRun: boolean;
   allowEmpty: boolean;
   sandbox: boolean;
@@ -86,6 +89,12 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     if (error instanceof InvalidAddressError) throw new UsageError(error.message);
     throw error;
   }
+  const perResourceText = stringOption(context, 'metrics-per-resource') ?? 'true';
+  if (perResourceText !== 'true' && perResourceText !== 'false') {
+    const source = context.flags.has('metrics-per-resource') ? '--metrics-per-resource' : 'RECONCILE_METRICS_PER_RESOURCE';
+    throw new UsageError(`${source}: expected true or false, got \`${perResourceText}\``);
+  }
+  const metricsPerResource = perResourceText === 'true';
   let observe: ObservedResource[];
   try {
     observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);
@@ -111,6 +120,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     manifestsPath: resolve(context.cwd, manifests),
     resync,
     metricsAddress,
+    metricsPerResource,
     dryRun: context.values['dry-run'] === true,
     allowEmpty: context.values['allow-empty'] === true,
     sandbox: context.values.sandbox === true,
@@ -131,7 +141,11 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const clock = systemClock;
   const log: Logger = streamLogger(context, context.stdout);
-  const metrics = createMetrics(undefined, { clock });
+  const metrics = createMetrics(undefined, {
+    clock,
+    perResource: settings.metricsPerResource,
+    build: { version: packageVersion(), revision: buildRevision(context.env) },
+  });
   const health = new ApiHealth(clock);
   const trigger: CronTrigger = nodeCronTrigger(settings.resync);
   const notifier = settings.notifications
