@@ -111,11 +111,18 @@ function label(value: string | undefined): string {
 
 /**
  * Entries a pass found different from their manifest: an update (a resource that exists and
- * differs), or an observe-only difference. Creations and deletions are not drift, and neither
- * is a resource converging on the service's side (pending).
+ * differs), or an observe-only difference. Creations and deletions are not drift, nor is the
+ * configuration of a project the same pass creates (it starts from the service's defaults),
+ * nor a resource converging on the service's side (pending).
  */
 export function driftedEntries(result: PassResult): PlanEntry[] {
-  return result.plan.entries.filter((entry) => !entry.pending && (entry.observeOnly ? entry.changes.length > 0 : entry.action === 'update'));
+  const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
+  return result.plan.entries.filter(
+    (entry) =>
+      !entry.pending &&
+      !(entry.project !== undefined && created.has(entry.project)) &&
+      (entry.observeOnly ? entry.changes.length > 0 : entry.action === 'update'),
+  );
 }
 
 /**
