@@ -111,6 +111,11 @@ export class RequestBudget {
     return Math.min(this.limit, this.#reducedLimit + steps * this.#recoveryStep);
   }
 
+  /** Milliseconds left of a 429 block (0: none); progress lines tell a block from a spent window. */
+  blockedFor(now: number): number {
+    return Math.max(0, this.#blockedUntil - now);
+  }
+
   /** Milliseconds until a send may go; 0 when it may go now. `pending`: sends already promised. */
   delay(now: number, pending = 0): number {
     let wait = this.#window.delayFor(now, this.effectiveLimit(now) - pending);

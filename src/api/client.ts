@@ -23,6 +23,7 @@ import { encodeBody, withQuery } from './request-body.js';
 import { fillRoute, type ApiRequest, type ApiResponse, type Priority, type RequestCaller } from './request.js';
 import { DEFAULT_TIMEOUTS, TransportFailure, undiciTransport, type Transport, type TransportResponse } from './transport.js';
 import { loadWindow, WindowWriter } from './window-store.js';
+import { WaitProgress } from '../util/progress.js';
 
 export { ClientClosedError } from './client-closed-error.js';
 
@@ -181,6 +182,28 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       })
     : undefined;
 
+  // Requests waiting for the budget or out a 429 block are silent work: say so, then again every
+  // few seconds of clock time while they still wait.
+  const waitProgress = new WaitProgress(clock, () => {
+    if (closed) return false;
+    const stall = dispatcher.stall();
+    if (!stall) return false;
+    const blockedMs = budgets.get(stall.key).blockedFor(clock.now());
+    const seconds = (ms: number) => Math.ceil(ms / 1000);
+    if (blockedMs > 0) {
+      log.info(
+        { wait: 'rate-limit', queued: stall.queued, remainingS: seconds(blockedMs) },
+        `rate limited (429): sending again in ${seconds(blockedMs)}s, ${stall.queued} ${stall.queued === 1 ? 'request' : 'requests'} waiting`,
+      );
+    } else {
+      log.info(
+        { wait: 'budget', queued: stall.queued, nextInS: seconds(stall.waitMs), limit: rate.limit, windowS: rate.windowMs / 1000 },
+        `waiting for the request budget (${rate.limit} per ${rate.windowMs / 1000}s): ${stall.queued} queued, next slot in ${seconds(stall.waitMs)}s`,
+      );
+    }
+    return true;
+  });
+
   const dispatcher: Dispatcher<Call> = new Dispatcher<Call>({
     clock,
     budgets,
@@ -192,6 +215,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       reportBudget();
     },
     onDepth: (priority, depth) => telemetry.queueDepth(priority, depth),
+    onStall: (_key, waitMs) => waitProgress.stalled(waitMs),
     ...(writer ? { beforeSend: (now: number) => writer.beforeSend(now) } : {}),
   });
 
@@ -250,8 +274,9 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         const outcome = keyBudget.rateLimited(clock.now(), limits);
         writer?.changed();
         const fields = { method: request.method, route: request.route, key: request.key, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
-        if (outcome.unexpected) log.warn(fields, 'unexpected 429: someone else spends this user\'s budget; lowering the effective limit');
-        else log.info(fields, 'rate limited: waiting out the block');
+        const blocked = `${request.method} ${request.route} answered 429: nothing is sent for ${Math.ceil(outcome.waitMs / 1000)}s`;
+        if (outcome.unexpected) log.warn(fields, `${blocked}; someone else spends this user's budget, so the effective limit is lowered to ${outcome.effectiveLimit}`);
+        else log.info(fields, blocked);
       } else {
         keyBudget.observe(clock.now(), limits);
       }
@@ -422,6 +447,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
       if (closed) return;
       closed = true;
       closing.abort();
+      waitProgress.stop();
       for (const call of dispatcher.drain()) settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
       if (unsettled > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
       dispatcher.stop();

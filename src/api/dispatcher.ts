@@ -27,6 +27,8 @@ export interface DispatcherOptions<T extends DispatchItem> {
   run(item: T, acquire: AcquireSend): Promise<void>;
   onSend(now: number): void;
   onDepth(priority: Priority, depth: number): void;
+  /** The item at the head of the queue waits `waitMs` for its budget (progress reporting). */
+  onStall?(key: string, waitMs: number): void;
   /** Undefined when a send may go now; otherwise a promise to wait for first (the persisted window's write-ahead). */
   beforeSend?(now: number): Promise<void> | undefined;
 }
@@ -58,6 +60,14 @@ export class Dispatcher<T extends DispatchItem> {
 
   get active(): number {
     return this.#active;
+  }
+
+  /** What the head of the queue waits for, when it waits for its budget (read only). */
+  stall(): { key: string; waitMs: number; queued: number } | undefined {
+    const head = this.#queue.peek();
+    if (!head || this.#active >= this.#options.concurrency) return undefined;
+    const waitMs = this.#options.budgets.get(head.key).delay(this.#options.clock.now(), this.#reserved.get(head.key) ?? 0);
+    return waitMs > 0 ? { key: head.key, waitMs, queued: this.#queue.size } : undefined;
   }
 
   push(item: T, front = false): void {
@@ -153,6 +163,7 @@ export class Dispatcher<T extends DispatchItem> {
       const wait = budgets.get(key).delay(clock.now(), this.#reserved.get(key) ?? 0);
       if (wait > 0) {
         this.#wakeIn(wait);
+        this.#options.onStall?.(key, wait);
         return;
       }
       const next = this.#queue.shift()!;

@@ -1,8 +1,11 @@
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { packageVersion } from './version.js';
+import { resolve } from 'node:path';
+import { nearest } from '../manifests/suggest.js';
 import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
 import { UsageError, type CommandContext, type CommandHandler } from './context.js';
-import { LOG_LEVELS } from '../util/logger.js';
+import { LOG_FORMATS, LOG_LEVELS } from '../util/logger.js';
 
 const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   reconcile: async () => (await import('./commands/reconcile.js')).run,
@@ -45,9 +48,24 @@ function helpText(): string {
   return `${USAGE}\nOptions:\n${lines.join('\n')}\n`;
 }
 
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return pkg.version;
+/** node:util's message, or for an unknown option a short one with the nearest option (it names the option). */
+function usageMessage(error: unknown): string {
+  const message = (error as Error).message;
+  const match = /^Unknown option '(--?[^']+)'/.exec(message);
+  if (!match) return message;
+  const hint = nearest(match[1]!.replace(/^-+/, ''), Object.keys(OPTIONS));
+  return `unknown option ${match[1]}${hint === undefined ? '' : `; did you mean --${hint}?`}`;
+}
+
+/**
+ * A first positional that is no directory but close to a command word is a mistyped command
+ * (`reconcile valdate`): say so, rather than failing later on a missing manifests directory.
+ */
+function commandSuggestion(command: string, positionals: readonly string[], cwd: string): string | undefined {
+  const word = positionals[0];
+  if (command !== 'reconcile' || word === undefined || existsSync(resolve(cwd, word))) return undefined;
+  const hint = nearest(word, Object.keys(COMMANDS));
+  return hint === undefined ? undefined : `unknown command \`${word}\` (and no such directory); did you mean \`${hint}\`?`;
 }
 
 /** Parses argv: flags win over environment variables, which win over defaults. */
@@ -93,7 +111,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   try {
     parsed = parseCommandLine(argv, env);
   } catch (error) {
-    stderr.write(`reconcile: ${(error as Error).message}\n\n${USAGE}`);
+    stderr.write(`reconcile: ${usageMessage(error)}\n\n${USAGE}`);
     return 1;
   }
   if (parsed.values.help) {
@@ -104,6 +122,17 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   if (typeof logLevel === 'string' && !LOG_LEVELS.includes(logLevel)) {
     const source = parsed.flags.has('log-level') ? '--log-level' : 'RECONCILE_LOG_LEVEL';
     stderr.write(`reconcile: Expected ${source} to be one of ${LOG_LEVELS.join(', ')}, got \`${logLevel}\`\n`);
+    return 1;
+  }
+  const logFormat = parsed.values['log-format'];
+  if (typeof logFormat === 'string' && !(LOG_FORMATS as readonly string[]).includes(logFormat)) {
+    const source = parsed.flags.has('log-format') ? '--log-format' : 'RECONCILE_LOG_FORMAT';
+    stderr.write(`reconcile: Expected ${source} to be one of ${LOG_FORMATS.join(', ')}, got \`${logFormat}\`\n`);
+    return 1;
+  }
+  const unknownCommand = commandSuggestion(parsed.command, parsed.positionals, io.cwd ?? process.cwd());
+  if (unknownCommand) {
+    stderr.write(`reconcile: ${unknownCommand}\n`);
     return 1;
   }
   if (parsed.values.version) {

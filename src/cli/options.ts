@@ -32,6 +32,8 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'metrics-addr': { type: 'string', env: 'RECONCILE_METRICS_ADDR', placeholder: 'HOST:PORT', default: '0.0.0.0:9464', description: '/metrics, /healthz and /readyz in --watch' },
   'http-timeout': { type: 'string', env: 'RECONCILE_HTTP_TIMEOUT', placeholder: 'DURATION', default: '30s', description: 'longest wait for the headers of an answer (and again for its body) before the request counts as failed' },
   'log-level': { type: 'string', env: 'RECONCILE_LOG_LEVEL', placeholder: 'LEVEL', default: 'info', description: 'pino level: trace, debug, info, warn, error, fatal, silent' },
+  'log-format': { type: 'string', env: 'RECONCILE_LOG_FORMAT', placeholder: 'json|pretty', description: 'log lines: pretty (one concise line per event, colour unless NO_COLOR) or json (default: pretty on a terminal, json otherwise)' },
+  'metrics-per-resource': { type: 'string', env: 'RECONCILE_METRICS_PER_RESOURCE', placeholder: 'true|false', default: 'true', description: 'in --watch: export the per-resource series (reconciler_resource_in_sync, reconciler_resource_condition); false keeps the series per project' },
   'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
   shard: { type: 'string', env: 'RECONCILE_SHARD', placeholder: 'NAME', description: 'reconcile only this shard of the shard map, with its own credentials, budget and state directory (<state-dir>/shards/NAME)' },
   shards: { type: 'string', env: 'RECONCILE_SHARDS', placeholder: 'FILE', description: 'the shard map (default: shards.yaml in the manifests directory, when present)' },

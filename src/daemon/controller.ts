@@ -400,13 +400,13 @@ export class Daemon {
       }
       log.error({ err: error, priority: request.priority, projects: request.projects ?? 'all' }, 'pass failed');
       const failed = failedResult(startedAt, clock.now(), revision, this.#options.dryRun ?? false);
-      metrics.recordPass(failed, { projects: [] });
+      metrics.recordPass(failed, { projects: [], trigger });
       this.#report(failed, { priority: request.priority, trigger, projects: request.projects, revision });
       return undefined;
     }
-    metrics.recordPass(result, { projects: request.projects });
+    metrics.recordPass(result, { projects: request.projects, trigger });
     this.#recordObservations(request, result);
-    logPass(log, result, { priority: request.priority, projects: request.projects, revision });
+    logPass(log, result, { priority: request.priority, trigger, projects: request.projects, revision });
     this.#report(result, { priority: request.priority, trigger, projects: request.projects, revision });
     return result;
   }

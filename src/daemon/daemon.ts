@@ -4,7 +4,9 @@ import { openSandboxSession } from '../cli/sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
 import { referenceOptions } from '../cli/reference-options.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { createLogger, type Logger } from '../util/logger.js';
+import type { Logger } from '../util/logger.js';
+import { streamLogger } from '../cli/logging.js';
+import { buildRevision, packageVersion } from '../cli/version.js';
 import { ApiHealth } from './api-health.js';
 import { Daemon } from './controller.js';
 import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
@@ -61,7 +63,8 @@ interface DaemonSettings {
   /** `--max-observation-age`, ms. */
   maxObservationAgeMs?: number;
   metricsAddress: ReturnType<typeof parseListenAddress>;
-  logLevel: string;
+  /** `--metrics-per-resource`: per-resource series, or per project only. */
+  metricsPerResource: boolean;
   dryRun: boolean;
   allowEmpty: boolean;
   sandbox: boolean;
@@ -100,8 +103,12 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     if (error instanceof InvalidAddressError) throw new UsageError(error.message);
     throw error;
   }
-  // main.ts has checked it against LOG_LEVELS.
-  const logLevel = stringOption(context, 'log-level') ?? 'info';
+  const perResourceText = stringOption(context, 'metrics-per-resource') ?? 'true';
+  if (perResourceText !== 'true' && perResourceText !== 'false') {
+    const source = context.flags.has('metrics-per-resource') ? '--metrics-per-resource' : 'RECONCILE_METRICS_PER_RESOURCE';
+    throw new UsageError(`${source}: expected true or false, got \`${perResourceText}\``);
+  }
+  const metricsPerResource = perResourceText === 'true';
   let observe: ObservedResource[];
   try {
     observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);
@@ -128,7 +135,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     resync,
     ...(maxObservationAgeMs !== undefined ? { maxObservationAgeMs } : {}),
     metricsAddress,
-    logLevel,
+    metricsPerResource,
     dryRun: context.values['dry-run'] === true,
     allowEmpty: context.values['allow-empty'] === true,
     sandbox: context.values.sandbox === true,
@@ -148,14 +155,12 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const shardsFile = stringOption(context, 'shards');
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const clock = systemClock;
-  const isTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
-  const log: Logger = createLogger({
-    level: settings.logLevel,
-    pretty: isTty,
-    prettyFd: 1,
-    destination: context.stdout,
+  const log: Logger = streamLogger(context, context.stdout);
+  const metrics = createMetrics(undefined, {
+    clock,
+    perResource: settings.metricsPerResource,
+    build: { version: packageVersion(), revision: buildRevision(context.env) },
   });
-  const metrics = createMetrics(undefined, { clock });
   const health = new ApiHealth(clock);
   const trigger: CronTrigger | 'continuous' = settings.resync === 'continuous' ? 'continuous' : nodeCronTrigger(settings.resync);
   if (settings.maxObservationAgeMs !== undefined) metrics.setMaxObservationAge(settings.maxObservationAgeMs / 1000);

@@ -4,7 +4,7 @@ import { PRIORITIES } from '../api/request.js';
 import type { ApiTelemetry } from '../telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
-import type { PassResult, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
+import type { PassResult, PlanEntry, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
 import type { ObservedProjectState } from '../reconcile/kinds/observed.js';
 import { isWriteOutcome } from '../reconcile/summary.js';
 import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-metrics.js';
@@ -40,6 +40,10 @@ export const METRIC_DEFINITIONS = {
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
   reconciler_unowned_projects: { type: 'gauge', labels: [] },
   reconciler_state_lock_held: { type: 'gauge', labels: [] },
+  reconciler_drift_detected_total: { type: 'counter', labels: ['kind', 'trigger'] },
+  reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'] },
+  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'] },
+  reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'] },
   // Observed-only facts (`--observe`), beyond the interface's list.
   ...OBSERVED_METRIC_DEFINITIONS,
 } as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
@@ -49,12 +53,25 @@ export interface MetricsOptions {
   clock?: Clock;
   /** Also export the default process metrics (CPU, memory, event loop, handles). Default true. */
   processMetrics?: boolean;
+  /**
+   * Export the series per resource (`reconciler_resource_in_sync`, `reconciler_resource_condition`).
+   * Default true; false keeps the cardinality in the order of the projects (`--metrics-per-resource`).
+   */
+  perResource?: boolean;
+  /** `reconciler_build_info`: the package version, and the source revision of the build when known. */
+  build?: { version: string; revision: string };
 }
+
+/** What started a pass (the `trigger` label of the drift counters). */
+export type MetricsTrigger = 'revision' | 'resync' | 'manual';
+export const TRIGGERS: readonly MetricsTrigger[] = ['revision', 'resync', 'manual'];
 
 /** Which part of the fleet a pass covered: a restricted pass replaces only its projects' figures. */
 export interface PassScope {
   /** Project manifest names the pass was limited to; undefined: the whole fleet. */
   projects?: string[];
+  /** What started the pass; the drift counters count only passes that name it. */
+  trigger?: MetricsTrigger;
 }
 
 /** A project's observation after a drift re-check, with the observed-only facts read (`--observe`). */
@@ -100,6 +117,22 @@ function label(value: string | undefined): string {
 }
 
 /**
+ * Entries a pass found different from their manifest: an update (a resource that exists and
+ * differs), or an observe-only difference. Creations and deletions are not drift, nor is the
+ * configuration of a project the same pass creates (it starts from the service's defaults),
+ * nor a resource converging on the service's side (pending).
+ */
+export function driftedEntries(result: PassResult): PlanEntry[] {
+  const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
+  return result.plan.entries.filter(
+    (entry) =>
+      !entry.pending &&
+      !(entry.project !== undefined && created.has(entry.project)) &&
+      (entry.observeOnly ? entry.changes.length > 0 : entry.action === 'update'),
+  );
+}
+
+/**
  * Creates the daemon's metrics on `registry` (a fresh one by default, so tests and several
  * daemons in one process never share series).
  */
@@ -108,6 +141,9 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
 
   const resources = new Map<string, ResourceStatus>();
+  // Resources whose latest observation found them different from their manifest, repaired since or not.
+  const foundDrifted = new Set<string>();
+  const perResource = options.perResource ?? true;
   const observedAt = new Map<string, number>();
   const observations = new Map<string, ProjectObservation>();
 
@@ -247,7 +283,33 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     registers: [registry],
   });
 
+  const driftDetected = new Counter({
+    name: 'reconciler_drift_detected_total',
+    help: 'Resources a pass found different from their manifest (an update planned, or an observe-only difference), by kind and trigger.',
+    labelNames: ['kind', 'trigger'],
+    registers: [registry],
+  });
+  const driftRepaired = new Counter({
+    name: 'reconciler_drift_repaired_total',
+    help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.',
+    labelNames: ['kind', 'trigger'],
+    registers: [registry],
+  });
+  const resourceCondition = new Gauge({
+    name: 'reconciler_resource_condition',
+    help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1.",
+    labelNames: ['project', 'kind', 'name', 'state'],
+    registers: [registry],
+  });
+  const buildInfo = new Gauge({
+    name: 'reconciler_build_info',
+    help: 'The version and source revision of this reconciler; always 1.',
+    labelNames: ['version', 'revision'],
+    registers: [registry],
+  });
+
   const observedGauges = createObservedGauges(registry);
+  if (options.build) buildInfo.set(options.build, 1);
 
   // Series exist from the start so that rate() and absent() behave before the first event.
   for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
@@ -259,13 +321,17 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   function rebuildResources(): void {
     driftResources.reset();
     resourceInSync.reset();
+    resourceCondition.reset();
     const drift = new Map<string, { project: string; kind: string; count: number }>();
     for (const status of resources.values()) {
       const project = label(status.project);
-      resourceInSync.set({ project, kind: status.kind, name: status.name }, status.state === 'in_sync' ? 1 : 0);
+      if (perResource) {
+        resourceInSync.set({ project, kind: status.kind, name: status.name }, status.state === 'in_sync' ? 1 : 0);
+        resourceCondition.set({ project, kind: status.kind, name: status.name, state: status.state }, 1);
+      }
       const key = `${project}\u0000${status.kind}`;
       const entry = drift.get(key) ?? { project, kind: status.kind, count: 0 };
-      if (status.state === 'drifted') entry.count += 1;
+      if (status.state === 'drifted' || foundDrifted.has(status.id)) entry.count += 1;
       drift.set(key, entry);
     }
     for (const { project, kind, count } of drift.values()) driftResources.set({ project, kind }, count);
@@ -313,11 +379,24 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       }
       if (result.result === 'invalid') return;
 
+      const drifted = driftedEntries(result);
+      if (scope.trigger) {
+        const repaired = new Set(result.outcomes.filter((o) => o.action === 'update' && o.result === 'success').map((o) => o.entryId));
+        for (const entry of drifted) {
+          driftDetected.inc({ kind: entry.kind, trigger: scope.trigger });
+          if (repaired.has(entry.id)) driftRepaired.inc({ kind: entry.kind, trigger: scope.trigger });
+        }
+      }
+
       const covered = scope.projects ? new Set(scope.projects) : undefined;
       // A pass limited to some projects says nothing about the others: keep their figures.
       for (const [id, status] of resources) {
-        if (!covered || (status.project !== undefined && covered.has(status.project))) resources.delete(id);
+        if (!covered || (status.project !== undefined && covered.has(status.project))) {
+          resources.delete(id);
+          foundDrifted.delete(id);
+        }
       }
+      for (const entry of drifted) foundDrifted.add(entry.id);
       for (const status of result.resources) resources.set(status.id, status);
       rebuildResources();
 
@@ -379,7 +458,10 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       for (const project of [...observations.keys()]) if (!keep.has(project)) observations.delete(project);
       observedGauges.retain(keep);
       for (const [id, status] of resources) {
-        if (status.project !== undefined && !keep.has(status.project)) resources.delete(id);
+        if (status.project !== undefined && !keep.has(status.project)) {
+          resources.delete(id);
+          foundDrifted.delete(id);
+        }
       }
       rebuildResources();
       rebuildObservations();

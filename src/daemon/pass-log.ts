@@ -3,6 +3,8 @@ import type { Logger, PassResult } from '../reconcile/types.js';
 
 export interface PassLogContext {
   priority: 'write' | 'drift';
+  /** What started the pass (the `trigger` label of the drift counters). */
+  trigger?: 'revision' | 'resync' | 'manual';
   projects?: string[];
   revision?: string;
 }
@@ -35,6 +37,7 @@ export function logPass(log: Logger, result: PassResult, context: PassLogContext
   const summary = {
     revision: result.revision ?? context.revision,
     priority: context.priority,
+    trigger: context.trigger,
     projects: context.projects ?? 'all',
     dryRun: result.dryRun,
     result: result.result,

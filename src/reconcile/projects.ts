@@ -7,6 +7,7 @@ import type { ManagementApi } from '../api/endpoints.js';
 import type { V1ProjectWithDatabaseResponse } from '../api/types.js';
 import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
 import type { Clock } from '../util/clock.js';
+import { formatElapsed, progressGate } from '../util/progress.js';
 import { makeEntry } from './diff.js';
 import type { IntentLog } from './intents.js';
 import type { InventoryProject } from './inventory.js';
@@ -378,6 +379,13 @@ export async function waitUntilReady(name: string, ref: string, services: readon
   const call = { priority: 'verify' as const, project: name, ...(options.signal ? { signal: options.signal } : {}) };
   let status = 'UNKNOWN';
   let health: Record<string, boolean> = {};
+  // A new project takes minutes: say what it waits for, at most every few seconds of clock time.
+  const progressDue = progressGate(options.clock);
+  const progress = (waitingFor: string, fields: Record<string, unknown>) => {
+    if (!progressDue()) return;
+    const elapsedS = Math.round((options.clock.now() - started) / 1000);
+    options.log.info({ wait: 'project', project: name, elapsedS, ...fields }, `waiting for project ${name} ${waitingFor} (${formatElapsed(elapsedS)} so far)`);
+  };
   const pause = async () => {
     if (options.clock.now() - started + delay > timeoutMs) {
       throw new ProjectNotReadyError(name, status, `not ready after ${Math.round(timeoutMs / 1000)}s`);
@@ -395,7 +403,7 @@ export async function waitUntilReady(name: string, ref: string, services: readon
     }
     if (status === 'ACTIVE_HEALTHY') break;
     if (TERMINAL.has(status)) throw new ProjectNotReadyError(name, status, 'the project will not come up by waiting');
-    options.log.debug({ project: name, status }, 'waiting for the project to be ACTIVE_HEALTHY');
+    progress(`to become ACTIVE_HEALTHY: ${status}`, { status });
     await pause();
   }
   for (;;) {
@@ -403,7 +411,8 @@ export async function waitUntilReady(name: string, ref: string, services: readon
       const items = await options.api.getServicesHealth(ref, { ...call, query: { services: [...services] } });
       health = Object.fromEntries(items.map((item) => [item.name, item.healthy === true || item.status === 'ACTIVE_HEALTHY']));
       if (services.every((service) => health[service] === true)) return { status, health };
-      options.log.debug({ project: name, health }, 'waiting for the services the configuration needs');
+      const unhealthy = services.filter((service) => health[service] !== true);
+      progress(`to report its services healthy: ${unhealthy.join(', ')} not yet`, { services: unhealthy });
     } catch (error) {
       if (!(error instanceof TransientError)) throw error;
     }

@@ -29,15 +29,19 @@ export const REDACT_PATHS = [
   '*.root_key',
 ];
 
+export type LogFormat = 'json' | 'pretty';
+export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+
 export interface LoggerOptions {
   level?: string;
-  /** Human-readable output (a TTY); JSON lines otherwise. */
-  pretty?: boolean;
+  /** `pretty`: one concise line per event for a person at a terminal; `json` (default): JSON lines. */
+  format?: LogFormat;
+  /** ANSI colour in the pretty format (see `colorWanted`). */
+  color?: boolean;
+  /** Where lines go (default: standard error). */
   destination?: DestinationStream | NodeJS.WritableStream;
   /** Static fields on every line. */
   base?: Record<string, unknown>;
-  /** File descriptor the pretty output goes to (default 2; the daemon logs to stdout, 1). */
-  prettyFd?: 1 | 2;
 }
 
 export type Logger = PinoLogger;
@@ -45,22 +49,77 @@ export type Logger = PinoLogger;
 /** The levels `--log-level` accepts. */
 export const LOG_LEVELS: readonly string[] = [...Object.keys(pino.levels.values), 'silent'];
 
+/**
+ * Whether a stream gets colour: `FORCE_COLOR` (any value but `0` or `false`) forces it,
+ * as it does for Node itself, then a non-empty `NO_COLOR` turns it off, else a terminal has it.
+ */
+export function colorWanted(env: NodeJS.ProcessEnv, isTty: boolean): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force !== 'false';
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  return isTty;
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const level = options.level ?? 'info';
   const config = {
-    level,
+    level: options.level ?? 'info',
     base: options.base ?? {},
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     timestamp: pino.stdTimeFunctions.isoTime,
+    // Level names, not numbers: a person or a log query reads `"level":"warn"` without a table.
+    formatters: { level: (label: string) => ({ level: label }) },
   };
-  if (options.pretty) {
-    const transport = pino.transport({
-      target: 'pino-pretty',
-      options: { colorize: true, translateTime: 'SYS:HH:MM:ss', ignore: 'pid,hostname', destination: options.prettyFd ?? 2 },
-    });
-    return pino(config, transport);
+  const target = options.destination ?? pino.destination({ dest: 2, sync: true });
+  if (options.format === 'pretty') return pino(config, prettyStream(target, options.color ?? false));
+  return pino(config, target as DestinationStream);
+}
+
+const ANSI = { reset: '\u001b[0m', dim: '\u001b[2m', red: '\u001b[31m', green: '\u001b[32m', yellow: '\u001b[33m', cyan: '\u001b[36m', gray: '\u001b[90m' };
+const LEVEL_COLORS: Record<string, string> = { trace: ANSI.gray, debug: ANSI.gray, info: ANSI.green, warn: ANSI.yellow, error: ANSI.red, fatal: ANSI.red };
+const OMITTED = new Set(['level', 'time', 'msg', 'pid', 'hostname']);
+
+function formatValue(value: unknown): string {
+  if (typeof value === 'string') return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
+  if (value && typeof value === 'object' && 'message' in value && typeof (value as { message: unknown }).message === 'string') {
+    // A serialized error: its message is the point on a terminal; the stack is in the JSON format.
+    return JSON.stringify((value as { message: string }).message);
   }
-  return pino(config, (options.destination as DestinationStream | undefined) ?? pino.destination({ dest: 2, sync: true }));
+  return JSON.stringify(value) ?? String(value);
+}
+
+/**
+ * Renders one JSON log line as `HH:MM:SS LEVEL message key=value ...`. A progress line (it has
+ * a `wait` field) says everything in its message, so its fields are left to the JSON format.
+ */
+export function formatPrettyLine(line: string, color: boolean): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return line.endsWith('\n') ? line : `${line}\n`;
+  }
+  const paint = (code: string | undefined, text: string) => (color && code ? `${code}${text}${ANSI.reset}` : text);
+  const level = typeof record.level === 'string' ? record.level : 'info';
+  const time = typeof record.time === 'string' ? new Date(record.time) : new Date();
+  const clock = [time.getHours(), time.getMinutes(), time.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+  const message = typeof record.msg === 'string' ? record.msg : '';
+  const fields =
+    'wait' in record
+      ? []
+      : Object.entries(record)
+          .filter(([key, value]) => !OMITTED.has(key) && value !== undefined)
+          .map(([key, value]) => `${paint(ANSI.dim, `${key}=`)}${formatValue(value)}`);
+  const text = paint(level === 'error' || level === 'fatal' ? ANSI.red : undefined, message);
+  return `${paint(ANSI.dim, clock)} ${paint(LEVEL_COLORS[level], level.toUpperCase().padEnd(5))} ${[text, ...fields].join(' ')}\n`;
+}
+
+function prettyStream(target: DestinationStream | NodeJS.WritableStream, color: boolean): DestinationStream {
+  return {
+    write(chunk: string) {
+      // pino hands over whole lines, one per call.
+      for (const line of chunk.split('\n')) if (line !== '') target.write(formatPrettyLine(line, color));
+    },
+  };
 }
 
 /** A logger that drops everything (tests, library use). */

@@ -42,8 +42,32 @@ describe('command line', () => {
   it('refuses an unknown option with the usage', async () => {
     const result = await run(['--no-such-flag']);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain("Unknown option '--no-such-flag'");
+    expect(result.stderr.split('\n')[0]).toBe('reconcile: unknown option --no-such-flag');
     expect(result.stderr).toContain('Usage:');
+  });
+
+  it('suggests the option or command a typo was close to, once', async () => {
+    const flag = await run(['--dry-rn']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr.split('\n')[0]).toBe('reconcile: unknown option --dry-rn; did you mean --dry-run?');
+    expect(flag.stderr.match(/did you mean/g)).toHaveLength(1);
+    const inline = await run(['--log-levl=debug']);
+    expect(inline.stderr.split('\n')[0]).toBe('reconcile: unknown option --log-levl; did you mean --log-level?');
+    const command = await run(['valdate', 'examples']);
+    expect(command.code).toBe(1);
+    expect(command.stderr).toBe('reconcile: unknown command `valdate` (and no such directory); did you mean `validate`?\n');
+    // A directory of that name is a manifests directory, whatever it looks like.
+    const directory = await run(['examples', '--version']);
+    expect(directory.code).toBe(0);
+    expect(directory.stderr).toBe('');
+  });
+
+  it('checks --log-format and RECONCILE_LOG_FORMAT up front', async () => {
+    const flag = await run(['validate', 'examples', '--log-format', 'fancy']);
+    expect(flag.code).toBe(1);
+    expect(flag.stderr).toBe('reconcile: Expected --log-format to be one of json, pretty, got `fancy`\n');
+    const env = await run(['validate', 'examples'], { RECONCILE_LOG_FORMAT: 'xml' });
+    expect(env.stderr).toContain('Expected RECONCILE_LOG_FORMAT to be one of json, pretty');
   });
 
   it('prints help with every option and its environment variable', async () => {

@@ -36,12 +36,12 @@ function exercise(metrics: ReturnType<typeof createMetrics>): void {
   metrics.setSourceRevision('a1b2c3d4e5f60718293a4b5c6d7e8f9012345678');
   // A re-check with `--observe all` (before the pass: the pass's own observations replace status and health).
   metrics.setProjectObservations([{ name: 'shop', ref: 'abcdefghijklmnopqrst', status: 'ACTIVE_HEALTHY', observed: observedState() }]);
-  metrics.recordPass(passResult());
+  metrics.recordPass(passResult(), { trigger: 'resync' });
 }
 
 describe('createMetrics', () => {
   it('exports every INTERFACE metric with exactly its type and label names after a pass', async () => {
-    const metrics = createMetrics(undefined, { clock: new ManualClock(Date.UTC(2026, 0, 1, 0, 1, 0)) });
+    const metrics = createMetrics(undefined, { clock: new ManualClock(Date.UTC(2026, 0, 1, 0, 1, 0)), build: { version: '1.2.3', revision: 'abc123' } });
     exercise(metrics);
     const { types, samples } = parseExposition(await metrics.render());
     for (const [name, definition] of Object.entries(METRIC_DEFINITIONS)) {
@@ -58,7 +58,7 @@ describe('createMetrics', () => {
   });
 
   it('lists exactly the INTERFACE names under the reconciler_ prefix', async () => {
-    const metrics = createMetrics(undefined, { processMetrics: false });
+    const metrics = createMetrics(undefined, { processMetrics: false, build: { version: '1.2.3', revision: 'abc123' } });
     exercise(metrics);
     const { types } = parseExposition(await metrics.render());
     expect([...types.keys()].filter((n) => n.startsWith('reconciler_')).sort()).toEqual(Object.keys(METRIC_DEFINITIONS).sort());
@@ -79,7 +79,8 @@ describe('createMetrics', () => {
     expect(drift).toEqual(
       expect.arrayContaining([
         { name: 'reconciler_drift_resources', labels: { project: 'shop', kind: 'Secret' }, value: 1 },
-        { name: 'reconciler_drift_resources', labels: { project: 'shop', kind: 'ProjectAuth' }, value: 0 },
+        // Found drifted by this pass and repaired by it: still drift the daemon found, until the next observation.
+        { name: 'reconciler_drift_resources', labels: { project: 'shop', kind: 'ProjectAuth' }, value: 1 },
         { name: 'reconciler_drift_resources', labels: { project: 'blog', kind: 'Function' }, value: 1 },
       ]),
     );
@@ -131,9 +132,42 @@ describe('createMetrics', () => {
     const drift = Object.fromEntries(
       samples.filter((s) => s.name === 'reconciler_drift_resources').map((s) => [`${s.labels.project}/${s.labels.kind}`, s.value]),
     );
-    expect(drift).toEqual({ 'shop/Secret': 1, 'shop/ProjectAuth': 0, 'blog/Function': 0 });
+    expect(drift).toEqual({ 'shop/Secret': 1, 'shop/ProjectAuth': 1, 'blog/Function': 0 });
     // The dropped resource `bye` left with the pass that no longer reports it.
     expect(samples.some((s) => s.name === 'reconciler_resource_in_sync' && s.labels.name === 'bye')).toBe(false);
+  });
+
+  it('counts drift detected and repaired by kind and trigger, and forgets repaired drift at the next observation', async () => {
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    metrics.recordPass(passResult(), { trigger: 'resync' });
+    metrics.recordPass(passResult({ outcomes: [] }), { trigger: 'manual' });
+    let { samples } = parseExposition(await metrics.render());
+    const count = (name: string, trigger: string) => samples.find((s) => s.name === name && s.labels.kind === 'ProjectAuth' && s.labels.trigger === trigger)?.value;
+    expect(count('reconciler_drift_detected_total', 'resync')).toBe(1);
+    expect(count('reconciler_drift_repaired_total', 'resync')).toBe(1);
+    expect(count('reconciler_drift_detected_total', 'manual')).toBe(1);
+    // Its update did not run in the manual pass (a dry run, a failure): detected, not repaired.
+    expect(count('reconciler_drift_repaired_total', 'manual')).toBeUndefined();
+    // A creation is no drift.
+    expect(samples.some((s) => s.name === 'reconciler_drift_detected_total' && s.labels.kind === 'Secret')).toBe(false);
+    metrics.recordPass(passResult({ plan: { entries: [], summary: { create: 0, update: 0, delete: 0, noop: 0, blocked: 0 }, hasChanges: false }, outcomes: [] }), { trigger: 'resync' });
+    ({ samples } = parseExposition(await metrics.render()));
+    expect(samples.find((s) => s.name === 'reconciler_drift_resources' && s.labels.kind === 'ProjectAuth')?.value).toBe(0);
+  });
+
+  it('exports each resource\'s condition, or only per-project series when asked to', async () => {
+    const full = createMetrics(undefined, { processMetrics: false });
+    full.recordPass(passResult(), { trigger: 'revision' });
+    const { samples } = parseExposition(await full.render());
+    const conditions = samples.filter((s) => s.name === 'reconciler_resource_condition');
+    expect(conditions).toHaveLength(4);
+    expect(conditions.find((s) => s.labels.name === 'hello')).toEqual({ name: 'reconciler_resource_condition', labels: { project: 'blog', kind: 'Function', name: 'hello', state: 'drifted' }, value: 1 });
+
+    const lean = createMetrics(undefined, { processMetrics: false, perResource: false });
+    lean.recordPass(passResult(), { trigger: 'revision' });
+    const text = await lean.render();
+    expect(text).not.toMatch(/^reconciler_resource_(in_sync|condition)\{/m);
+    expect(text).toMatch(/^reconciler_drift_resources\{project="blog",kind="Function"\} 1$/m);
   });
 
   it('computes observation ages at scrape time from the clock', async () => {

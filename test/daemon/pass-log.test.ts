@@ -46,6 +46,6 @@ describe('logPass', () => {
     const out = capture();
     logPass(createLogger({ destination: out.stream }), passResult({ result: 'failed' }), { priority: 'write' });
     const summary = out.lines().at(-1)!;
-    expect(summary).toMatchObject({ level: 50, msg: 'pass finished with errors', failed: 1, applied: 1, projects: 'all' });
+    expect(summary).toMatchObject({ level: 'error', msg: 'pass finished with errors', failed: 1, applied: 1, projects: 'all' });
   });
 });

@@ -181,3 +181,86 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping the daemon', () => {
     expect(text).not.toContain(emulator.token);
   });
 });
+
+// A daemon that repairs: an out-of-band change is found by a drift re-check and undone, and the
+// drift counters say so by kind and trigger.
+describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping a daemon that repairs drift', () => {
+  let repairEmulator: RunningEmulator;
+  let repairApi: ApiClient;
+  let repairWork: string;
+  let repairDaemon: DaemonProcess | undefined;
+  let repairPrometheus: ChildProcess | undefined;
+  let repairUrl: string;
+  let shopRef: string;
+
+  beforeAll(async () => {
+    assertBuilt();
+    repairEmulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
+    repairApi = await createClient({ baseUrl: repairEmulator.url, auth: staticToken(repairEmulator.token), rate: { limit: 100_000, windowMs: 60_000 } });
+    repairWork = await mkdtemp(join(tmpdir(), 'reconciler-prom-repair-'));
+    const manifests = join(repairWork, 'manifests');
+    await cp(join(REPO, 'test/fixtures/reconcile-e2e'), manifests, { recursive: true });
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      MANAGEMENT_API_URL: repairEmulator.url,
+      MANAGEMENT_API_TOKEN: repairEmulator.token,
+      RECONCILE_STATE_DIR: join(repairWork, 'state'),
+      RECONCILE_RATE_LIMIT: '1000/1s',
+      E2E_DB_PASS: CANARY_DB,
+      E2E_SMTP_PASS: CANARY_SMTP,
+    };
+    // The daemon creates the fleet with its first pass (trigger `revision`), then re-checks every 2 seconds.
+    repairDaemon = new DaemonProcess([manifests, '--watch', '--resync', '*/2 * * * * *', '--metrics-addr', '127.0.0.1:0'], env);
+    const metricsUrl = new URL(await repairDaemon.metricsUrl());
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const text = await (await fetch(`${metricsUrl.origin}/metrics`)).text();
+      if (/^reconciler_reconcile_total\{result="success"\} [1-9]/m.test(text)) break;
+      if (Date.now() > deadline) throw new Error(`the daemon's first pass did not succeed in time:\n${text.slice(0, 2000)}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    shopRef = (await repairApi.api.listAllProjects()).find((p) => p.name === 'shop')!.ref;
+    await repairApi.api.updateRestapiServiceConfig(shopRef, { max_rows: 12_345 });
+
+    const port = await freePort();
+    repairUrl = `http://127.0.0.1:${port}`;
+    const config = join(repairWork, 'prometheus.yml');
+    await writeFile(
+      config,
+      ['global:', '  scrape_interval: 1s', 'scrape_configs:', '  - job_name: reconciler', '    scrape_interval: 1s', '    static_configs:', `      - targets: ['127.0.0.1:${metricsUrl.port}']`, ''].join('\n'),
+    );
+    repairPrometheus = spawn(
+      'prometheus',
+      [`--config.file=${config}`, `--storage.tsdb.path=${join(repairWork, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`],
+      { stdio: ['ignore', 'ignore', 'ignore'] },
+    );
+  });
+
+  afterAll(async () => {
+    if (repairPrometheus && repairPrometheus.exitCode === null) {
+      const exited = new Promise((r) => repairPrometheus!.once('exit', r));
+      repairPrometheus.kill('SIGTERM');
+      await exited;
+    }
+    await repairDaemon?.stop();
+    await repairApi?.close();
+    await repairEmulator?.close();
+    if (repairWork) await rm(repairWork, { recursive: true, force: true });
+  });
+
+  it('counts the out-of-band change as drift detected and repaired by a re-check, and undoes it', async () => {
+    const repaired = await queryUntil(repairUrl, 'reconciler_drift_repaired_total{trigger="resync"} > 0', (r) => r.length > 0);
+    expect(repaired.map((s) => s.metric.kind)).toEqual(['ProjectRestapi']);
+    const detected = await queryUntil(repairUrl, 'reconciler_drift_detected_total{trigger="resync"} > 0', (r) => r.length > 0);
+    expect(detected.map((s) => s.metric.kind)).toEqual(['ProjectRestapi']);
+    // The first pass created the fleet: creations are no drift.
+    const fromRevision = await queryUntil(repairUrl, 'sum(reconciler_drift_detected_total{trigger="revision"}) or vector(0)', (r) => r.length === 1);
+    expect(fromRevision[0]!.value[1]).toBe('0');
+    expect((await repairApi.api.getRestapiServiceConfig(shopRef)).max_rows).toBe(500);
+    const condition = await queryUntil(repairUrl, 'reconciler_resource_condition{project="shop",kind="ProjectRestapi"}', (r) => r.length === 1);
+    expect(condition[0]!.metric.state).toBe('in_sync');
+    const build = await queryUntil(repairUrl, 'reconciler_build_info', (r) => r.length === 1);
+    expect(build[0]!.metric.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+});

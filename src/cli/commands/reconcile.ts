@@ -1,12 +1,13 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
-import type { Writable } from 'node:stream';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
-import { createLogger, type Logger } from '../../util/logger.js';
+import type { Logger } from '../../util/logger.js';
+import { colorWanted } from '../../util/logger.js';
+import { isTty, streamLogger } from '../logging.js';
 import type { Clock } from '../../util/clock.js';
 import type { PassResult } from '../../reconcile/types.js';
 import type { PassOptions } from '../../reconcile/engine.js';
@@ -77,15 +78,9 @@ export function exitCode(result: PassResult, detailed: boolean): number {
   return EXIT.success;
 }
 
-function isTty(stream: Writable): boolean {
-  return (stream as Writable & { isTTY?: boolean }).isTTY === true;
-}
-
 /** One-shot runs log to stderr so that stdout carries only the plan. */
 export function commandLogger(context: CommandContext): Logger {
-  const level = stringOption(context, 'log-level') ?? 'info';
-  const pretty = context.stderr === process.stderr && isTty(process.stderr);
-  return createLogger({ level, pretty, ...(context.stderr === process.stderr ? {} : { destination: context.stderr }) });
+  return streamLogger(context, context.stderr);
 }
 
 export async function run(context: CommandContext): Promise<number> {
@@ -135,7 +130,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
   const { loadShardedManifests } = await import('../../shards/load-sharded.js');
   const sharded = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardName !== undefined ? { shard: shardName } : {}), ...optionalShardsFile(context) });
   const manifests = sharded.set;
-  const color = format === 'text' && isTty(context.stdout) && !context.env.NO_COLOR;
+  const color = format === 'text' && colorWanted(context.env, isTty(context.stdout));
   const heading = planHeading(context, dir);
 
   const { runPass, invalidPassResult, refusedPassResult } = await import('../../reconcile/engine.js');

@@ -3,6 +3,8 @@
 import { resolve } from 'node:path';
 import { UsageError, type CommandContext } from '../context.js';
 import { EXIT, outputFormat, render } from './reconcile.js';
+import { colorWanted } from '../../util/logger.js';
+import { isTty } from '../logging.js';
 import { PlanFileError, readSavedPlan } from '../../reconcile/plan-file.js';
 
 export async function run(context: CommandContext): Promise<number> {
@@ -11,7 +13,7 @@ export async function run(context: CommandContext): Promise<number> {
   const format = outputFormat(context);
   try {
     const plan = await readSavedPlan(resolve(context.cwd, file), file);
-    const color = format === 'text' && (context.stdout as { isTTY?: boolean }).isTTY === true && !context.env.NO_COLOR;
+    const color = format === 'text' && colorWanted(context.env, isTty(context.stdout));
     context.stdout.write(render(plan.result, format, color, plan.heading));
     return EXIT.success;
   } catch (error) {

@@ -2,7 +2,8 @@
 // live project, as a table per project or JSON. Drift is not an error: exit 0 unless the
 // manifests are invalid or a read failed.
 import { resolve } from 'node:path';
-import { createLogger } from '../../util/logger.js';
+import { streamLogger } from '../logging.js';
+import { colorWanted } from '../../util/logger.js';
 import { systemClock } from '../../util/clock.js';
 import { observationFailed, observeProject, type ObservedProjectState } from '../../reconcile/kinds/observed.js';
 import { buildStatusReport, renderStatusJson, renderStatusText } from '../../reconcile/kinds/status-report.js';
@@ -18,7 +19,7 @@ export async function run(context: CommandContext): Promise<number> {
   const output = stringOption(context, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
   const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
-  const log = createLogger({ level: stringOption(context, 'log-level') ?? 'info', destination: context.stderr });
+  const log = streamLogger(context, context.stderr);
 
   const { loadManifests } = await import('../../manifests/load.js');
   const manifests = await loadManifests(dir, { references: referenceOptions(context) });
@@ -64,7 +65,7 @@ export async function run(context: CommandContext): Promise<number> {
     const freshness = await readFreshness(session.stateDir, now);
     if (freshness) report.freshness = freshness;
     const stdoutIsTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
-    context.stdout.write(output === 'json' ? renderStatusJson(report) : renderStatusText(report, { color: stdoutIsTty && !context.env.NO_COLOR }));
+    context.stdout.write(output === 'json' ? renderStatusJson(report) : renderStatusText(report, { color: colorWanted(context.env, stdoutIsTty) }));
     const readFailed = [...observed.values()].some(observationFailed);
     return result.result === 'success' && !readFailed ? 0 : 1;
   } finally {
