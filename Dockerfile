@@ -71,6 +71,7 @@ WORKDIR /app
 ENV NODE_ENV=production \
     RECONCILE_STATE_DIR=/var/lib/reconciler \
     RECONCILE_METRICS_ADDR=0.0.0.0:9464 \
+    RECONCILE_BUILD_REVISION=${REVISION} \
     TMPDIR=/tmp
 # Owned by root and not writable by the user: the image runs with a read-only root filesystem.
 COPY --from=deps /app/package.json ./
