@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
+import { shardScaling } from './shards.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
@@ -77,6 +78,19 @@ for (const figures of [byUser, byScope]) {
   row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
 }
 
+const shardProjects = quick ? 15 : 45;
+log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
+const shards = await shardScaling(shardProjects);
+row(
+  '7 shards',
+  `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
+  shards.ratio,
+  '-',
+  '<= 1.15',
+  shards.ratio <= 1.15,
+);
+row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+
 log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
 for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
@@ -91,4 +105,4 @@ for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope] }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards }, null, 2)}\n`);
