@@ -109,7 +109,7 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
 /**
  * Converges `projects` projects (labelled team a, b and c in turn) from empty with one shard
  * owning the organization, then with three shards by label, each at `budgetPerWindow`
- * requests per `windowMs`. The emulator allows each user a sixth more than the budget (as the
+ * requests per `windowMs`. The emulator allows each user a fifth more than the budget (as the
  * service's 60 to the default 50), so any excess would show as 429 answers.
  */
 export async function shardScaling(projects = 45, budgetPerWindow = 20, windowMs = 1000): Promise<ShardScalingFigures> {
