@@ -16,6 +16,10 @@ export interface FleetShape {
   sections?: Array<'auth' | 'postgres' | 'restapi' | 'pooler' | 'storage' | 'ssl_enforcement' | 'network_restrictions'>;
   /** Project name prefix. */
   prefix?: string;
+  /** Labels of each project (by its index), e.g. to split the fleet between shards. */
+  labels?: (index: number) => Record<string, string>;
+  /** Adopt an existing organization by this slug instead of finding or creating it by name. */
+  organizationSlug?: string;
 }
 
 export interface GeneratedFleet {
@@ -25,7 +29,7 @@ export interface GeneratedFleet {
   env: Record<string, string>;
   /** The fewest requests a no-change pass can make: one project list, one GET per managed section, one list for functions and one for secrets per project. */
   lowerBound: number;
-  shape: Required<FleetShape>;
+  shape: Required<Omit<FleetShape, 'labels' | 'organizationSlug'>>;
 }
 
 const SECTION_VALUES: Record<string, (i: number) => Record<string, unknown>> = {
@@ -49,20 +53,21 @@ const GREET_SOURCE = `export function greet(name: string, who: string | null): s
 
 /** Writes a fleet of manifests (and function sources) under `dir`. */
 export async function generateFleet(dir: string, shape: FleetShape): Promise<GeneratedFleet> {
-  const full: Required<FleetShape> = {
+  const { labels, organizationSlug, ...rest } = shape;
+  const full: GeneratedFleet['shape'] = {
     organization: 'bench-org',
     secrets: 2,
     functions: 1,
     sections: ['auth', 'postgres', 'restapi'],
     prefix: 'svc',
-    ...shape,
+    ...rest,
   };
   await mkdir(join(dir, 'projects'), { recursive: true });
   await mkdir(join(dir, 'functions'), { recursive: true });
   const header = (schema: string) => `# yaml-language-server: $schema=${schema}\n`;
   await writeFile(
     join(dir, 'organization.yaml'),
-    header('../schemas/organization.schema.json') + stringify({ apiVersion: API_VERSION, kind: 'Organization', metadata: { name: full.organization }, spec: {} }),
+    header('../schemas/organization.schema.json') + stringify({ apiVersion: API_VERSION, kind: 'Organization', metadata: { name: full.organization }, spec: organizationSlug ? { slug: organizationSlug } : {} }),
   );
   const names: string[] = [];
   const functionNames = Array.from({ length: full.functions }, (_, f) => `fn-${f}`);
@@ -80,7 +85,8 @@ export async function generateFleet(dir: string, shape: FleetShape): Promise<Gen
       db_pass: { valueFrom: { env: 'FLEET_DB_PASS' } },
     };
     for (const section of full.sections) spec[section] = SECTION_VALUES[section]!(i);
-    const docs: unknown[] = [{ apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec }];
+    const metadata = labels ? { name, labels: labels(i) } : { name };
+    const docs: unknown[] = [{ apiVersion: API_VERSION, kind: 'Project', metadata, spec }];
     if (full.secrets > 0) {
       const values: Record<string, unknown> = {};
       for (let s = 0; s < full.secrets; s++) values[`SECRET_${s}`] = { valueFrom: { env: `FLEET_SECRET_${s}` } };

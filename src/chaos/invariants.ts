@@ -13,6 +13,8 @@ export interface LiveFacts {
   deletes: Array<{ route: string; path: string }>;
   /** Exit code of the final `--dry-run --detailed-exitcode` (0: converged). */
   finalPlanExit: number;
+  /** The state directory's inventory after the run: project ref by manifest name. */
+  inventory: Record<string, string>;
 }
 
 export interface Expectations {
@@ -26,6 +28,8 @@ export interface Expectations {
   outOfBandSecrets: Record<string, string[]>;
   /** Function slugs the manifests declare, by project name. */
   functions: Record<string, string[]>;
+  /** Project documents renamed during the run: the project's name, its last manifest name and the ones before. */
+  renamed: Array<{ project: string; manifestName: string; formerNames: string[] }>;
 }
 
 export interface InvariantResult {
@@ -80,6 +84,22 @@ export function checkInvariants(facts: LiveFacts, expected: Expectations): Invar
       unwanted.length || goneBystanders.length
         ? `deletes: ${unwanted.map((d) => d.path).join(', ') || 'none'}; bystanders gone: ${goneBystanders.join(', ') || 'none'}`
         : 'no DELETE was served; the unmanaged project and out-of-band secrets remain',
+  });
+
+  // A rename moves the record: the project stays managed under its new manifest name, and no
+  // former name keeps a record that a later pass could treat as a removed document.
+  const misplaced: string[] = [];
+  for (const rename of expected.renamed) {
+    const recorded = facts.inventory[rename.manifestName];
+    if (!facts.projects.some((p) => p.name === rename.project && p.ref === recorded)) misplaced.push(`${rename.project} is not recorded as \`${rename.manifestName}\``);
+    for (const former of rename.formerNames) if (former in facts.inventory) misplaced.push(`\`${former}\` still has a record`);
+  }
+  results.push({
+    name: 'a renamed project is managed under its new name',
+    ok: misplaced.length === 0,
+    detail: misplaced.length
+      ? misplaced.join('; ')
+      : expected.renamed.map((r) => `${r.project} is recorded as \`${r.manifestName}\` (was ${r.formerNames.map((n) => `\`${n}\``).join(', ')})`).join('; ') || 'no document was renamed',
   });
   return results;
 }

@@ -3,11 +3,12 @@
 // runs it) is killed with SIGKILL at random moments and restarted. Afterwards the invariants
 // in ./invariants.ts must hold. Exit 0 when they all do, 1 otherwise.
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { parseAllDocuments, stringify } from 'yaml';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { seededRandom } from '../emulator/random.js';
 import { generateFleet } from '../bench/fleet.js';
@@ -50,6 +51,35 @@ const fleet = await generateFleet(join(root, 'manifests'), {
   organization: 'chaos-org',
   prefix: 'chaos',
 });
+
+// Renames mid-chaos: one project is declared under `deletion: delete`, and between runs its
+// document is renamed (metadata.name changes, spec.name keeps the project's name). The old
+// name's record must move to the new one: the project is neither deleted nor created again,
+// whether the kills left it created, half-created (a creation intent) or not yet begun.
+const renamedProject = fleet.projectNames[fleet.projectNames.length - 1]!;
+const renamedFile = join(fleet.dir, 'projects', `${renamedProject}.yaml`);
+async function declareRenamedAs(manifestName: string): Promise<void> {
+  const documents = parseAllDocuments(await readFile(renamedFile, 'utf8')).map((d) => d.toJS() as { kind: string; metadata: { name: string }; spec: Record<string, unknown> });
+  for (const document of documents) {
+    if (document.kind !== 'Project') document.spec.project = manifestName;
+    else {
+      document.metadata.name = manifestName;
+      document.spec.name = renamedProject;
+      document.spec.policy = { deletion: 'delete' };
+    }
+  }
+  await writeFile(renamedFile, documents.map((d) => stringify(d)).join('---\n'));
+}
+await declareRenamedAs(renamedProject);
+const RENAME_AT = [Math.floor(size.cycles / 3), Math.floor((2 * size.cycles) / 3)];
+const renames: string[] = [];
+/** Project ref by manifest name, from the state directory's inventory (empty before the first record). */
+async function readInventory(): Promise<Record<string, string>> {
+  const text = await readFile(join(stateDir, 'inventory.json'), 'utf8').catch(() => undefined);
+  if (text === undefined) return {};
+  const inventory = JSON.parse(text) as { projects?: Record<string, { ref: string }> };
+  return Object.fromEntries(Object.entries(inventory.projects ?? {}).map(([name, record]) => [name, record.ref]));
+}
 
 // The organization and an unmanaged project with secrets exist before the run; one managed
 // project already carries a secret set out of band that no manifest declares (no prune).
@@ -122,6 +152,15 @@ for (let cycle = 0; cycle < size.cycles; cycle++) {
     emulator.setFaults(faults);
     say(`cycle ${cycle}: surprise 429 block for a whole window`);
   }
+  const renameIndex = RENAME_AT.indexOf(cycle);
+  if (renameIndex >= 0) {
+    const from = renameIndex === 0 ? renamedProject : `${renamedProject}-renamed-${renameIndex}`;
+    const to = `${renamedProject}-renamed-${renameIndex + 1}`;
+    const recorded = from in (await readInventory());
+    await declareRenamedAs(to);
+    renames.push(from);
+    say(`cycle ${cycle}: renamed the Project manifest ${from} to ${to} (spec.name ${renamedProject}, deletion: delete; ${recorded ? `its record under ${from} must move` : `no record under ${from} yet`})`);
+  }
   const killAfter = 1 + Math.floor(rand() * size.projects * 12);
   const result = await runReconcile([], killAfter);
   if (result.killed) {
@@ -184,6 +223,7 @@ const facts: LiveFacts = {
   functions,
   deletes: log.filter((e) => e.method === 'DELETE' && e.status >= 200 && e.status < 300).map((e) => ({ route: e.route, path: e.path })),
   finalPlanExit: check.code ?? -1,
+  inventory: await readInventory(),
 };
 const expectations: Expectations = {
   managedProjects: fleet.projectNames,
@@ -191,6 +231,7 @@ const expectations: Expectations = {
   secrets: Object.fromEntries(fleet.projectNames.map((name) => [name, Object.fromEntries(Array.from({ length: size.secrets }, (_, s) => [`SECRET_${s}`, fleet.env[`FLEET_SECRET_${s}`]!]))])),
   outOfBandSecrets: { bystander: ['KEEP_ME'], [fleet.projectNames[0]!]: ['SET_BY_HAND'] },
   functions: Object.fromEntries(fleet.projectNames.map((name) => [name, Array.from({ length: size.functions }, (_, f) => `fn-${f}`)])),
+  renamed: renames.length ? [{ project: renamedProject, manifestName: `${renamedProject}-renamed-${renames.length}`, formerNames: renames }] : [],
 };
 await emulator.close();
 

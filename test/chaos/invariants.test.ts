@@ -9,6 +9,7 @@ const expected: Expectations = {
   secrets: { a: { S: 'one' }, b: { S: 'two' } },
   outOfBandSecrets: { a: ['MANUAL'] },
   functions: { a: ['fn'], b: ['fn'] },
+  renamed: [{ project: 'b', manifestName: 'b-renamed-2', formerNames: ['b', 'b-renamed-1'] }],
 };
 const healthy = (): LiveFacts => ({
   projects: [
@@ -20,6 +21,7 @@ const healthy = (): LiveFacts => ({
   functions: { ra: ['fn'], rb: ['fn'] },
   deletes: [],
   finalPlanExit: 0,
+  inventory: { a: 'ra', 'b-renamed-2': 'rb' },
 });
 const failing = (facts: LiveFacts) => checkInvariants(facts, expected).filter((r) => !r.ok).map((r) => r.name);
 
@@ -50,6 +52,24 @@ describe('chaos invariants', () => {
     const gone = healthy();
     gone.projects = gone.projects.filter((p) => p.name !== 'legacy');
     expect(failing(gone)).toEqual(['nothing was deleted that the manifests did not ask to delete']);
+  });
+
+  it('sees a renamed project whose record did not move, or that a former name still holds', () => {
+    const stale = healthy();
+    stale.inventory = { a: 'ra', 'b-renamed-1': 'rb' };
+    expect(failing(stale)).toEqual(['a renamed project is managed under its new name']);
+    const twice = healthy();
+    twice.inventory.b = 'rb';
+    expect(failing(twice)).toEqual(['a renamed project is managed under its new name']);
+    const elsewhere = healthy();
+    elsewhere.inventory['b-renamed-2'] = 'ra';
+    expect(failing(elsewhere)).toEqual(['a renamed project is managed under its new name']);
+  });
+
+  it('judges a duplicate of the renamed project as a duplicate, not as a misplaced record', () => {
+    const facts = healthy();
+    facts.projects.push({ name: 'b', ref: 'rb2' });
+    expect(failing(facts)).toEqual(['no project was created twice']);
   });
 
   it('sees a fleet that did not converge and a function that is missing', () => {

@@ -6,6 +6,17 @@ import { describe, expect, it } from 'vitest';
 const runner = fileURLToPath(new URL('../../dist/chaos/run.js', import.meta.url));
 
 describe('chaos suite', () => {
+  it('holds every invariant while a project under deletion: delete is renamed twice between killed runs', () => {
+    expect(existsSync(runner), 'build first: npm test builds dist/').toBe(true);
+    const run = spawnSync(process.execPath, [runner, '--size', 'tiny', '--seed', '5'], { encoding: 'utf8', timeout: 240_000 });
+    expect(run.stdout).toMatch(/renamed the Project manifest chaos-0000 to chaos-0000-renamed-1/);
+    expect(run.stdout).toMatch(/renamed the Project manifest chaos-0000-renamed-1 to chaos-0000-renamed-2/);
+    expect(run.stdout).toMatch(/ok {3}no project was created twice/);
+    expect(run.stdout).toMatch(/ok {3}nothing was deleted that the manifests did not ask to delete: no DELETE was served/);
+    expect(run.stdout).toMatch(/^6 passed, 0 failed$/m);
+    expect(run.status).toBe(0);
+  }, 300_000);
+
   it('fails, naming each invariant, when a run breaks them on purpose', () => {
     expect(existsSync(runner), 'build first: npm test builds dist/').toBe(true);
     const run = spawnSync(process.execPath, [runner, '--size', 'tiny', '--seed', '3', '--sabotage', 'duplicate-project,lost-secret,unwanted-delete'], {
@@ -18,6 +29,9 @@ describe('chaos suite', () => {
     expect(run.stdout).toMatch(/FAIL nothing was deleted that the manifests did not ask to delete: .*bystanders gone: bystander/);
     // The run itself converged before the sabotage: that invariant still holds.
     expect(run.stdout).toMatch(/ok {3}the fleet converged/);
-    expect(run.stdout).toMatch(/^2 passed, 3 failed$/m);
+    // The renamed project (the duplicated one here) kept one record, under its last manifest name.
+    expect(run.stdout).toMatch(/renamed the Project manifest chaos-0000 to chaos-0000-renamed-1 \(spec\.name chaos-0000, deletion: delete/);
+    expect(run.stdout).toMatch(/ok {3}a renamed project is managed under its new name: chaos-0000 is recorded as `chaos-0000-renamed-2`/);
+    expect(run.stdout).toMatch(/^3 passed, 3 failed$/m);
   }, 300_000);
 });

@@ -1,0 +1,18 @@
+import { describe, expect, it } from 'vitest';
+import { shardScaling } from '../../src/bench/shards.js';
+
+describe('bench scenario 7: shards', () => {
+  it('converges the same fleet with one shard and with three, no 429 answers', async () => {
+    // A budget far above what the fleet needs: this checks the scenario, not its figure.
+    const figures = await shardScaling(6, 500);
+    expect(figures).toMatchObject({ projects: 6, shards: 3, budget: '500/1s' });
+    expect(figures.single.perShardSeconds).toHaveLength(1);
+    expect(figures.sharded.perShardSeconds).toHaveLength(3);
+    expect(figures.single.rateLimited + figures.sharded.rateLimited).toBe(0);
+    // Every shard's time is measured from the common start; the run ends with the last one.
+    for (const seconds of figures.sharded.perShardSeconds) expect(seconds).toBeLessThanOrEqual(figures.sharded.seconds);
+    // Both runs did the work (scenario 7 throws when a shard's apply fails or leaves changes).
+    expect(figures.single.requests).toBeGreaterThan(6 * 3);
+    expect(figures.sharded.requests).toBeGreaterThan(6 * 3);
+  }, 60_000);
+});
