@@ -86,7 +86,7 @@ export function commandLogger(context: CommandContext): Logger {
 export async function run(context: CommandContext): Promise<number> {
   if (context.values.watch === true) {
     if (stringOption(context, 'out') !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
-    const { runDaemon } = await import('../../daemon/daemon.js');
+    const { runDaemon } = await import('./watch.js');
     return runDaemon(context);
   }
   const dryRun = context.values['dry-run'] === true;

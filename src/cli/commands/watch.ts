@@ -1,33 +1,33 @@
 import { resolve } from 'node:path';
-import { openApiSession, type ApiSession } from '../cli/api-session.js';
-import { openSandboxSession } from '../cli/sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
-import { referenceOptions } from '../cli/reference-options.js';
-import { systemClock, type Clock } from '../util/clock.js';
-import type { Logger } from '../util/logger.js';
-import { streamLogger } from '../cli/logging.js';
-import { buildRevision, packageVersion } from '../cli/version.js';
-import { ApiHealth } from './api-health.js';
-import { Daemon } from './controller.js';
-import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from './cron-trigger.js';
-import { freshnessWriter } from './freshness-file.js';
-import { parseDuration } from '../util/rate.js';
-import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from './http-server.js';
-import { createMetrics, createNotificationMetrics } from './metrics.js';
-import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from './observe-list.js';
-import { createObserver, observeReadsPerProject } from './observer.js';
-import { watchSource } from './source-watcher.js';
-import { triggerRoutes, type TriggerSettings } from './trigger.js';
-import { NotificationsConfigError, type NotificationSettings } from '../notify/config.js';
-import { eventsFromPass } from '../notify/events.js';
-import { Notifier } from '../notify/notifier.js';
-import { notificationSettings } from '../notify/setup.js';
-import type { ObservedResource } from '../reconcile/kinds/observed.js';
-import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../util/state-lock.js';
-import { shardAuthInputs } from '../shards/credentials.js';
-import { findShard, readShardMapFor } from '../shards/load-sharded.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../shards/process-scope.js';
-import { ShardMapError, type Shard, type ShardMap } from '../shards/shard-map.js';
+import { openApiSession, type ApiSession } from '../api-session.js';
+import { openSandboxSession } from '../sandbox-session.js';
+import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { referenceOptions } from '../reference-options.js';
+import { systemClock, type Clock } from '../../util/clock.js';
+import type { Logger } from '../../util/logger.js';
+import { streamLogger } from '../logging.js';
+import { buildRevision, packageVersion } from '../version.js';
+import { ApiHealth } from '../../daemon/api-health.js';
+import { Daemon } from '../../daemon/controller.js';
+import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from '../../daemon/cron-trigger.js';
+import { freshnessWriter } from '../../daemon/freshness-file.js';
+import { parseDuration } from '../../util/rate.js';
+import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from '../../daemon/http-server.js';
+import { createMetrics, createNotificationMetrics } from '../../daemon/metrics.js';
+import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from '../../daemon/observe-list.js';
+import { createObserver, observeReadsPerProject } from '../../daemon/observer.js';
+import { watchSource } from '../../daemon/source-watcher.js';
+import { triggerRoutes, type TriggerSettings } from '../../daemon/trigger.js';
+import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
+import { eventsFromPass } from '../../notify/events.js';
+import { Notifier } from '../../notify/notifier.js';
+import { notificationSettings } from '../../notify/setup.js';
+import type { ObservedResource } from '../../reconcile/kinds/observed.js';
+import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
+import { shardAuthInputs } from '../../shards/credentials.js';
+import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
+import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
 export const SHUTDOWN_BUDGET_MS = 10_000;
@@ -325,7 +325,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const open: ApiSession & { clock?: Clock } = session;
   metrics.budget(open.client.budget().remaining, open.client.budget().effectiveLimit);
 
-  const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../reconcile/engine.js'), import('../shards/load-sharded.js')]);
+  const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../../reconcile/engine.js'), import('../../shards/load-sharded.js')]);
 
   const freshnessFile = freshnessWriter(
     open.stateDir,
