@@ -30,7 +30,7 @@ export const OAUTH_ENV = {
 } as const;
 
 /** The command-line options the choice of token source reads (the parsed values of any command). */
-export type AuthOptionValues = Readonly<Partial<Record<'token-file' | 'state-dir' | 'api-url', string | boolean>>>;
+type AuthOptionValues = Readonly<Partial<Record<'token-file' | 'state-dir' | 'api-url', string | boolean>>>;
 
 /** The file the rotated refresh token goes to when none is named: inside the state directory. */
 export const DEFAULT_REFRESH_TOKEN_FILE = 'oauth-refresh-token';

@@ -7,7 +7,7 @@ export interface RetryPolicy {
   maxRateLimitRetries: number;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, maxRateLimitRetries: 5 };
+const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 500, maxDelayMs: 30_000, maxRateLimitRetries: 5 };
 
 export function validateRetryPolicy(input: Partial<RetryPolicy> | undefined): RetryPolicy {
   const policy = { ...DEFAULT_RETRY, ...Object.fromEntries(Object.entries(input ?? {}).filter(([, v]) => v !== undefined)) } as RetryPolicy;

@@ -23,7 +23,7 @@ export interface BudgetOptions {
   random?: () => number;
 }
 
-export interface BudgetSnapshot {
+interface BudgetSnapshot {
   limit: number;
   effectiveLimit: number;
   remaining: number;
@@ -31,7 +31,7 @@ export interface BudgetSnapshot {
 }
 
 /** What a 429 did to the budget. */
-export interface RateLimitOutcome {
+interface RateLimitOutcome {
   /** How long nothing may be sent, jitter included. */
   waitMs: number;
   /** True when the service had not told us the user's budget was spent: someone else spends it. */

@@ -54,7 +54,7 @@ export interface ClientOptions {
   random?: () => number;
 }
 
-export interface ClientStats {
+interface ClientStats {
   /** Requests sent (every attempt, token refreshes included). */
   sent: number;
   /** 429 answers received. */

@@ -4,7 +4,7 @@ import type { BudgetSet } from './rate-model.js';
 import { PriorityScheduler } from './priority-scheduler.js';
 import type { Priority } from './request.js';
 
-export interface DispatchItem {
+interface DispatchItem {
   readonly priority: Priority;
   readonly project: string;
   /** The budget key the service counts this item's requests under (see rate-model.ts). */
@@ -19,7 +19,7 @@ export interface DispatchItem {
  */
 export type AcquireSend = <R>(start: () => Promise<R>, signal?: AbortSignal) => Promise<R>;
 
-export interface DispatcherOptions<T extends DispatchItem> {
+interface DispatcherOptions<T extends DispatchItem> {
   clock: Clock;
   budgets: BudgetSet;
   concurrency: number;

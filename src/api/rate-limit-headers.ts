@@ -43,9 +43,9 @@ function retryAfterMs(headers: Record<string, string>, now: number): number | un
 }
 
 /** The cap when the caller names none: two of the service's one-minute windows. */
-export const DEFAULT_MAX_WAIT_MS = 120_000;
+const DEFAULT_MAX_WAIT_MS = 120_000;
 
-export interface ParseOptions {
+interface ParseOptions {
   /**
    * The longest wait any header may impose. A larger value (a misbehaving proxy, `1e300`) is
    * cut to this, so no answer can stall the client for good.

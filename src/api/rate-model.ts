@@ -6,7 +6,7 @@ import { RequestBudget, type BudgetOptions } from './budget.js';
 import type { RateLimitHeaders } from './rate-limit-headers.js';
 
 export type RateModel = 'user' | 'scoped';
-export const RATE_MODELS: readonly RateModel[] = ['user', 'scoped'];
+const RATE_MODELS: readonly RateModel[] = ['user', 'scoped'];
 
 export function parseRateModel(text: string): RateModel {
   if ((RATE_MODELS as readonly string[]).includes(text)) return text as RateModel;
@@ -14,7 +14,7 @@ export function parseRateModel(text: string): RateModel {
 }
 
 /** The spec's limit per user and minute: `--rate-limit N/...` asks for N of these 60. */
-export const SERVICE_USER_LIMIT = 60;
+const SERVICE_USER_LIMIT = 60;
 
 /** The budget key of the user (every call in the `user` model; the user-scoped calls in `scoped`). */
 export const USER_KEY = 'user';
@@ -23,7 +23,7 @@ export const USER_KEY = 'user';
  * The routes the service limits more strictly than the rest, per user, scope and window. The
  * smallest of them is also where the client starts for a key whose limit it has not yet heard.
  */
-export const STRICT_ROUTE_LIMITS: Readonly<Record<string, number>> = {
+const STRICT_ROUTE_LIMITS: Readonly<Record<string, number>> = {
   'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
   'POST /v1/projects/{ref}/custom-hostname/reverify': 10,
   'DELETE /v1/projects/{ref}/custom-hostname': 10,
@@ -45,7 +45,7 @@ export function rateKey(model: RateModel, method: string, route: string, params:
   return scope === undefined ? USER_KEY : `${scope} ${method} ${route}`;
 }
 
-export interface BudgetSetOptions {
+interface BudgetSetOptions {
   model: RateModel;
   rate: RateSpec;
   /** The user key's window as persisted by a previous run. */

@@ -1,6 +1,6 @@
 import type { ApiRequest } from './request.js';
 
-export interface EncodedBody {
+interface EncodedBody {
   body: string | FormData | undefined;
   /** Content type to send; undefined for multipart (the transport sets it with the boundary). */
   contentType: string | undefined;

@@ -1,6 +1,6 @@
 import type { QueryValue } from './endpoints.js';
 
-export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
  * Scheduling class of a request. The queue serves them in this order:

@@ -6,7 +6,7 @@ import type { TokenSource } from './auth.js';
 import { AuthConfigError } from './auth-errors.js';
 
 /** Largest token file read: a token is a few hundred bytes at most. */
-export const MAX_TOKEN_FILE_BYTES = 64 * 1024;
+const MAX_TOKEN_FILE_BYTES = 64 * 1024;
 
 /**
  * A personal access token kept in a file (a mounted secret). Before each request the file's

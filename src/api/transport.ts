@@ -24,7 +24,7 @@ export interface Transport {
   close(): Promise<void>;
 }
 
-export type TransportFailureKind = 'connect' | 'timeout' | 'reset' | 'protocol';
+type TransportFailureKind = 'connect' | 'timeout' | 'reset' | 'protocol';
 
 /** The exchange failed below HTTP. `mayHaveApplied`: the request may have reached the service. */
 export class TransportFailure extends Error {
@@ -38,7 +38,7 @@ export class TransportFailure extends Error {
   }
 }
 
-export interface TransportTimeouts {
+interface TransportTimeouts {
   connectMs: number;
   headersMs: number;
   bodyMs: number;

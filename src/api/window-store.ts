@@ -20,7 +20,7 @@ export interface PersistedWindow {
 
 export const WINDOW_FILE = 'request-window.json';
 
-export class WindowFileError extends Error {
+class WindowFileError extends Error {
   readonly path: string;
   constructor(path: string, detail: string, options?: ErrorOptions) {
     super(`${path}: ${detail}`, options);
@@ -63,7 +63,7 @@ export async function loadWindow(stateDir: string): Promise<{ sends: number[]; b
   return { sends, blockedUntil: finite(value.blockedUntil) ? value.blockedUntil : 0 };
 }
 
-export interface WindowWriterOptions {
+interface WindowWriterOptions {
   stateDir: string;
   clock: Clock;
   /** Longest time between writes of the actual send times. */

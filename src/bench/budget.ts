@@ -8,7 +8,7 @@ import { undiciTransport, DEFAULT_TIMEOUTS, type Transport } from '../api/transp
 import type { Priority } from '../api/request.js';
 import { maxInAnyWindow } from './window.js';
 
-export interface BenchBudgetOptions {
+interface BenchBudgetOptions {
   /** Time scale: the minute of the service becomes 60 s / scale (default 20: three-second windows). */
   scale?: number;
   /** Windows' worth of work to send (default 6). */

@@ -13,7 +13,7 @@ import { loadManifests } from '../manifests/load.js';
 import { runPass } from '../reconcile/engine.js';
 import { silentLogger } from '../util/logger.js';
 
-export interface FleetKindsOptions {
+interface FleetKindsOptions {
   projects?: number;
   functions?: number;
   secrets?: number;

@@ -10,7 +10,7 @@ import { ManualClock } from '../util/clock.js';
 import { silentLogger } from '../util/logger.js';
 import { converge, openFleetHarness } from './harness.js';
 
-export interface FreshnessOptions {
+interface FreshnessOptions {
   projects: number;
   /** Full re-check cycles measured after the warm-up cycle. */
   cycles: number;
@@ -18,7 +18,7 @@ export interface FreshnessOptions {
   budget: { limit: number; windowMs: number };
 }
 
-export interface FreshnessFigures {
+interface FreshnessFigures {
   projects: number;
   /** The stated floor at the end of the run, seconds. */
   boundSeconds: number;

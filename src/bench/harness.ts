@@ -15,7 +15,7 @@ import type { RateModel } from '../api/rate-model.js';
 import { silentLogger } from '../util/logger.js';
 import { generateFleet, type FleetShape, type GeneratedFleet } from './fleet.js';
 
-export interface FleetHarness {
+interface FleetHarness {
   emulator: RunningEmulator;
   client: ApiClient;
   fleet: GeneratedFleet;
@@ -29,7 +29,7 @@ export interface FleetHarness {
   close(): Promise<void>;
 }
 
-export interface HarnessOptions {
+interface HarnessOptions {
   shape: FleetShape;
   emulatorRate: RateSpec;
   clientRate: RateSpec;

@@ -4,7 +4,7 @@
 // evenly at the service's advertised limit, blind to anyone else spending the same budget.
 import type { GeneratedFleet } from './fleet.js';
 
-export interface NaiveRequest {
+interface NaiveRequest {
   method: 'GET';
   path: string;
 }

@@ -27,7 +27,7 @@ export interface PassCostFigures {
   plan?: PlanFigures;
 }
 
-export interface PlanFigures {
+interface PlanFigures {
   loadMs: number;
   planMs: number;
   peakRssMb: number;
@@ -87,7 +87,7 @@ async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>
   return JSON.parse(output) as PlanFigures;
 }
 
-export interface LongRunFigures {
+interface LongRunFigures {
   windows: number;
   /** The largest window by the client's send times, and by the service's arrival times (loopback jitter included). */
   ours: { requests: number; maxWindowOverBudget: number; maxWindowOverBudgetAtService: number; rateLimited: number };
@@ -166,7 +166,7 @@ export async function longRun(windows = 15, windowMs = 1000, withColleague = fal
   }
 }
 
-export interface ConvergeFigures {
+interface ConvergeFigures {
   projects: number;
   requests: number;
   seconds: number;
@@ -242,7 +242,7 @@ async function writeLatency(harness: Awaited<ReturnType<typeof openFleetHarness>
   return { slots: writeIndex - askedAt, naiveSlots: sweepSize - sweepSentBefore };
 }
 
-export interface ModelPassFigures {
+interface ModelPassFigures {
   model: 'user' | 'scoped';
   projects: number;
   requests: number;

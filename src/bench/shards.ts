@@ -19,7 +19,7 @@ const ORGANIZATION_SLUG = 'benchshardsorg';
 const tokenOf = (team: string) => `bench-shard-token-of-${team}-0123456789`;
 const round = (value: number, digits = 2) => Math.round(value * 10 ** digits) / 10 ** digits;
 
-export interface ShardRunFigures {
+interface ShardRunFigures {
   /** From the common start to the last shard's converged apply. */
   seconds: number;
   /** Each shard's own time, in the order of the map. */
@@ -28,7 +28,7 @@ export interface ShardRunFigures {
   rateLimited: number;
 }
 
-export interface ShardScalingFigures {
+interface ShardScalingFigures {
   projects: number;
   shards: number;
   /** Each shard's budget, as the shard map writes it. */

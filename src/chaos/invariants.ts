@@ -32,7 +32,7 @@ export interface Expectations {
   renamed: Array<{ project: string; manifestName: string; formerNames: string[] }>;
 }
 
-export interface InvariantResult {
+interface InvariantResult {
   name: string;
   ok: boolean;
   detail: string;

@@ -23,7 +23,7 @@ export interface ApiSession {
   close(): Promise<void>;
 }
 
-export interface ApiSessionOptions {
+interface ApiSessionOptions {
   telemetry?: ApiTelemetry;
   log?: Logger;
   clock?: Clock;
@@ -36,8 +36,8 @@ export interface ApiSessionOptions {
  * within the spec's 60 per minute for one identity: a daemon and a CI dry run (or a person at a
  * terminal) sharing a token never exceed it, whatever each does.
  */
-export const DAEMON_DEFAULT_RATE = '45/60s';
-export const ONE_SHOT_DEFAULT_RATE = '15/60s';
+const DAEMON_DEFAULT_RATE = '45/60s';
+const ONE_SHOT_DEFAULT_RATE = '15/60s';
 
 /** The budget a command uses: the option's, else the default of its kind (daemon or one-shot). */
 export function resolveRate(context: CommandContext): RateSpec {

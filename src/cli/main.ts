@@ -19,7 +19,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   show: async () => (await import('./commands/show.js')).run,
 };
 
-export const USAGE = `Usage:
+const USAGE = `Usage:
   reconcile [DIR] [options]            apply once and exit
   reconcile [DIR] --dry-run [options]  plan only: GET requests only, nothing written
   reconcile [DIR] --watch [options]    long-running daemon (add --dry-run: detect drift only)

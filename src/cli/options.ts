@@ -1,5 +1,5 @@
 // Every command-line option, in one table: parsing and `--help` derive from it; docs/commands.md documents each.
-export interface OptionSpec {
+interface OptionSpec {
   type: 'string' | 'boolean';
   /** Environment variable that supplies the default. */
   env?: string;

@@ -15,19 +15,19 @@ import { OPTIONS } from './options.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
 
 /** The emulator's limit in the sandbox: the service's 60 per minute, on a one-second window. */
-export const SANDBOX_EMULATOR_RATE: RateSpec = { limit: 60, windowMs: 1000 };
+const SANDBOX_EMULATOR_RATE: RateSpec = { limit: 60, windowMs: 1000 };
 /** The client's budget in the sandbox unless --rate-limit (or RECONCILE_RATE_LIMIT) says otherwise. */
-export const SANDBOX_CLIENT_RATE: RateSpec = { limit: 50, windowMs: 1000 };
+const SANDBOX_CLIENT_RATE: RateSpec = { limit: 50, windowMs: 1000 };
 /** Lifecycle speed: a two-minute project creation takes 0.4 s. */
-export const SANDBOX_SPEED = 300;
+const SANDBOX_SPEED = 300;
 
-export interface SandboxSession extends ApiSession {
+interface SandboxSession extends ApiSession {
   /** Real time, but waits run at the emulator's lifecycle speed (timestamps stay true). */
   clock: Clock;
 }
 
 /** True when the option was given (flag or environment), not merely defaulted. */
-export function optionGiven(context: CommandContext, name: string): boolean {
+function optionGiven(context: CommandContext, name: string): boolean {
   if (context.flags.has(name)) return true;
   const spec = OPTIONS[name];
   return Boolean(spec?.env && context.env[spec.env]);
@@ -85,6 +85,7 @@ export async function openSandboxSession(
       rate,
       rateModel,
       stateDir,
+      timeouts: { headersMs: timeoutMs, bodyMs: timeoutMs },
       ...(log ? { log } : {}),
       // The daemon's metrics (`--sandbox --watch`).
       ...(options.telemetry ? { telemetry: options.telemetry } : {}),

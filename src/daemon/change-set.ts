@@ -11,7 +11,7 @@ export type TreeFingerprint = Map<string, string>;
 /** Refuses to hash pathological trees; a pass over everything is then the safe answer. */
 const MAX_FILES = 50_000;
 
-export class TreeTooLargeError extends Error {
+class TreeTooLargeError extends Error {
   constructor(readonly root: string) {
     super(`More than ${MAX_FILES} files below ${root}`);
     this.name = 'TreeTooLargeError';
@@ -47,7 +47,7 @@ export async function fingerprintTree(root: string): Promise<TreeFingerprint> {
 }
 
 /** Paths (relative to the root, `/`-separated) whose files changed, appeared or disappeared. */
-export function changedFiles(before: TreeFingerprint, after: TreeFingerprint): Set<string> {
+function changedFiles(before: TreeFingerprint, after: TreeFingerprint): Set<string> {
   const changed = new Set<string>();
   for (const [path, digest] of after) if (before.get(path) !== digest) changed.add(path);
   for (const path of before.keys()) if (!after.has(path)) changed.add(path);
@@ -59,7 +59,7 @@ export interface SourceSnapshot {
   files: TreeFingerprint;
 }
 
-export interface ProjectChanges {
+interface ProjectChanges {
   /** True when the change reaches beyond single projects (organizations, removed projects): a pass over everything. */
   everything: boolean;
   /** Project manifest names whose desired state may have changed. */

@@ -21,7 +21,7 @@ export interface DaemonPassRequest {
   signal: AbortSignal;
 }
 
-export type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
+type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
 /** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
 export type PassTrigger = 'revision' | 'resync' | 'manual';
@@ -55,7 +55,7 @@ export type PassRequestAnswer =
  */
 export type DaemonObserve = (projects: ProjectObservation[], signal: AbortSignal) => Promise<DaemonObservation[]>;
 
-export interface DaemonOptions {
+interface DaemonOptions {
   /** The manifests path as given (a directory or a git-sync link). */
   manifestsPath: string;
   runPass: DaemonRunPass;

@@ -9,7 +9,7 @@ export interface Debouncer {
   readonly pending: boolean;
 }
 
-export interface DebounceOptions {
+interface DebounceOptions {
   clock: Clock;
   /** Quiet time after the last event before `fn` runs. */
   quietMs: number;

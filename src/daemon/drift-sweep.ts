@@ -1,7 +1,7 @@
 import type { Clock } from '../util/clock.js';
 import type { CronTrigger } from './cron-trigger.js';
 
-export interface SweepPacingInput {
+interface SweepPacingInput {
   /** Projects in the fleet: the slice size and the even spacing derive from it. */
   fleet: number;
   /** Length of the resync interval, ms. */
@@ -16,7 +16,7 @@ export interface SweepPacingInput {
   minSpacingMs: number;
 }
 
-export interface SweepPacing {
+interface SweepPacing {
   /** Projects per slice (one pass each). */
   sliceSize: number;
   /** Time from the start of one slice to the start of the next, ms. */
@@ -48,7 +48,7 @@ export function planSweepPacing(input: SweepPacingInput): SweepPacing {
   };
 }
 
-export interface DriftSweepOptions {
+interface DriftSweepOptions {
   clock: Clock;
   trigger: CronTrigger;
   /** All projects of the current desired state, oldest observation first. */

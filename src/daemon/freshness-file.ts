@@ -10,7 +10,7 @@ import type { DaemonFreshness } from '../reconcile/kinds/status-report.js';
 
 export const FRESHNESS_FILE = 'freshness.json';
 
-export interface FreshnessRecord {
+interface FreshnessRecord {
   version: 1;
   /** When the daemon wrote it (ms since the epoch). */
   writtenAt: number;

@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Serv
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../reconcile/types.js';
 
-export interface ListenAddress {
+interface ListenAddress {
   host: string;
   port: number;
 }
@@ -24,7 +24,7 @@ export function parseListenAddress(text: string): ListenAddress {
   return { host, port };
 }
 
-export interface HttpEndpoints {
+interface HttpEndpoints {
   /** Exposition text and its content type. */
   metrics(): Promise<{ contentType: string; body: string }>;
   readiness(): { ready: boolean; reasons: string[] };

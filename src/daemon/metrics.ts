@@ -11,7 +11,7 @@ import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-me
 import type { DeliveryResult, NotifierMetrics } from '../notify/notifier.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
-export const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
+const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
 
 /**
  * Every metric the daemon exports (names, types and labels are the public interface: dashboards
@@ -48,7 +48,7 @@ export const METRIC_DEFINITIONS = {
   ...OBSERVED_METRIC_DEFINITIONS,
 } as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
 
-export interface MetricsOptions {
+interface MetricsOptions {
   /** Observation ages are computed against this clock at scrape time. */
   clock?: Clock;
   /** Also export the default process metrics (CPU, memory, event loop, handles). Default true. */
@@ -63,11 +63,10 @@ export interface MetricsOptions {
 }
 
 /** What started a pass (the `trigger` label of the drift counters). */
-export type MetricsTrigger = 'revision' | 'resync' | 'manual';
-export const TRIGGERS: readonly MetricsTrigger[] = ['revision', 'resync', 'manual'];
+type MetricsTrigger = 'revision' | 'resync' | 'manual';
 
 /** Which part of the fleet a pass covered: a restricted pass replaces only its projects' figures. */
-export interface PassScope {
+interface PassScope {
   /** Project manifest names the pass was limited to; undefined: the whole fleet. */
   projects?: string[];
   /** What started the pass; the drift counters count only passes that name it. */
@@ -122,7 +121,7 @@ function label(value: string | undefined): string {
  * configuration of a project the same pass creates (it starts from the service's defaults),
  * nor a resource converging on the service's side (pending).
  */
-export function driftedEntries(result: PassResult): PlanEntry[] {
+function driftedEntries(result: PassResult): PlanEntry[] {
   const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
   return result.plan.entries.filter(
     (entry) =>

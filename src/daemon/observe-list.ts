@@ -3,11 +3,11 @@
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 
 /** The words `--observe` accepts, in the order docs/operations.md lists them. */
-export const OBSERVE_CHOICES = ['health', 'bans', 'api_keys', 'backups', 'readonly', 'upgrade'] as const;
-export type ObserveChoice = (typeof OBSERVE_CHOICES)[number];
+const OBSERVE_CHOICES = ['health', 'bans', 'api_keys', 'backups', 'readonly', 'upgrade'] as const;
+type ObserveChoice = (typeof OBSERVE_CHOICES)[number];
 
 /** What one word reads (each is one request per project and re-check). */
-export const OBSERVED_RESOURCE_OF: Readonly<Record<ObserveChoice, ObservedResource>> = {
+const OBSERVED_RESOURCE_OF: Readonly<Record<ObserveChoice, ObservedResource>> = {
   health: 'health',
   bans: 'networkBans',
   api_keys: 'apiKeys',

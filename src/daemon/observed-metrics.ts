@@ -24,7 +24,7 @@ const API_KEY_TYPES = ['legacy', 'publishable', 'secret'];
 const UPGRADE_DONE = new Set(['9_completed_upgrade', '10_completed_post_physical_backup']);
 
 /** What the gauges show for one project: each part present only when its read succeeded. */
-export interface ObservedFacts {
+interface ObservedFacts {
   networkBans?: number;
   /** Count by key type. */
   apiKeys?: Map<string, number>;
@@ -66,7 +66,7 @@ function seconds(iso: string | undefined): number | undefined {
 }
 
 /** The facts of a new observation, keeping from `previous` what a transient failure left unknown. */
-export function observedFacts(state: ObservedProjectState, previous: ObservedFacts | undefined): ObservedFacts {
+function observedFacts(state: ObservedProjectState, previous: ObservedFacts | undefined): ObservedFacts {
   const facts: ObservedFacts = {};
   if (state.networkBans) facts.networkBans = state.networkBans.bannedIpv4.length;
   if (state.apiKeys) {
@@ -92,7 +92,7 @@ export function observedFacts(state: ObservedProjectState, previous: ObservedFac
   return facts;
 }
 
-export interface ObservedGauges {
+interface ObservedGauges {
   /** Replaces a project's facts with those of a new observation. */
   set(project: string, state: ObservedProjectState): void;
   /** Keeps only these projects' series. */

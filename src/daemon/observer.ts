@@ -6,7 +6,7 @@ import type { Logger } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
 import type { DaemonObserve } from './controller.js';
 
-export interface ObserverOptions {
+interface ObserverOptions {
   api: ManagementApi;
   /** What to read (parseObserveList); must not be empty: no reads means no observer. */
   resources: readonly ObservedResource[];

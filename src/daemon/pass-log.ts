@@ -1,7 +1,7 @@
 import { isWriteOutcome } from '../reconcile/summary.js';
 import type { Logger, PassResult } from '../reconcile/types.js';
 
-export interface PassLogContext {
+interface PassLogContext {
   priority: 'write' | 'drift';
   /** What started the pass (the `trigger` label of the drift counters). */
   trigger?: 'revision' | 'resync' | 'manual';

@@ -14,7 +14,7 @@ export interface ResyncSchedule {
   idle(): Promise<void>;
 }
 
-export interface FreshnessPlanInput {
+interface FreshnessPlanInput {
   /** Projects in the fleet. */
   fleet: number;
   /** Projects whose last observation found drift: each is re-checked twice per cycle. */
@@ -49,7 +49,7 @@ export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
   return { sliceSize, sweepReads, boundMs: sweepReads / spareRate };
 }
 
-export interface ContinuousResyncOptions {
+interface ContinuousResyncOptions {
   clock: Clock;
   /** All projects of the current desired state. */
   projects(): string[];

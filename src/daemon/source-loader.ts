@@ -9,12 +9,12 @@ const execFileAsync = promisify(execFile);
 
 export type LoadManifests = (dir: string) => Promise<ManifestSet>;
 
-export type SourceLoad =
+type SourceLoad =
   | { kind: 'loaded'; set: ManifestSet; resolved: string; revision?: string }
   | { kind: 'vanished'; path: string }
   | { kind: 'unstable'; path: string; attempts: number };
 
-export interface StableLoadOptions {
+interface StableLoadOptions {
   load: LoadManifests;
   clock: Clock;
   /** Counts file events seen by the watcher; a change while loading means the tree moved under us. */

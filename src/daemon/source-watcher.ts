@@ -10,7 +10,7 @@ export interface SourceWatcher {
   close(): Promise<void>;
 }
 
-export interface SourceWatcherOptions {
+interface SourceWatcherOptions {
   /** The manifests path as given: a directory, or a link git-sync swaps to a new worktree. */
   path: string;
   onEvent(reason: { path: string; event: string }): void;

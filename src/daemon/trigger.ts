@@ -8,9 +8,9 @@ import type { Logger } from '../reconcile/types.js';
 import type { PassRequest, PassRequestAnswer } from './controller.js';
 import type { PostAnswer, PostRequest, PostRoute } from './http-server.js';
 
-export const RECONCILE_PATH = '/reconcile';
-export const WEBHOOK_PATH = '/reconcile/webhook';
-export const SOURCE_PATH = '/reconcile/source';
+const RECONCILE_PATH = '/reconcile';
+const WEBHOOK_PATH = '/reconcile/webhook';
+const SOURCE_PATH = '/reconcile/source';
 
 const MAX_REQUEST_BYTES = 16 * 1024;
 /** GitHub caps push payloads at 25 MB; the reconciler reads only `after`, and big pushes list many commits. */
@@ -20,7 +20,7 @@ const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const COMMIT = /^[0-9a-f]{7,64}$/i;
 const NO_COMMIT = /^0+$/;
 
-export interface TriggerTarget {
+interface TriggerTarget {
   requestPass(request: PassRequest): Promise<PassRequestAnswer>;
   /** Reads the checkout now (no debounce). */
   reload(): Promise<void>;
@@ -34,7 +34,7 @@ export interface TriggerSettings {
 }
 
 /** Equal strings, in time that does not depend on where they differ (nor on the expected length). */
-export function constantTimeEqual(given: string, expected: string): boolean {
+function constantTimeEqual(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b) && given.length === expected.length;
@@ -104,7 +104,7 @@ type Verified = { ok: true; provider: 'github' | 'gitlab' | 'generic' } | { ok: 
  * GitHub: `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`; GitLab: `X-Gitlab-Token`
  * equal to the secret; anything else: `X-Reconciler-Signature-256`, signed as GitHub signs.
  */
-export function verifyWebhook(request: PostRequest, secret: string): Verified {
+function verifyWebhook(request: PostRequest, secret: string): Verified {
   const signature = (name: string, value: string): Verified => {
     const expected = `sha256=${createHmac('sha256', secret).update(request.body).digest('hex')}`;
     return constantTimeEqual(value.trim().toLowerCase(), expected) ? { ok: true, provider: name as 'github' | 'generic' } : { ok: false, status: 403, message: 'the signature does not match' };

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { createHash } from 'node:crypto';
 import { EmulatorHttpError } from './errors.js';
 
-export interface ReadBody {
+interface ReadBody {
   bytes: Buffer;
   /** The body was longer than the limit; `bytes` then holds nothing. */
   tooLarge: boolean;

@@ -56,7 +56,7 @@ function positiveInteger(value: unknown, name: string, min = 1): number {
 }
 
 /** Validates options up front, with exact messages. */
-export function validateOptions(options: EmulatorOptions): void {
+function validateOptions(options: EmulatorOptions): void {
   if (options.host !== undefined && (typeof options.host !== 'string' || options.host === '')) throw new TypeError(`Expected \`host\` to be a non-empty string, got \`${String(options.host)}\``);
   if (options.port !== undefined && (typeof options.port !== 'number' || !Number.isInteger(options.port) || options.port < 0 || options.port > 65535)) {
     throw new TypeError(`Expected \`port\` to be an integer between 0 and 65535, got \`${String(options.port)}\` (${typeof options.port})`);

@@ -37,12 +37,12 @@ export interface FaultConfig {
   lifecycleFailures?: Partial<Record<LifecycleKind, number>>;
 }
 
-export type LifecycleKind = 'create' | 'pause' | 'restore' | 'upgrade';
+type LifecycleKind = 'create' | 'pause' | 'restore' | 'upgrade';
 const LIFECYCLE_KINDS: readonly LifecycleKind[] = ['create', 'pause', 'restore', 'upgrade'];
 
-export type FaultOutcome = 'error' | 'timeout' | 'reset' | 'lost-answer' | 'rate-limit';
+type FaultOutcome = 'error' | 'timeout' | 'reset' | 'lost-answer' | 'rate-limit';
 
-export interface FaultDecision {
+interface FaultDecision {
   latencyMs: number;
   outcome?: FaultOutcome;
   errorStatus: number;

@@ -7,7 +7,7 @@ import type { EmulatorState, ProjectRecord, ProjectStatus } from './state.js';
  * Schedules `project` to move to `status` after `ms`, unless another lifecycle operation
  * (or a delete) happens first: each operation bumps the generation.
  */
-export function scheduleStatus(state: EmulatorState, project: ProjectRecord, at: number, status: ProjectStatus, then?: () => void): void {
+function scheduleStatus(state: EmulatorState, project: ProjectRecord, at: number, status: ProjectStatus, then?: () => void): void {
   const generation = project.generation;
   state.schedule(at, () => {
     if (project.generation !== generation || state.projects.get(project.ref) !== project) return;

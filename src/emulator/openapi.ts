@@ -12,7 +12,7 @@ export interface OpenApiParameter {
   schema: Record<string, unknown>;
 }
 
-export interface OpenApiOperation {
+interface OpenApiOperation {
   operationId: string;
   parameters?: OpenApiParameter[];
   requestBody?: { required?: boolean; content: Record<string, { schema: Record<string, unknown> }> };
@@ -34,7 +34,7 @@ export interface SpecOperation {
 let cachedDocument: OpenApiDocument | undefined;
 
 /** The API description shipped in the repository (schemas/api/openapi.json). */
-export function openApiDocument(): OpenApiDocument {
+function openApiDocument(): OpenApiDocument {
   cachedDocument ??= JSON.parse(readFileSync(new URL('../../schemas/api/openapi.json', import.meta.url), 'utf8')) as OpenApiDocument;
   return cachedDocument;
 }
@@ -58,7 +58,7 @@ export function specOperations(): SpecOperation[] {
  * draft-4 boolean `exclusiveMinimum`/`exclusiveMaximum` become numbers, and the
  * `discriminator` hint (which only selects among `oneOf` branches) is dropped.
  */
-export function normalizeSchema(schema: unknown): unknown {
+function normalizeSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(normalizeSchema);
   if (!schema || typeof schema !== 'object') return schema;
   const input = schema as Record<string, unknown>;

@@ -4,7 +4,7 @@ import { newRef, newUuid, randomHex } from './random.js';
 import { SERVICES, type EmulatorState, type ProjectRecord, type ProjectStatus, type ServiceName, type ApiKeyRecord } from './state.js';
 import type { LifecycleDurations } from './durations.js';
 
-export interface NewProjectInput {
+interface NewProjectInput {
   ref?: string;
   name: string;
   orgSlug: string;

@@ -145,14 +145,14 @@ export function rateLimitHeaders(decision: RateDecision): Record<string, string>
  * In the `scoped` model, the routes whose count (per user, scope and endpoint) is smaller than
  * the main limit, per window of the main limit.
  */
-export const SCOPED_ROUTE_LIMITS: Record<string, number> = {
+const SCOPED_ROUTE_LIMITS: Record<string, number> = {
   'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
   'POST /v1/projects/{ref}/custom-hostname/reverify': 10,
   'DELETE /v1/projects/{ref}/custom-hostname': 10,
 };
 
 /** In the `user` model, routes with a stricter limit of their own (per user, per window of the main limit). */
-export const ROUTE_LIMITS: Record<string, number> = {
+const ROUTE_LIMITS: Record<string, number> = {
   'POST /v1/projects/{ref}/custom-hostname/initialize': 10,
   'POST /v1/projects/{ref}/custom-hostname/reverify': 10,
 };

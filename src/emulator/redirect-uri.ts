@@ -3,7 +3,7 @@
 // evil.example, and only a parser says so the way a browser will.
 
 /** A registered redirect URI; `*` may stand for the port alone (`http://127.0.0.1:*`). */
-export interface RedirectPattern {
+interface RedirectPattern {
   protocol: string;
   hostname: string;
   /** Any port: the request may use any path below `pathname` and any query. */

@@ -248,7 +248,7 @@ export function validateSeed(input: unknown): SeedInput {
   return input as SeedInput;
 }
 
-export interface SeedContext {
+interface SeedContext {
   now: number;
   durations: LifecycleDurations;
   /** The default user's token (`--token`, or the one chosen when the emulator started). */

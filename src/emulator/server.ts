@@ -125,7 +125,7 @@ function validateBody(schema: Record<string, unknown>, value: unknown): unknown 
 }
 
 /** Serves one request: admin, routing, body limit, auth, rate limit, faults, validation, handler. */
-export async function handleRequest(core: EmulatorCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleRequest(core: EmulatorCore, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const arrived = core.wallClock.now();
   const method = (req.method ?? 'GET').toUpperCase();
   let url: RequestTarget;

@@ -2,9 +2,9 @@
 // text as Postgres would tokenise it (comments, quoted strings and identifiers, dollar quotes)
 // and calls a query read-only only when that is evident: anything else counts as writing.
 
-export type SqlTokenKind = 'word' | 'quoted-identifier' | 'string' | 'number' | 'symbol';
+type SqlTokenKind = 'word' | 'quoted-identifier' | 'string' | 'number' | 'symbol';
 
-export interface SqlToken {
+interface SqlToken {
   kind: SqlTokenKind;
   /** Words lowercased; other tokens as written. */
   value: string;
@@ -16,13 +16,13 @@ export interface SqlStatement {
   tokens: SqlToken[];
 }
 
-export interface SqlReading {
+interface SqlReading {
   statements: SqlStatement[];
   /** Set when a quote, identifier, dollar quote or comment is never closed. */
   unterminated?: string;
 }
 
-export interface SqlClassification extends SqlReading {
+interface SqlClassification extends SqlReading {
   readOnly: boolean;
   /** Why the query counts as writing (absent when read-only). */
   reason?: string;
@@ -32,7 +32,7 @@ const WORD_START = /[\p{L}_]/u;
 const WORD_PART = /[\p{L}\p{N}_$]/u;
 
 /** Splits a query into statements of tokens; never throws. */
-export function readSql(query: string): SqlReading {
+function readSql(query: string): SqlReading {
   const statements: SqlStatement[] = [];
   let tokens: SqlToken[] = [];
   let start = 0;

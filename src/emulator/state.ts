@@ -16,7 +16,7 @@ export interface UserRecord {
   mfaEnabled: boolean;
 }
 
-export interface TokenRecord {
+interface TokenRecord {
   token: string;
   userId: string;
   kind: 'personal' | 'oauth';
@@ -55,7 +55,7 @@ export interface FunctionRecord {
   ezbrSha256?: string;
 }
 
-export interface SecretRecord {
+interface SecretRecord {
   value: string;
   updatedAt: string;
 }
@@ -147,14 +147,14 @@ export interface UpgradeRecord {
   status: number;
 }
 
-export interface BackupRecord {
+interface BackupRecord {
   id: number;
   isPhysical: boolean;
   status: 'COMPLETED' | 'FAILED' | 'PENDING' | 'REMOVED' | 'ARCHIVED' | 'CANCELLED';
   insertedAt: string;
 }
 
-export interface BucketRecord {
+interface BucketRecord {
   id: string;
   name: string;
   owner: string;
@@ -163,7 +163,7 @@ export interface BucketRecord {
   updatedAt: string;
 }
 
-export interface NetworkRestrictionsRecord {
+interface NetworkRestrictionsRecord {
   entitlement: 'disallowed' | 'allowed';
   config: { dbAllowedCidrs: string[]; dbAllowedCidrsV6: string[] };
   oldConfig?: { dbAllowedCidrs: string[]; dbAllowedCidrsV6: string[] };
@@ -233,7 +233,7 @@ export interface OAuthAppRecord {
   redirectUris: string[];
 }
 
-export interface OAuthCodeRecord {
+interface OAuthCodeRecord {
   code: string;
   clientId: string;
   userId: string;

@@ -8,9 +8,9 @@ import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 // Opening a FIFO for reading blocks until a writer appears unless O_NONBLOCK is given.
 const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
-export type BoundedReadProblem = 'missing' | 'unreadable' | 'not-regular' | 'too-large';
+type BoundedReadProblem = 'missing' | 'unreadable' | 'not-regular' | 'too-large';
 
-export type BoundedRead = { bytes: Buffer; size: number } | { problem: BoundedReadProblem; detail: string };
+type BoundedRead = { bytes: Buffer; size: number } | { problem: BoundedReadProblem; detail: string };
 
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;

@@ -7,7 +7,7 @@ import { printable } from './printable.js';
 import { toPointer } from './yaml-source.js';
 import type { AnyDocument, ManifestError, ManifestSet, SecretRef } from './types.js';
 
-export interface FoundReference {
+interface FoundReference {
   document: AnyDocument;
   /** JSON pointer of the field holding the reference, from the document root. */
   path: string;
@@ -46,7 +46,7 @@ export function referenceError(document: AnyDocument, path: string, error: Secre
   };
 }
 
-export interface CheckReferencesOptions {
+interface CheckReferencesOptions {
   env: NodeJS.ProcessEnv;
   /** Sandbox runs use placeholders for unresolved references, so nothing is reported. */
   sandbox?: boolean;

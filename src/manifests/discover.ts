@@ -10,12 +10,12 @@ export { IGNORE_FILE } from './ignore-rules.js';
 const MANIFEST_FILE = /\.ya?ml$/i;
 
 /** A problem with the tree itself, located at a path relative to the root. */
-export interface DiscoveryProblem {
+interface DiscoveryProblem {
   file: string;
   message: string;
 }
 
-export interface Discovered {
+interface Discovered {
   files: string[];
   /** Problems with the tree itself: any one makes the whole set invalid. */
   problems: DiscoveryProblem[];

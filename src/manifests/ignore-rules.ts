@@ -9,14 +9,14 @@ import ignore, { type Ignore } from 'ignore';
 import { readBoundedFile } from './bounded-read.js';
 
 export const IGNORE_FILE = '.reconcileignore';
-export const GITIGNORE_FILE = '.gitignore';
+const GITIGNORE_FILE = '.gitignore';
 /** Ignored unless a rule re-includes it: dependencies are never manifests. */
-export const DEFAULT_IGNORED = ['node_modules/'];
+const DEFAULT_IGNORED = ['node_modules/'];
 /** Largest ignore file read. */
-export const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
 
 /** An ignore file that exists but cannot be used: the set it governs would be guessed at. */
-export interface IgnoreFileProblem {
+interface IgnoreFileProblem {
   /** The file, relative to the manifests root (`../.gitignore` for a parent's). */
   file: string;
   message: string;

@@ -9,9 +9,9 @@ import { isAbsolute, resolve, sep } from 'node:path';
 import type { AnyDocument, SecretRef } from './types.js';
 
 /** Variables of the tool's own configuration and credentials (OAuth ones included). */
-export const REFUSED_ENV_PREFIXES = ['MANAGEMENT_API_', 'RECONCILE_'] as const;
+const REFUSED_ENV_PREFIXES = ['MANAGEMENT_API_', 'RECONCILE_'] as const;
 /** The kernel's and devices' files: never a secret, often the process's own environment. */
-export const SYSTEM_DIRS = ['/proc', '/sys', '/dev'] as const;
+const SYSTEM_DIRS = ['/proc', '/sys', '/dev'] as const;
 
 export interface ReferencePolicyOptions {
   /** Directories besides the manifests directory that file references may read (--secret-dirs). */

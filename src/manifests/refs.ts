@@ -8,10 +8,10 @@ import { BASE_POLICY, refusal, type ReferencePolicy } from './reference-policy.j
 import type { SecretRef } from './types.js';
 
 /** Largest secret file read; the API accepts at most 24,576 characters per secret. */
-export const MAX_SECRET_FILE_BYTES = 64 * 1024;
+const MAX_SECRET_FILE_BYTES = 64 * 1024;
 
 /** `refused`: the reference names the tool's own credentials or a place it never reads (reference-policy.ts). */
-export type SecretReferenceProblem = 'missing' | 'empty' | 'unreadable' | 'too-large' | 'refused';
+type SecretReferenceProblem = 'missing' | 'empty' | 'unreadable' | 'too-large' | 'refused';
 
 export class SecretReferenceError extends Error {
   override readonly name = 'SecretReferenceError';
@@ -47,7 +47,7 @@ export function referenceName(ref: SecretRef): string {
 }
 
 /** The absolute path a file reference reads: relative paths resolve against the manifest's directory. */
-export function referencePath(ref: SecretRef, baseDir: string): string | undefined {
+function referencePath(ref: SecretRef, baseDir: string): string | undefined {
   if (!('file' in ref.valueFrom)) return undefined;
   const path = ref.valueFrom.file;
   return isAbsolute(path) ? path : resolve(baseDir, path);
@@ -59,7 +59,7 @@ export function sandboxPlaceholder(reference: string): string {
   return createHash('sha256').update(`sandbox:${reference}`).digest('hex');
 }
 
-export interface ResolveOptions {
+interface ResolveOptions {
   /** Directory of the manifest file that holds the reference. */
   baseDir: string;
   env: NodeJS.ProcessEnv;

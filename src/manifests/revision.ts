@@ -17,7 +17,7 @@ export function revisionFromPath(resolvedPath: string): string | undefined {
 }
 
 /** `git rev-parse HEAD` in the directory; undefined when it is not a checkout or git is absent. */
-export function gitHead(dir: string, timeoutMs = 5000): Promise<string | undefined> {
+function gitHead(dir: string, timeoutMs = 5000): Promise<string | undefined> {
   return new Promise((resolvePromise) => {
     execFile('git', ['rev-parse', 'HEAD'], { cwd: dir, timeout: timeoutMs, windowsHide: true }, (error, stdout) => {
       const head = String(stdout ?? '').trim();

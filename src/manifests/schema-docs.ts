@@ -9,7 +9,7 @@ function cell(text: string): string {
   return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
 }
 
-export function typeLabel(schema: JsonSchema): string {
+function typeLabel(schema: JsonSchema): string {
   if (typeof schema.$ref === 'string') return schema.$ref.replace('#/$defs/', '');
   if ('const' in schema) return `\`${String(schema.const)}\``;
   if (Array.isArray(schema.enum)) {
@@ -81,7 +81,7 @@ function authSummary(definition: JsonSchema): string {
 const KIND_ORDER: ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
 
 /** The reference page of each kind, and of the fields every kind shares, under docs/reference/. */
-export const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
+const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
   Organization: 'organization.md',
   Project: 'project.md',
   Secrets: 'secrets.md',

@@ -27,7 +27,7 @@ function literal(value: unknown): string {
   return value === null ? 'null' : JSON.stringify(value);
 }
 
-export function tsType(schema: JsonSchema, indent = ''): string {
+function tsType(schema: JsonSchema, indent = ''): string {
   if (typeof schema.$ref === 'string') {
     const match = /^#\/\$defs\/([A-Za-z0-9_]+)$/.exec(schema.$ref);
     if (!match) throw new Error(`schema-typegen: unsupported $ref ${schema.$ref}`);

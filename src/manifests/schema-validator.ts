@@ -15,7 +15,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 /** The schemas directory shipped with the program (dist/manifests and src/manifests are both two levels down). */
 export const SCHEMAS_DIR = new URL('../../schemas/', import.meta.url);
 
-export interface SchemaProblem {
+interface SchemaProblem {
   /** JSON pointer of the field. */
   path: string;
   message: string;
@@ -55,7 +55,7 @@ const checking = new Map<ManifestKind, ValidateFunction>();
 const reporting = new Map<ManifestKind, ValidateFunction>();
 
 /** The lean validator of a kind: valid or not, nothing more. */
-export function checkingValidator(kind: ManifestKind): ValidateFunction {
+function checkingValidator(kind: ManifestKind): ValidateFunction {
   let validate = checking.get(kind);
   if (!validate) {
     checkingAjv ??= createCheckingAjv();
@@ -66,7 +66,7 @@ export function checkingValidator(kind: ManifestKind): ValidateFunction {
 }
 
 /** The exhaustive validator of a kind (every error, with its data): the one messages are made from. */
-export function reportingValidator(kind: ManifestKind): ValidateFunction {
+function reportingValidator(kind: ManifestKind): ValidateFunction {
   let validate = reporting.get(kind);
   if (!validate) {
     reportingAjv ??= createAjv();
@@ -74,11 +74,6 @@ export function reportingValidator(kind: ManifestKind): ValidateFunction {
     reporting.set(kind, validate);
   }
   return validate;
-}
-
-/** The exhaustive validators of every kind, compiled once per process from the committed schema files. */
-export function kindValidators(): Map<ManifestKind, ValidateFunction> {
-  return new Map((Object.keys(KIND_SCHEMA_FILES) as ManifestKind[]).map((kind) => [kind, reportingValidator(kind)]));
 }
 
 const SECRET_REF_SCHEMA = '#/$defs/SecretRef';

@@ -1,7 +1,7 @@
 // "Did you mean ...?" for typos in field names, kinds and enum values.
 
 /** Edit distance (insertions, deletions, substitutions; an adjacent swap counts once). */
-export function levenshtein(a: string, b: string): number {
+function levenshtein(a: string, b: string): number {
   if (a === b) return 0;
   const rows = a.length + 1;
   const cols = b.length + 1;

@@ -21,7 +21,7 @@ export type Policy = Schema.Policy;
 export type Metadata = Schema.Metadata;
 
 /** Where a document came from, for located errors and for paths relative to its file. */
-export interface SourceLocation {
+interface SourceLocation {
   /** Path relative to the manifests root. */
   file: string;
   /** 1-based. */
@@ -31,7 +31,7 @@ export interface SourceLocation {
   dir: string;
 }
 
-export interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unknown> {
+interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unknown> {
   apiVersion: string;
   kind: K;
   metadata: Metadata;

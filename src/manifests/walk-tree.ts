@@ -6,7 +6,7 @@ import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import type { BigIntStats } from 'node:fs';
 import { join, sep } from 'node:path';
 
-export type TreeWalkProblem = 'unreadable' | 'vanished' | 'dangling-link' | 'outside-link' | 'link-loop';
+type TreeWalkProblem = 'unreadable' | 'vanished' | 'dangling-link' | 'outside-link' | 'link-loop';
 
 /** Part of the tree could not be listed: the listing would be incomplete. */
 export class TreeWalkError extends Error {
@@ -21,7 +21,7 @@ export class TreeWalkError extends Error {
   }
 }
 
-export interface WalkedFile {
+interface WalkedFile {
   /** Path relative to the root, `/`-separated. */
   path: string;
   /** Absolute path (the link's target for a followed symbolic link). */
@@ -30,7 +30,7 @@ export interface WalkedFile {
   stats: BigIntStats;
 }
 
-export interface WalkOptions {
+interface WalkOptions {
   /**
    * Whether to leave an entry out (a directory is then not entered). `isDirectory` is
    * undefined for a link whose target cannot be found: it is asked before the link counts
@@ -45,7 +45,7 @@ export interface WalkOptions {
   maxFiles?: number;
 }
 
-export interface WalkResult {
+interface WalkResult {
   /** Accepted entries that are not directories (regular files and others: check `stats`), sorted by path. */
   files: WalkedFile[];
   truncated: boolean;

@@ -8,7 +8,7 @@ export interface Position {
   column: number;
 }
 
-export interface LocatedProblem extends Position {
+interface LocatedProblem extends Position {
   message: string;
   path?: string;
 }
@@ -24,7 +24,7 @@ export interface SourceDocument {
   locate(pointer: string, options?: { key?: boolean }): Position;
 }
 
-export interface ParsedFile {
+interface ParsedFile {
   documents: SourceDocument[];
   problems: LocatedProblem[];
   /**

@@ -22,13 +22,13 @@ interface ReceiverBase {
   queueSize: number;
 }
 
-export interface WebhookReceiverSpec extends ReceiverBase {
+interface WebhookReceiverSpec extends ReceiverBase {
   type: 'webhook';
   url: string;
   secret: SecretRef;
 }
 
-export interface SlackReceiverSpec extends ReceiverBase {
+interface SlackReceiverSpec extends ReceiverBase {
   type: 'slack';
   url: SecretRef;
 }
@@ -51,14 +51,14 @@ export interface NotificationSettings {
 
 export const DEFAULT_DEDUP_WINDOW_MS = 3_600_000;
 export const DEFAULT_RATE: RateSpec = { limit: 30, windowMs: 60_000 };
-export const DEFAULT_TIMEOUT_MS = 10_000;
-export const DEFAULT_RETRIES = 3;
-export const DEFAULT_QUEUE_SIZE = 100;
-export const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
-export const DEFAULT_GITHUB_CONTEXT = 'fleet-reconciler';
+const DEFAULT_TIMEOUT_MS = 10_000;
+const DEFAULT_RETRIES = 3;
+const DEFAULT_QUEUE_SIZE = 100;
+const DEFAULT_GITHUB_API_URL = 'https://api.github.com';
+const DEFAULT_GITHUB_CONTEXT = 'fleet-reconciler';
 /** Environment variables holding the signing secret of `--notify` webhooks (a value, or a file's path). */
-export const NOTIFY_SECRET_ENV = 'RECONCILE_NOTIFY_SECRET';
-export const NOTIFY_SECRET_FILE_ENV = 'RECONCILE_NOTIFY_SECRET_FILE';
+const NOTIFY_SECRET_ENV = 'RECONCILE_NOTIFY_SECRET';
+const NOTIFY_SECRET_FILE_ENV = 'RECONCILE_NOTIFY_SECRET_FILE';
 
 /** A problem with the notifications settings, located in the file when it comes from one. */
 export class NotificationsConfigError extends Error {
@@ -72,7 +72,7 @@ export class NotificationsConfigError extends Error {
 }
 
 /** A secret reference that does not resolve; names the variable or file, never a value. */
-export class SecretUnavailableError extends Error {
+class SecretUnavailableError extends Error {
   constructor(readonly ref: SecretRef, detail: string) {
     super('env' in ref ? `environment variable ${ref.env} ${detail}` : 'file' in ref ? `file ${ref.file} ${detail}` : `the --notify URL ${detail}`);
     this.name = 'SecretUnavailableError';

@@ -2,10 +2,10 @@ import { isWriteOutcome } from '../reconcile/summary.js';
 import type { PassReport, PassTrigger } from '../daemon/controller.js';
 import type { PassResult } from '../reconcile/types.js';
 
-export const EVENT_TYPES = ['revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done'] as const;
+const EVENT_TYPES = ['revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done'] as const;
 export type NotificationEventType = (typeof EVENT_TYPES)[number];
 
-export interface EventCounts {
+interface EventCounts {
   created: number;
   updated: number;
   deleted: number;

@@ -17,9 +17,9 @@ export interface NotifierMetrics {
 }
 
 /** Sends one request; resolves with the answer's status, rejects on a network error or the signal. */
-export type SendRequest = (request: DeliveryRequest, signal: AbortSignal) => Promise<number>;
+type SendRequest = (request: DeliveryRequest, signal: AbortSignal) => Promise<number>;
 
-export interface NotifierOptions {
+interface NotifierOptions {
   settings: NotificationSettings;
   clock: Clock;
   log: Logger;
@@ -35,7 +35,7 @@ const MAX_BACKOFF_MS = 60_000;
 const MAX_DEDUP_KEYS = 10_000;
 
 /** The default sender: fetch, no redirects (a redirect could carry the signature elsewhere). */
-export const fetchSend: SendRequest = async (request, signal) => {
+const fetchSend: SendRequest = async (request, signal) => {
   const response = await fetch(request.url, { method: 'POST', headers: request.headers, body: request.body, signal, redirect: 'manual' });
   await response.body?.cancel();
   return response.status;

@@ -4,9 +4,9 @@ import { createHmac } from 'node:crypto';
 import type { NotificationEvent } from './events.js';
 import { readSecret, type GithubReceiverSpec, type ReceiverSpec } from './config.js';
 
-export const SIGNATURE_HEADER = 'x-reconciler-signature-256';
-export const EVENT_HEADER = 'x-reconciler-event';
-export const DELIVERY_HEADER = 'x-reconciler-delivery';
+const SIGNATURE_HEADER = 'x-reconciler-signature-256';
+const EVENT_HEADER = 'x-reconciler-event';
+const DELIVERY_HEADER = 'x-reconciler-delivery';
 const USER_AGENT = 'fleet-reconciler';
 
 export interface DeliveryRequest {
@@ -16,7 +16,7 @@ export interface DeliveryRequest {
 }
 
 /** `sha256=<hex>` of the body, as GitHub signs its webhooks (receivers can reuse their check). */
-export function signBody(secret: string, body: string): string {
+function signBody(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
@@ -60,7 +60,7 @@ export function accepts(receiver: ReceiverSpec, event: NotificationEvent): boole
 }
 
 /** The commit status of a `revision_applied` event (POST /repos/{owner}/{repo}/statuses/{sha}). */
-export function commitStatus(receiver: GithubReceiverSpec, event: NotificationEvent): { path: string; body: { state: 'success' | 'failure'; description: string; context: string; target_url?: string } } {
+function commitStatus(receiver: GithubReceiverSpec, event: NotificationEvent): { path: string; body: { state: 'success' | 'failure'; description: string; context: string; target_url?: string } } {
   const [owner, repo] = receiver.repository.split('/') as [string, string];
   const description = summaryLine(event).replace(/^\S+ /, '');
   return {

@@ -18,7 +18,7 @@ export interface WaitSettings {
   timeoutMs?: number;
 }
 
-export interface ApplyContext {
+interface ApplyContext {
   organization: OrganizationUnit | undefined;
   runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
   /** Runs a readiness wait: recorded as an outcome with action `wait` (a step, not a change). */

@@ -7,13 +7,13 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { isApiError } from '../api/errors.js';
 import type { Logger } from './types.js';
 
-export const REDACTED = '[redacted]';
+const REDACTED = '[redacted]';
 
 /**
  * Values shorter than this are not searched for: they would match ordinary words of a
  * message and make it unreadable (documented in docs/identity-and-deletion.md).
  */
-export const MIN_REDACTED_LENGTH = 4;
+const MIN_REDACTED_LENGTH = 4;
 
 /** The secret values one pass resolved; `scrub` replaces every known form of them. */
 export class Redactor {

@@ -4,7 +4,7 @@
 // live object.
 import type { FieldChange, PlanAction, PlanEntry, ResourceKind } from './types.js';
 
-export interface DiffOptions {
+interface DiffOptions {
   /** Prepended to every path: `auth` gives `auth.site_url`. */
   prefix?: string;
   /**
@@ -103,7 +103,7 @@ export function entryId(kind: ResourceKind, name: string, project?: string): str
   return project === undefined ? `${kind}/${name}` : `${kind}/${project}/${name}`;
 }
 
-export interface EntryInput {
+interface EntryInput {
   kind: ResourceKind;
   name: string;
   project?: string;

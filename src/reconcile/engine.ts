@@ -53,7 +53,7 @@ export interface PassOptions {
 }
 
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
-export const LAST_PASS_KEY = 'last-pass';
+const LAST_PASS_KEY = 'last-pass';
 
 class PassAbortedError extends Error {
   constructor() {

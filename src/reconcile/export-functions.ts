@@ -62,7 +62,7 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-export interface FunctionExportInput {
+interface FunctionExportInput {
   api: ManagementApi;
   ref: string;
   /** The Project document's metadata.name. */
@@ -73,7 +73,7 @@ export interface FunctionExportInput {
   log: Logger;
 }
 
-export interface ExportedFunction {
+interface ExportedFunction {
   document: Record<string, unknown>;
   files: ExportedFile[];
 }

@@ -6,9 +6,9 @@
 // name before creating anything.
 import type { StateStore } from './types.js';
 
-export const INTENTS_KEY = 'intents';
+const INTENTS_KEY = 'intents';
 
-export interface ProjectIntent {
+interface ProjectIntent {
   /** Name in the API. */
   name: string;
   organizationId: string;
@@ -16,12 +16,12 @@ export interface ProjectIntent {
   sentAt: number;
 }
 
-export interface OrganizationIntent {
+interface OrganizationIntent {
   name: string;
   sentAt: number;
 }
 
-export interface Intents {
+interface Intents {
   /** By Project manifest name. */
   projects: Record<string, ProjectIntent>;
   /** By Organization manifest name. */

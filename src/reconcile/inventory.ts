@@ -3,10 +3,10 @@
 // project's last manifest, so removing a manifest cannot change the policy that applies.
 import type { StateStore } from './types.js';
 
-export const INVENTORY_KEY = 'inventory';
-export const INVENTORY_VERSION = 1;
+const INVENTORY_KEY = 'inventory';
+const INVENTORY_VERSION = 1;
 
-export interface InventoryOrganization {
+interface InventoryOrganization {
   /** Organization id as the API names it (also used as `organization_id` on create). */
   id: string;
   slug?: string;
@@ -42,7 +42,7 @@ export interface Inventory {
   resources: string[];
 }
 
-export function emptyInventory(): Inventory {
+function emptyInventory(): Inventory {
   return { version: INVENTORY_VERSION, updatedAt: 0, organizations: {}, projects: {}, resources: [] };
 }
 

@@ -25,7 +25,7 @@ export interface FleetObservation {
   organizationsListed: boolean;
 }
 
-export interface ObserveInput {
+interface ObserveInput {
   api: ManagementApi;
   organizationDocuments: OrganizationDocument[];
   /** Active (not suspended, within the pass's selection) Project documents. */

@@ -13,12 +13,12 @@ import type { AnyDocument, ManifestSet } from '../manifests/types.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import type { FieldChange, PassResult, PlanEntry } from './types.js';
 
-export const PLAN_FORMAT = 'fleet-reconciler/plan';
+const PLAN_FORMAT = 'fleet-reconciler/plan';
 /** Changes only when a field's meaning does; a reader refuses any other version. */
-export const PLAN_FORMAT_VERSION = 1;
+const PLAN_FORMAT_VERSION = 1;
 export const DEFAULT_MAX_PLAN_AGE = '24h';
 
-export interface SecretDigest {
+interface SecretDigest {
   file: string;
   line: number;
   /** JSON pointer of the reference inside the document. */
@@ -29,7 +29,7 @@ export interface SecretDigest {
   digest: string;
 }
 
-export interface SavedPlan {
+interface SavedPlan {
   format: typeof PLAN_FORMAT;
   version: typeof PLAN_FORMAT_VERSION;
   createdAt: string;
@@ -56,7 +56,7 @@ export interface Refusal {
 }
 
 /** Object keys sorted at every depth, so equal values hash equally. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const keys = Object.keys(value).filter((k) => (value as Record<string, unknown>)[k] !== undefined).sort();
@@ -83,7 +83,7 @@ function safeEntry(entry: PlanEntry): PlanEntry {
  * values are the observed live state of every planned field). The reason is left out: it is
  * prose for people, and may name times.
  */
-export function entryDigest(entry: PlanEntry): string {
+function entryDigest(entry: PlanEntry): string {
   return sha256(
     canonicalJson({
       id: entry.id,
@@ -98,7 +98,7 @@ export function entryDigest(entry: PlanEntry): string {
 }
 
 /** The content of the loaded manifest set: every document's file, kind, metadata and spec (references, not values). */
-export function manifestDigest(set: Pick<ManifestSet, 'documents'>): string {
+function manifestDigest(set: Pick<ManifestSet, 'documents'>): string {
   const documents = set.documents
     .map((d) => ({ file: d.source.file, line: d.source.line, apiVersion: d.apiVersion, kind: d.kind, metadata: d.metadata, spec: d.spec }))
     .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line);
@@ -129,7 +129,7 @@ export function newSalt(): Buffer {
   return randomBytes(32);
 }
 
-export interface PlanInputs {
+interface PlanInputs {
   manifests: ManifestSet;
   result: PassResult;
   salt: Buffer;

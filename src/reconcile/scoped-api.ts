@@ -4,7 +4,7 @@
 import { ManagementApi } from '../api/endpoints.js';
 import type { ApiRequest, ApiResponse, Priority, RequestCaller } from '../api/request.js';
 
-export interface ScopeDefaults {
+interface ScopeDefaults {
   /** Scheduling class of reads (`verify` for a run, `drift` for a background re-check). */
   readPriority: Priority;
   project?: string;

@@ -7,7 +7,7 @@ import { AuthConfigError } from '../api/auth-errors.js';
 import type { ParsedValues } from '../cli/options.js';
 import type { Shard } from './shard-map.js';
 
-export interface AuthInputs {
+interface AuthInputs {
   values: ParsedValues;
   env: NodeJS.ProcessEnv;
 }

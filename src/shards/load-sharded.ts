@@ -9,7 +9,7 @@ import type { ManifestError, ManifestSet } from '../manifests/types.js';
 import { documentsOfShard, partition } from './partition.js';
 import { DEFAULT_SHARD_MAP_FILE, ShardMapError, readShardMap, type Shard, type ShardMap } from './shard-map.js';
 
-export interface ShardOptions {
+interface ShardOptions {
   /** `--shards FILE` as given (resolved against `cwd`); default `shards.yaml` in the manifests directory, when present. */
   shardsFile?: string;
   /** `--shard NAME`. */
@@ -19,7 +19,7 @@ export interface ShardOptions {
   load?: LoadOptions;
 }
 
-export interface ShardedSet {
+interface ShardedSet {
   /** The documents this process reconciles (the shard's, or all without a shard). */
   set: ManifestSet;
   map?: ShardMap;
@@ -29,7 +29,7 @@ export interface ShardedSet {
 }
 
 /** The shard map's path, or undefined when there is none (no `--shards`, no `shards.yaml`). */
-export function shardMapPath(manifestsDir: string, options: Pick<ShardOptions, 'shardsFile' | 'cwd'>): string | undefined {
+function shardMapPath(manifestsDir: string, options: Pick<ShardOptions, 'shardsFile' | 'cwd'>): string | undefined {
   if (options.shardsFile !== undefined) return resolve(options.cwd, options.shardsFile);
   const fallback = join(manifestsDir, DEFAULT_SHARD_MAP_FILE);
   return existsSync(fallback) ? fallback : undefined;

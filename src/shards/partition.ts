@@ -11,7 +11,7 @@ export function matches(shard: Shard, project: ProjectDocument): boolean {
   return Object.entries(labels ?? {}).every(([key, value]) => own[key] === value);
 }
 
-export interface Partition {
+interface Partition {
   /** Owner of each project manifest name that has exactly one. */
   owners: Map<string, string>;
   /** A located error per project with no owner or several. */

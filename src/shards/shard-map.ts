@@ -12,7 +12,7 @@ export const DEFAULT_SHARD_MAP_FILE = 'shards.yaml';
 
 const SHARD_NAME = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export interface ShardSelector {
+interface ShardSelector {
   /** Every label must be present with this value in the project's `metadata.labels`. */
   labels?: Record<string, string>;
   /** The project's `spec.organization` (the Organization document's metadata.name). */
@@ -20,7 +20,7 @@ export interface ShardSelector {
 }
 
 /** Where a shard's token comes from: exactly one of these. */
-export type ShardCredentials =
+type ShardCredentials =
   | { tokenEnv: string }
   | { tokenFile: string }
   | { oauth: { clientIdEnv: string; clientSecretEnv: string; refreshTokenEnv?: string; refreshTokenFile?: string } };
@@ -53,7 +53,7 @@ export class ShardMapError extends Error {
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Parses the text of a shard map; every problem is located (file, line, field). */
-export function parseShardMap(text: string, path: string, file: string): ShardMap {
+function parseShardMap(text: string, path: string, file: string): ShardMap {
   const counter = new LineCounter();
   const document = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const errors: ManifestError[] = [];

@@ -4,7 +4,7 @@ import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
  * Paths that may hold a secret in any log object. Values there are replaced, whatever the
  * level: tokens, passwords, secret values, resolved references and request bodies.
  */
-export const REDACT_PATHS = [
+const REDACT_PATHS = [
   'token',
   '*.token',
   'accessToken',
@@ -32,7 +32,7 @@ export const REDACT_PATHS = [
 export type LogFormat = 'json' | 'pretty';
 export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
 
-export interface LoggerOptions {
+interface LoggerOptions {
   level?: string;
   /** `pretty`: one concise line per event for a person at a terminal; `json` (default): JSON lines. */
   format?: LogFormat;

@@ -3,9 +3,9 @@
 import type { Clock } from './clock.js';
 
 /** At most one progress line per wait in this much clock time. */
-export const PROGRESS_INTERVAL_MS = 5_000;
+const PROGRESS_INTERVAL_MS = 5_000;
 /** Shorter waits pass without a line: they are pacing, not a stall anyone would wonder about. */
-export const PROGRESS_MIN_WAIT_MS = 1_000;
+const PROGRESS_MIN_WAIT_MS = 1_000;
 
 /** `45s`, `2m 20s`, `1h 3m`: how long a wait has lasted, for a person to read. */
 export function formatElapsed(seconds: number): string {

@@ -30,8 +30,3 @@ export function parseRate(text: string): RateSpec {
   return { limit, windowMs: parseDuration(match[2]!) };
 }
 
-export function formatRate(rate: RateSpec): string {
-  const ms = rate.windowMs;
-  const duration = ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-  return `${rate.limit}/${duration}`;
-}

@@ -13,7 +13,7 @@ import { writeFileAtomic } from './atomic-file.js';
 
 export const LOCK_FILE = 'state.lock';
 /** Default stale timeout (`--lock-timeout`). */
-export const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
+const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
 /** Heartbeats per stale timeout: a live holder misses several before it looks dead. */
 const HEARTBEATS_PER_TIMEOUT = 4;
 
@@ -44,7 +44,7 @@ export class StateLockHeldError extends Error {
   }
 }
 
-export interface StateLockOptions {
+interface StateLockOptions {
   /** The state directory (created when missing). */
   dir: string;
   clock: Clock;
@@ -57,7 +57,7 @@ export interface StateLockOptions {
 }
 
 /** `tookOver`: the stale holder this acquisition replaced. */
-export type AcquireResult = { acquired: true; lock: StateLock; tookOver?: LockHolder } | { acquired: false; holder: LockHolder };
+type AcquireResult = { acquired: true; lock: StateLock; tookOver?: LockHolder } | { acquired: false; holder: LockHolder };
 
 function isHolder(value: unknown): value is LockHolder {
   const v = value as Partial<LockHolder> | null;

@@ -1,6 +1,6 @@
 import { HTTP_METHODS, reachableComponents, renderType, type MediaObject, type OpenApiDocument, type Operation, type Schema } from './openapi-subset.js';
 
-export interface SelectedOperation {
+interface SelectedOperation {
   method: Uppercase<(typeof HTTP_METHODS)[number]>;
   route: string;
   operation: Operation;
@@ -38,7 +38,7 @@ export function selectOperations(document: OpenApiDocument, selection: Selection
 }
 
 /** Every schema an operation's parameters, body and answers use. */
-export function operationSchemas(operation: Operation): Schema[] {
+function operationSchemas(operation: Operation): Schema[] {
   const media = (content: Record<string, MediaObject> | undefined) => Object.values(content ?? {}).flatMap((m) => (m.schema ? [m.schema] : []));
   return [
     ...(operation.parameters ?? []).flatMap((p) => (p.schema ? [p.schema] : [])),
@@ -54,7 +54,7 @@ export function usedComponents(document: OpenApiDocument, operations: SelectedOp
 }
 
 /** `v1-list-all-projects` -> `listAllProjects`. */
-export function methodName(operationId: string): string {
+function methodName(operationId: string): string {
   const words = operationId.replace(/^v1-/, '').split(/[^A-Za-z0-9]+/).filter(Boolean);
   return words.map((word, index) => (index === 0 ? word.toLowerCase() : word[0]!.toUpperCase() + word.slice(1).toLowerCase())).join('');
 }
@@ -147,7 +147,7 @@ ${operations.map((entry) => renderMethod(entry, selection)).join('\n\n')}
 }
 
 /** The JSON type every success answer of an operation has at its top level, where there is one. */
-export function topLevelShape(document: OpenApiDocument, operation: Operation): 'array' | 'object' | undefined {
+function topLevelShape(document: OpenApiDocument, operation: Operation): 'array' | 'object' | undefined {
   const types = new Set(
     successSchemas(operation).map((schema) => {
       let current: Schema | undefined = schema;

@@ -14,7 +14,7 @@ export interface Schema {
   nullable?: boolean;
 }
 
-export interface Parameter {
+interface Parameter {
   name: string;
   in: 'path' | 'query' | 'header' | 'cookie';
   required?: boolean;
@@ -47,7 +47,7 @@ const DESCRIPTIVE = new Set([
 const UNDERSTOOD = new Set(['$ref', 'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'oneOf', 'nullable']);
 
 /** The component name a `#/components/schemas/NAME` reference points at. */
-export function refName(ref: string, where: string): string {
+function refName(ref: string, where: string): string {
   const match = /^#\/components\/schemas\/([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref);
   if (!match) throw new Error(`${where}: unsupported $ref \`${ref}\` (only #/components/schemas/NAME)`);
   return match[1]!;

@@ -14,7 +14,7 @@ const ACTIONS = ['push', 'reset'] as const;
 type BranchAction = (typeof ACTIONS)[number];
 
 /** The project named on the command line cannot be found, or not unambiguously. */
-export class ProjectLookupError extends Error {
+class ProjectLookupError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'ProjectLookupError';
@@ -22,7 +22,7 @@ export class ProjectLookupError extends Error {
 }
 
 /** The branch does not exist in the project. */
-export class BranchNotFoundError extends Error {
+class BranchNotFoundError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'BranchNotFoundError';
@@ -38,7 +38,7 @@ async function manifestProjects(context: CommandContext): Promise<ProjectDocumen
 }
 
 /** Resolves P: a manifest name first (with `--manifests`), then a live ref, then a unique live project name. */
-export async function resolveProjectRef(api: ManagementApi, wanted: string, documents: readonly ProjectDocument[], signal?: AbortSignal): Promise<string> {
+async function resolveProjectRef(api: ManagementApi, wanted: string, documents: readonly ProjectDocument[], signal?: AbortSignal): Promise<string> {
   const doc = documents.find((d) => d.metadata.name === wanted);
   if (doc?.spec.ref) return doc.spec.ref;
   const apiName = doc ? (doc.spec.name ?? doc.metadata.name) : wanted;

@@ -18,7 +18,7 @@ import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 const HEADER = '# Exported from the live fleet. Secret values are references: set each variable before applying.\n';
 
 /** The documents grouped by file, in a stable order, as YAML text. */
-export function renderFiles(documents: ExportedDocument[]): Map<string, string> {
+function renderFiles(documents: ExportedDocument[]): Map<string, string> {
   const files = new Map<string, string[]>();
   for (const { file, document } of documents) {
     const list = files.get(file) ?? [];

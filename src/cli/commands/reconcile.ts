@@ -21,8 +21,8 @@ import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../.
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
-export const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
-export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
+type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
 /** Exit codes of the reconcile command (shared/INTERFACE.md). */
 export const EXIT = { success: 0, error: 1, changes: 2 } as const;
@@ -57,7 +57,7 @@ export function render(result: PassResult, format: OutputFormat, color: boolean,
  * working directory, and where it was planned (the API's origin, never a path or credentials
  * a URL may carry, or the sandbox).
  */
-export function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
+function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
   if (context.values.sandbox === true) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
   const url = stringOption(context, 'api-url');
   let environment = 'an API URL that is not set';

@@ -9,9 +9,9 @@ import type { ManifestError, ManifestSet } from '../../manifests/types.js';
 import { referenceOptions } from '../reference-options.js';
 
 /** Version of the `--output json` shape; bumped only on an incompatible change. */
-export const VALIDATE_JSON_VERSION = 1;
+const VALIDATE_JSON_VERSION = 1;
 
-export interface ValidateProblem {
+interface ValidateProblem {
   file: string;
   line: number;
   column: number;
@@ -21,7 +21,7 @@ export interface ValidateProblem {
   reference?: string;
 }
 
-export interface ValidateReport {
+interface ValidateReport {
   version: typeof VALIDATE_JSON_VERSION;
   valid: boolean;
   /** The directory read (symlinks resolved). */
@@ -40,7 +40,7 @@ function problem(error: ManifestError): ValidateProblem {
   return { file, line, column, path, message, ...(hint ? { hint } : {}), ...(reference ? { reference } : {}) };
 }
 
-export function buildReport(set: ManifestSet, referenceProblems: ManifestError[]): ValidateReport {
+function buildReport(set: ManifestSet, referenceProblems: ManifestError[]): ValidateReport {
   const all = [...set.errors, ...referenceProblems];
   const errors = all.filter((e) => (e.severity ?? 'error') === 'error').map(problem);
   const warnings = all.filter((e) => e.severity === 'warning').map(problem);
@@ -60,7 +60,7 @@ export function buildReport(set: ManifestSet, referenceProblems: ManifestError[]
   };
 }
 
-export function formatProblem(item: ValidateProblem, severity: 'error' | 'warning'): string {
+function formatProblem(item: ValidateProblem, severity: 'error' | 'warning'): string {
   const prefix = severity === 'warning' ? 'warning: ' : '';
   return `${item.file}:${item.line}:${item.column} ${item.path || '/'}: ${prefix}${item.message}${item.hint ? ` (${item.hint})` : ''}`;
 }
@@ -90,7 +90,7 @@ function escapeProperty(text: string): string {
  * the working directory (the checkout in a workflow), so a manifests directory below the
  * repository root still points at the right file.
  */
-export function renderGithub(report: ValidateReport, dir: string, cwd: string): string {
+function renderGithub(report: ValidateReport, dir: string, cwd: string): string {
   const annotation = (item: ValidateProblem, severity: 'error' | 'warning') => {
     const file = relative(cwd, join(dir, item.file)).split(sep).join('/');
     const title = `reconcile validate: ${item.path || '/'}`;

@@ -30,7 +30,7 @@ import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-sc
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
-export const SHUTDOWN_BUDGET_MS = 10_000;
+const SHUTDOWN_BUDGET_MS = 10_000;
 /** Of that, how long passes in flight get to return after their signal is aborted. */
 const PASS_GRACE_MS = 7_000;
 /** Then the client's close (persisting the request window) and the HTTP server. */

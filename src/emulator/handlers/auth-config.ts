@@ -5,7 +5,7 @@ import type { ProjectRecord } from '../state.js';
 import { ok, projectFor, type Handler } from './context.js';
 
 /** The auth config as the service answers it: secret-bearing fields as HMAC-SHA256 keyed by the ref. */
-export function maskedAuthConfig(project: ProjectRecord): Record<string, unknown> {
+function maskedAuthConfig(project: ProjectRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(project.authConfig)) {
     out[field] = isSecretAuthField(field) && typeof value === 'string' ? hmacForProject(project.ref, value) : value;

@@ -5,7 +5,7 @@ import { newUuid, randomHex } from '../random.js';
 import type { BranchRecord, BranchStatus, EmulatorState, ProjectRecord } from '../state.js';
 import { created, iso, ok, projectFor, type Handler, type HandlerContext } from './context.js';
 
-export function branchResponse(branch: BranchRecord): Record<string, unknown> {
+function branchResponse(branch: BranchRecord): Record<string, unknown> {
   return {
     id: branch.id,
     name: branch.name,

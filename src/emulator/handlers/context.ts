@@ -67,7 +67,7 @@ const WRITE_REFUSED: Partial<Record<string, string>> = {
   RESTORE_FAILED: 'failed to restore',
 };
 
-export interface ProjectAccess {
+interface ProjectAccess {
   /** The request changes the project: refused for read-only members and in states that forbid it. */
   write?: boolean;
   /** The backing service; while it is not healthy the service answers 500. */

@@ -12,7 +12,7 @@ const SSL_STATUS: Record<CustomHostnameRecord['status'], string> = {
   '5_services_reconfigured': 'active',
 };
 
-export function hostnameResponse(project: ProjectRecord, now: number): Record<string, unknown> {
+function hostnameResponse(project: ProjectRecord, now: number): Record<string, unknown> {
   const ch = project.customHostname;
   const pending = ch.status === '2_initiated';
   return {

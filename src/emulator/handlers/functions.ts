@@ -7,7 +7,7 @@ import { created, ok, projectFor, type Handler, type HandlerContext } from './co
 
 const SLUG = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
-export function functionResponse(fn: FunctionRecord): Record<string, unknown> {
+function functionResponse(fn: FunctionRecord): Record<string, unknown> {
   return {
     id: fn.id,
     slug: fn.slug,

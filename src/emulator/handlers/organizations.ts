@@ -3,7 +3,7 @@ import { newRef } from '../random.js';
 import type { OrganizationRecord } from '../state.js';
 import { created, ok, organizationFor, requireUser, type Handler } from './context.js';
 
-export function organizationSummary(org: OrganizationRecord): Record<string, unknown> {
+function organizationSummary(org: OrganizationRecord): Record<string, unknown> {
   return { id: org.slug, slug: org.slug, name: org.name };
 }
 

@@ -5,7 +5,7 @@ import { PLATFORM_DOMAIN } from '../defaults.js';
 import { SERVICES, type ProjectRecord, type ServiceName } from '../state.js';
 import { created, iso, ok, projectFor, requireUser, serviceStatus, type Handler, type HandlerContext } from './context.js';
 
-export function projectSummary(project: ProjectRecord): Record<string, unknown> {
+function projectSummary(project: ProjectRecord): Record<string, unknown> {
   return {
     id: project.ref,
     ref: project.ref,
@@ -18,7 +18,7 @@ export function projectSummary(project: ProjectRecord): Record<string, unknown> 
   };
 }
 
-export function projectWithDatabase(project: ProjectRecord): Record<string, unknown> {
+function projectWithDatabase(project: ProjectRecord): Record<string, unknown> {
   return {
     ...projectSummary(project),
     database: {

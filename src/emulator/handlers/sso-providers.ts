@@ -5,7 +5,7 @@ import { created, iso, ok, projectFor, type Handler, type HandlerContext } from 
 
 const DOMAIN = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
 
-export interface ProviderInput {
+interface ProviderInput {
   metadata_xml?: string;
   metadata_url?: string;
   domains?: string[];
@@ -13,7 +13,7 @@ export interface ProviderInput {
   name_id_format?: string;
 }
 
-export function providerResponse(provider: SsoProviderRecord): Record<string, unknown> {
+function providerResponse(provider: SsoProviderRecord): Record<string, unknown> {
   return {
     id: provider.id,
     saml: {

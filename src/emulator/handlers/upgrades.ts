@@ -5,7 +5,7 @@ import { newUuid } from '../random.js';
 import type { ProjectRecord, UpgradeRecord } from '../state.js';
 import { created, iso, ok, projectFor, type Handler } from './context.js';
 
-export const UPGRADE_PROGRESS = [
+const UPGRADE_PROGRESS = [
   '0_requested', '1_started', '2_launched_upgraded_instance', '3_detached_volume_from_upgraded_instance',
   '4_attached_volume_to_original_instance', '5_initiated_data_upgrade', '6_completed_data_upgrade',
   '7_detached_volume_from_original_instance', '8_attached_volume_to_upgraded_instance', '9_completed_upgrade',

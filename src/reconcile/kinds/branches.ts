@@ -13,7 +13,7 @@ import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtA
 const CONVERGING = new Set(['CREATING_PROJECT', 'RUNNING_MIGRATIONS']);
 
 /** The name of the entry that stands for the project's branching as a whole. */
-export const BRANCHING_ENTRY = '(branching)';
+const BRANCHING_ENTRY = '(branching)';
 
 function pruneEnabled(project: ProjectScope): boolean {
   return project.document.spec.prune?.branches === true;
@@ -28,7 +28,7 @@ export function branchName(doc: BranchDocument): string {
 }
 
 /** Fields the branch list shows and PATCH can change. Region and size are set at creation only. */
-export function diffBranch(doc: BranchDocument, live: BranchResponse): FieldChange[] {
+function diffBranch(doc: BranchDocument, live: BranchResponse): FieldChange[] {
   const changes: FieldChange[] = [];
   if (doc.spec.git_branch !== undefined && live.git_branch !== doc.spec.git_branch) {
     changes.push({ path: 'git_branch', ...(live.git_branch !== undefined ? { before: live.git_branch } : {}), after: doc.spec.git_branch });

@@ -19,7 +19,7 @@ export function allDocuments<D extends AnyDocument>(project: ProjectScope, kind:
   return project.documents.filter((doc): doc is D => doc.kind === kind);
 }
 
-export function policyOf(doc: AnyDocument): Policy {
+function policyOf(doc: AnyDocument): Policy {
   return (doc.spec as { policy?: Policy }).policy ?? {};
 }
 

@@ -39,7 +39,7 @@ export interface DeployedFile {
   content?: Uint8Array;
 }
 
-export interface DeployedBody {
+interface DeployedBody {
   metadata: Record<string, unknown> | undefined;
   files: DeployedFile[];
 }

@@ -11,9 +11,9 @@ import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 
 /** Default cap on the total size of one function's sources: 20 MiB. */
-export const FUNCTION_SOURCE_LIMIT_BYTES = 20 * 1024 * 1024;
+const FUNCTION_SOURCE_LIMIT_BYTES = 20 * 1024 * 1024;
 
-export interface FunctionFile {
+interface FunctionFile {
   /** Path relative to the function root, with `/` separators: the multipart filename. */
   path: string;
   absolute: string;
@@ -30,7 +30,7 @@ export interface FunctionSources {
   digest: string;
 }
 
-export interface CollectOptions {
+interface CollectOptions {
   /** The function's name in messages (its slug). */
   functionName: string;
   /** Directory the manifest's `source` is relative to (the manifest file's directory). */
@@ -91,7 +91,7 @@ export function normalizeRelative(functionName: string, field: string, path: str
 }
 
 /** What identifies one version of a file's content without reading it. */
-export interface FileStamp {
+interface FileStamp {
   dev: bigint;
   ino: bigint;
   size: bigint;
@@ -106,7 +106,7 @@ interface CachedDigest extends FileStamp {
 }
 
 /** Default age a file's timestamps must have, when it is read, for its digest to be reused. */
-export const SOURCE_CACHE_SETTLE_MS = 2000;
+const SOURCE_CACHE_SETTLE_MS = 2000;
 
 /**
  * Content digests of source files, so Function documents that share a source directory (and
@@ -215,7 +215,7 @@ function settledBefore(stamp: FileStamp, timeNs: bigint, settleMs: number): bool
 
 
 /** The process-wide cache collectFunctionSources uses unless given another. */
-export const sharedSourceCache = new SourceHashCache();
+const sharedSourceCache = new SourceHashCache();
 
 export async function collectFunctionSources(options: CollectOptions): Promise<FunctionSources> {
   const name = options.functionName;
@@ -258,12 +258,12 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
 }
 
 /** A file found by the walk, with what identifies its current content. */
-export interface ListedFile extends Omit<FunctionFile, 'sha256'> {
+interface ListedFile extends Omit<FunctionFile, 'sha256'> {
   stamp: FileStamp;
 }
 
 /** A source directory's files, or the first entry that makes it unusable (a problem for every function using it). */
-export type Listing = { files: ListedFile[] } | { problem: { path: string; message: string } };
+type Listing = { files: ListedFile[] } | { problem: { path: string; message: string } };
 
 async function listFiles(root: string): Promise<Listing> {
   let walked;

@@ -13,7 +13,7 @@ import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetad
 import { sourcesDigest } from './function-sources.js';
 
 /** What the state store keeps per deployed function (key: `functionStateKey`). */
-export interface DeployedFunctionRecord {
+interface DeployedFunctionRecord {
   /** Digest of the sources and the deploy metadata that were deployed. */
   digest: string;
   sourcesDigest: string;
@@ -27,7 +27,7 @@ export interface DeployedFunctionRecord {
   name?: string;
 }
 
-export function functionStateKey(ref: string, slug: string): string {
+function functionStateKey(ref: string, slug: string): string {
   return `functions/${ref}/${slug}`;
 }
 
@@ -37,7 +37,7 @@ interface DesiredFunction {
   metadata: DeployMetadata;
 }
 
-export function desiredFunction(doc: FunctionDocument): DesiredFunction {
+function desiredFunction(doc: FunctionDocument): DesiredFunction {
   const slug = doc.spec.slug ?? doc.metadata.name;
   const metadata: DeployMetadata = {
     entrypoint_path: normalizeRelative(slug, 'entrypoint', doc.spec.entrypoint),
@@ -50,13 +50,13 @@ export function desiredFunction(doc: FunctionDocument): DesiredFunction {
 }
 
 /** Digest of what a deploy sends: the sources and every metadata field. */
-export function deployDigest(sources: FunctionSources, metadata: DeployMetadata): string {
+function deployDigest(sources: FunctionSources, metadata: DeployMetadata): string {
   const keys = Object.keys(metadata).sort() as Array<keyof DeployMetadata>;
   return sha256Hex(`${sources.digest}\n${JSON.stringify(keys.map((k) => [k, metadata[k]]))}`);
 }
 
 /** The service may report paths as URLs or absolute paths: compare by path suffix. */
-export function samePath(observed: string | undefined, desired: string | undefined): boolean {
+function samePath(observed: string | undefined, desired: string | undefined): boolean {
   if (desired === undefined) return true;
   if (observed === undefined) return false;
   const o = normalizeBodyPath(observed);

@@ -10,19 +10,19 @@ import { systemClock } from '../../util/clock.js';
 import { isApiError } from '../../api/errors.js';
 
 /** Services the health read asks about (every service the API knows). */
-export const HEALTH_SERVICES = ['auth', 'db', 'db_postgres_user', 'pooler', 'realtime', 'rest', 'storage', 'bouncer'] as const;
+const HEALTH_SERVICES = ['auth', 'db', 'db_postgres_user', 'pooler', 'realtime', 'rest', 'storage', 'bouncer'] as const;
 
 export type ObservedResource = 'networkBans' | 'apiKeys' | 'backups' | 'readOnly' | 'health' | 'upgrade';
-export const OBSERVED_RESOURCES: readonly ObservedResource[] = ['networkBans', 'apiKeys', 'backups', 'readOnly', 'health', 'upgrade'];
+const OBSERVED_RESOURCES: readonly ObservedResource[] = ['networkBans', 'apiKeys', 'backups', 'readOnly', 'health', 'upgrade'];
 
-export interface ObservedApiKey {
+interface ObservedApiKey {
   name: string;
   type?: string;
   prefix?: string;
   id?: string;
 }
 
-export interface ObservedBackups {
+interface ObservedBackups {
   walgEnabled: boolean;
   pitrEnabled: boolean;
   count: number;
@@ -32,13 +32,13 @@ export interface ObservedBackups {
   pitrWindow?: { earliest?: number; latest?: number };
 }
 
-export interface ObservedReadOnly {
+interface ObservedReadOnly {
   enabled: boolean;
   overrideEnabled: boolean;
   overrideActiveUntil?: string;
 }
 
-export interface ObservedServiceHealth {
+interface ObservedServiceHealth {
   name: string;
   healthy: boolean;
   status: string;
@@ -77,7 +77,7 @@ export interface ObservedProjectState {
   errors: ObservedError[];
 }
 
-export interface ObserveOptions {
+interface ObserveOptions {
   /** Default `drift`: these reads are background work and yield to writes and verifications. */
   priority?: Priority;
   /** Which facts to read (default all six). */

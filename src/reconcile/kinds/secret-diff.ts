@@ -15,13 +15,13 @@ export function isReservedSecret(name: string): boolean {
   return name.startsWith(RESERVED_SECRET_PREFIX);
 }
 
-export interface DesiredSecretDigest {
+interface DesiredSecretDigest {
   name: string;
   /** Lowercase hex SHA-256 of the resolved value. */
   digest: string;
 }
 
-export interface SecretDiff {
+interface SecretDiff {
   create: string[];
   update: string[];
   unchanged: string[];

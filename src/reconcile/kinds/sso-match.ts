@@ -12,12 +12,12 @@ export function providerDomains(provider: LiveProvider): string[] {
   return (provider.domains ?? []).map((d) => d.domain?.toLowerCase()).filter((d): d is string => typeof d === 'string');
 }
 
-export interface DesiredProviderKey {
+interface DesiredProviderKey {
   key: string;
   domains: readonly string[];
 }
 
-export interface ProviderMatch {
+interface ProviderMatch {
   /** Declared key -> the live provider it is. */
   matched: Map<string, LiveProvider>;
   /** Declared key -> why it cannot be matched safely (blocked, nothing written). */
@@ -78,7 +78,7 @@ export function diffProvider(spec: SsoProviderSpec, live: LiveProvider): FieldCh
 }
 
 /** The entity id a SAML metadata document declares, when it declares one. */
-export function entityIdOfXml(xml: string): string | undefined {
+function entityIdOfXml(xml: string): string | undefined {
   return /<(?:\w+:)?EntityDescriptor\b[^>]*\bentityID\s*=\s*"([^"]+)"/.exec(xml)?.[1];
 }
 

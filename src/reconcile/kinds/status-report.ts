@@ -4,7 +4,7 @@
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
 
-export interface StatusResource {
+interface StatusResource {
   id: string;
   kind: ResourceKind;
   name: string;
@@ -25,7 +25,7 @@ export interface ProjectStatus {
   observed?: ObservedProjectState;
 }
 
-export interface StatusReport {
+interface StatusReport {
   /** ISO time the report was made. */
   generatedAt: string;
   revision?: string;
@@ -74,7 +74,7 @@ function iso(ms: number | undefined): string | undefined {
 }
 
 /** The state of an entry for which the pass reported no ResourceStatus. */
-export function stateOfEntry(entry: PlanEntry): ResourceState {
+function stateOfEntry(entry: PlanEntry): ResourceState {
   if (entry.pending) return 'pending';
   switch (entry.action) {
     case 'noop':
@@ -226,7 +226,7 @@ function resourceRows(resources: StatusResource[]): string[][] {
 }
 
 /** One line per observed-only fact. */
-export function observedLines(state: ObservedProjectState): string[] {
+function observedLines(state: ObservedProjectState): string[] {
   const lines: string[] = [];
   if (state.health) {
     const bad = state.health.filter((h) => !h.healthy);

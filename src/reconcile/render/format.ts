@@ -3,7 +3,7 @@
 import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
 
-export const SENSITIVE = '(sensitive value changed)';
+const SENSITIVE = '(sensitive value changed)';
 
 export function summaryLine(result: PassResult): string {
   const s = result.plan.summary;
@@ -55,7 +55,7 @@ export function entryNote(entry: PlanEntry): string {
   return notes.join('; ');
 }
 
-export interface OutcomeCounts {
+interface OutcomeCounts {
   success: number;
   failed: number;
   skipped: number;
@@ -67,7 +67,7 @@ export function outcomeCounts(result: PassResult): OutcomeCounts {
 }
 
 /** The readiness waits of new or restored projects (steps, not changes). */
-export function waitCounts(result: PassResult): OutcomeCounts {
+function waitCounts(result: PassResult): OutcomeCounts {
   return countResults(result.outcomes.filter((o) => o.action === 'wait'));
 }
 

@@ -2,9 +2,9 @@
 // meaning does; fields are only ever added). Documented in docs/concepts.md.
 import type { PassResult } from '../types.js';
 
-export const JSON_FORMAT_VERSION = 1;
+const JSON_FORMAT_VERSION = 1;
 
-export function toJsonDocument(result: PassResult): Record<string, unknown> {
+function toJsonDocument(result: PassResult): Record<string, unknown> {
   return {
     version: JSON_FORMAT_VERSION,
     result: result.result,

@@ -12,9 +12,9 @@ import {
  * The default size limit: GitHub's 65536 characters for a comment, less room for the few
  * lines a workflow puts around the plan (a marker, a verdict).
  */
-export const MARKDOWN_MAX_LENGTH = 60_000;
+const MARKDOWN_MAX_LENGTH = 60_000;
 
-export interface MarkdownOptions {
+interface MarkdownOptions {
   color?: boolean;
   /** The manifests directory and the environment (API or sandbox), named on the first line. */
   heading?: { dir: string; environment: string };

@@ -11,7 +11,7 @@ const RESET = '\u001b[0m';
 const DIM = '\u001b[2m';
 const BOLD = '\u001b[1m';
 
-export interface TextOptions {
+interface TextOptions {
   color: boolean;
 }
 
