@@ -1,9 +1,11 @@
-// Writes the generated artifacts: schemas/*.schema.json (from openapi.json and schema-source.ts),
+// Writes the generated artifacts: schemas/*.schema.json (from openapi.json, schema-source.ts and
+// the configuration sections of the registry),
 // src/manifests/schema-types.ts (from the schemas) and the field reference pages
 // docs/reference/*.md (from the schemas). Run after `npx tsc -p .`: `node_modules/.bin/node dist/manifests/generate-schemas.js`.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CONFIG_SECTIONS } from '../reconcile/registry.js';
 import { buildSchemas, KIND_SCHEMA_FILES, renderSchemaFile } from './schema-source.js';
 import { renderSchemaTypes } from './schema-typegen.js';
 import { renderFieldReference } from './schema-docs.js';
@@ -15,7 +17,7 @@ export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Every generated file (path relative to the repository root) with its expected content. */
 export function generatedFiles(root = REPOSITORY_ROOT): Map<string, string> {
   const openapi = JSON.parse(readFileSync(join(root, 'schemas/api/openapi.json'), 'utf8'));
-  const schemas = buildSchemas(openapi);
+  const schemas = buildSchemas(openapi, CONFIG_SECTIONS);
   const files = new Map<string, string>();
   for (const [kind, file] of Object.entries(KIND_SCHEMA_FILES) as Array<[ManifestKind, string]>) {
     files.set(`schemas/${file}`, renderSchemaFile(schemas[kind]));

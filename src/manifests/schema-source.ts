@@ -1,9 +1,10 @@
 // The generator of schemas/*.schema.json. Configuration sections are derived from the API's
 // request bodies in openapi.json so that a field the API accepts is a field a manifest accepts,
 // under the same name; the manifest-only fields (organization, policy, prune, ...) are written
-// here once. `npm run build && node dist/manifests/generate-schemas.js` rewrites the committed
+// here once. Each configuration section's fragment lives in its module
+// (src/reconcile/kinds/config/<section>.ts) and reaches this file as an argument: the
+// validator imports this file and must not load the reconciler. `npm run build && node dist/manifests/generate-schemas.js` rewrites the committed
 // files, and test/manifests/schema-drift.test.ts fails when they differ from this output.
-import { isSecretAuthField } from './secret-fields.js';
 import type { ManifestKind } from './types.js';
 
 export type JsonSchema = { [key: string]: unknown };
@@ -29,11 +30,11 @@ export const REGIONS = [
   'eu-central-2', 'ca-central-1', 'ap-south-1', 'sa-east-1',
 ] as const;
 
-interface OpenApiDocument {
+export interface OpenApiDocument {
   components: { schemas: Record<string, JsonSchema> };
 }
 
-const SECRET_REF = { $ref: '#/$defs/SecretRef' };
+export const SECRET_REF = { $ref: '#/$defs/SecretRef' };
 const POLICY = { description: 'How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend.', $ref: '#/$defs/Policy' };
 
 const SHARED_DEFS: Record<string, JsonSchema> = {
@@ -166,87 +167,8 @@ function orderKeys(schema: JsonSchema): JsonSchema {
   return ordered;
 }
 
-function typeWords(schema: JsonSchema): string {
-  const parts: string[] = [];
-  if (typeof schema.minimum === 'number' || typeof schema.maximum === 'number') {
-    parts.push(`${schema.minimum ?? '-∞'} to ${schema.maximum ?? '∞'}`);
-  }
-  return parts.length ? ` (${parts.join(', ')})` : '';
-}
-
-// ---- descriptions of the auth fields, by group
-
-const AUTH_GROUPS: Array<[RegExp, (match: RegExpMatchArray) => string]> = [
-  [/^external_(idp\d\d)_(enabled)$/, (m) => `External identity provider \`${m[1]}\`: enable sign-in with it.`],
-  [/^external_(idp\d\d)_client_id$/, (m) => `External identity provider \`${m[1]}\`: OAuth client id.`],
-  [/^external_(idp\d\d)_secret$/, (m) => `External identity provider \`${m[1]}\`: OAuth client secret.`],
-  [/^external_(idp\d\d)_url$/, (m) => `External identity provider \`${m[1]}\`: the provider's base URL (self-hosted providers).`],
-  [/^external_(idp\d\d)_additional_client_ids$/, (m) => `External identity provider \`${m[1]}\`: further accepted client ids, comma-separated.`],
-  [/^external_(idp\d\d)_skip_nonce_check$/, (m) => `External identity provider \`${m[1]}\`: skip the ID token nonce check.`],
-  [/^external_(anonymous_users|email|phone)_enabled$/, (m) => `Sign-in method: enable ${m[1]!.replace('_', ' ')} sign-in.`],
-  [/^smtp_(.+)$/, (m) => `SMTP (custom mail server): \`${m[1]}\`.`],
-  [/^mailer_subjects_(.+)$/, (m) => `Mail subject of the ${m[1]!.replaceAll('_', ' ')} message.`],
-  [/^mailer_templates_(.+)_content$/, (m) => `Mail template (HTML) of the ${m[1]!.replaceAll('_', ' ')} message.`],
-  [/^mailer_(.+)$/, (m) => `Mailer: \`${m[1]}\`.`],
-  [/^sms_(sms[A-E])_(.+)$/, (m) => `SMS provider \`${m[1]}\`: \`${m[2]}\`.`],
-  [/^sms_(.+)$/, (m) => `SMS: \`${m[1]}\`.`],
-  [/^hook_(.+)_(enabled|uri|secrets)$/, (m) => `Auth hook \`${m[1]}\`: ${m[2] === 'enabled' ? 'enable it' : m[2] === 'uri' ? 'its URI' : 'its signing secrets'}.`],
-  [/^mfa_(.+)$/, (m) => `Multi-factor authentication: \`${m[1]}\`.`],
-  [/^rate_limit_(.+)$/, (m) => `Rate limit: \`${m[1]}\`.`],
-  [/^security_captcha_(.+)$/, (m) => `CAPTCHA: \`${m[1]}\`.`],
-  [/^security_(.+)$/, (m) => `Security: \`${m[1]}\`.`],
-  [/^sessions_(.+)$/, (m) => `Sessions: \`${m[1]}\`.`],
-  [/^password_(.+)$/, (m) => `Passwords: \`${m[1]}\`.`],
-  [/^saml_(.+)$/, (m) => `SAML single sign-on: \`${m[1]}\`.`],
-  [/^(.+)$/, (m) => `General: \`${m[1]}\`.`],
-];
-
-const AUTH_SPECIFIC: Record<string, string> = {
-  site_url: 'The site URL: the default redirect after sign-in and the base of links in mails.',
-  uri_allow_list: 'Further allowed redirect URLs, comma-separated.',
-  disable_signup: 'Refuse new sign-ups.',
-  jwt_exp: 'Access token lifetime in seconds.',
-};
-
-function describeAuthField(name: string, schema: JsonSchema): string {
-  const specific = AUTH_SPECIFIC[name];
-  let text = specific;
-  if (!text) {
-    for (const [pattern, render] of AUTH_GROUPS) {
-      const match = name.match(pattern);
-      if (match) {
-        text = render(match);
-        break;
-      }
-    }
-  }
-  return `${text}${typeWords(schema)} API field \`${name}\` of the auth configuration.`;
-}
-
-const SECRET_AUTH_NOTE =
-  ' Secret-bearing: give it as a reference (`{valueFrom: {env: NAME}}` or `{valueFrom: {file: PATH}}`), never as a literal.';
-
-function authSpec(openapi: OpenApiDocument): JsonSchema {
-  const body = openapi.components.schemas.UpdateAuthConfigBody!;
-  const properties: Record<string, JsonSchema> = {};
-  for (const [name, field] of Object.entries(body.properties as Record<string, JsonSchema>)) {
-    if (isSecretAuthField(name)) {
-      properties[name] = { description: describeAuthField(name, field) + SECRET_AUTH_NOTE, ...SECRET_REF };
-    } else {
-      properties[name] = convertOpenApiSchema(field, () => describeAuthField(name, field));
-    }
-  }
-  return {
-    title: 'AuthSpec',
-    description:
-      'The auth configuration (PATCH /v1/projects/{ref}/config/auth): only the fields listed here are managed, and only those are sent. Field names are the API\'s own.',
-    type: 'object',
-    properties,
-    additionalProperties: false,
-  };
-}
-
-function sectionFromBody(openapi: OpenApiDocument, bodyName: string, title: string, description: string, describeField: (path: string[]) => string | undefined, omit: string[] = []): JsonSchema {
+/** A Project spec field derived from an API request body: required-ness dropped (a field left out is not managed), `omit` left out. */
+export function sectionFromBody(openapi: OpenApiDocument, bodyName: string, title: string, description: string, describeField: (path: string[]) => string | undefined, omit: string[] = []): JsonSchema {
   const body = structuredClone(openapi.components.schemas[bodyName]!);
   const properties = { ...(body.properties as Record<string, JsonSchema>) };
   for (const name of omit) delete properties[name];
@@ -256,47 +178,8 @@ function sectionFromBody(openapi: OpenApiDocument, bodyName: string, title: stri
   return orderKeys({ ...converted, title, description });
 }
 
-const POSTGRES_DURATION_FIELDS = new Set(['statement_timeout', 'wal_sender_timeout', 'checkpoint_timeout']);
-
-function postgresSpec(openapi: OpenApiDocument): JsonSchema {
-  const schema = sectionFromBody(
-    openapi,
-    'UpdatePostgresConfigBody',
-    'PostgresSpec',
-    'Postgres parameters (PUT /v1/projects/{ref}/config/database/postgres). Only the parameters listed are managed; an absent parameter keeps the service default.',
-    (path) => {
-      if (path.length !== 1) return undefined;
-      const name = path[0]!;
-      if (name === 'restart_database') return 'Restart the database when this section changes (sent as `restart_database`). Default false: the change applies at the next restart.';
-      return `Postgres parameter \`${name}\`${POSTGRES_DURATION_FIELDS.has(name) ? ' (a duration such as `30s` or `5min`)' : ''}.`;
-    },
-  );
-  return schema;
-}
-
-const RESTAPI_FIELDS: Record<string, string> = {
-  db_schema: 'Schemas exposed by the REST API, comma-separated.',
-  db_extra_search_path: 'Extra schemas on the search path, comma-separated.',
-  max_rows: 'Most rows one REST request returns.',
-  db_pool: 'Database connections of the REST API server.',
-};
-
-const STORAGE_FIELDS: Record<string, string> = {
-  fileSizeLimit: 'Largest upload, in bytes.',
-  features: 'Storage features.',
-  'features.imageTransformation': 'On-the-fly image transformation.',
-  'features.s3Protocol': 'The S3-compatible protocol endpoint.',
-  'features.icebergCatalog': 'The Iceberg catalog and its limits.',
-  'features.vectorBuckets': 'Vector buckets and their limits.',
-  external: 'Upstream selection.',
-  'external.upstreamTarget': 'Which upstream serves the project: `main` or `canary`.',
-};
-
-const POOLER_FIELDS: Record<string, string> = {
-  default_pool_size: 'Server connections per user and database pair.',
-};
-
-function describeNested(table: Record<string, string>, section: string) {
+/** Field descriptions of a nested section: the table's text, else a generic one naming the API field. */
+export function describeNested(table: Record<string, string>, section: string) {
   return (path: string[]): string | undefined => {
     if (path.length === 0) return undefined;
     const key = path.join('.');
@@ -308,134 +191,117 @@ function describeNested(table: Record<string, string>, section: string) {
   };
 }
 
-function projectDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
-  const schemas = openapi.components.schemas;
-  const createBody = schemas.V1CreateProjectBody!;
-  const createProps = createBody.properties as Record<string, JsonSchema>;
-  const restapi = sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/restapi).', describeNested(RESTAPI_FIELDS, 'REST API'));
-  const storage = sectionFromBody(openapi, 'UpdateStorageConfigBody', 'StorageSpec', 'The storage configuration (PATCH /v1/projects/{ref}/config/storage).', describeNested(STORAGE_FIELDS, 'storage'));
-  // pool_mode is deprecated in the API (the pooler's mode is fixed per port), so not offered.
-  const pooler = sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'), ['pool_mode']);
-  const customHostname = schemas.UpdateCustomHostnameBody!.properties as Record<string, JsonSchema>;
-  const vanity = schemas.VanitySubdomainBody!.properties as Record<string, JsonSchema>;
-  const replica = schemas.SetUpReadReplicaBody!.properties as Record<string, JsonSchema>;
-  const networkItems = { type: 'string' };
+// ---- the Project spec: its own fields here, each configuration section's from its module
+
+/** A configuration section's part of the Project schema (src/reconcile/kinds/config/<section>.ts). */
+export interface SectionSchema {
+  /**
+   * The Project spec field this section's field follows in the schema, the reference page
+   * and exported manifests: one of the fields below or another section's key. Each field is
+   * followed by at most one section, so the order never depends on the registry's.
+   */
+  after: string;
+  /** The ProjectSpec property (its description, and a `$ref` to a definition of `defs`). */
+  property: JsonSchema;
+  /** The `$defs` entries the property refers to. */
+  defs?(openapi: OpenApiDocument): Record<string, JsonSchema>;
+}
+
+/** What the schema builder needs of a configuration section. */
+export interface SchemaSection {
+  /** The section's field in the Project spec. */
+  key: string;
+  schema: SectionSchema;
+}
+
+function projectFields(openapi: OpenApiDocument): Array<[string, JsonSchema]> {
+  const createProps = openapi.components.schemas.V1CreateProjectBody!.properties as Record<string, JsonSchema>;
+  return [
+    ['organization', { type: 'string', minLength: 1, description: 'metadata.name of the Organization document this project belongs to.' }],
+    ['name', { ...convertOpenApiSchema(createProps.name!), minLength: 1, description: "The project's name in the API; default metadata.name. Unique within the organization." }],
+    ['ref', { type: 'string', pattern: '^[a-z]{20}$', description: 'Adopt an existing project by its ref (20 lowercase letters) instead of finding it by name or creating it.' }],
+    ['region', { ...convertOpenApiSchema(createProps.region!), description: 'Region the project is created in (it cannot move later).' }],
+    ['desired_instance_size', { ...convertOpenApiSchema(createProps.desired_instance_size!), description: 'Compute size requested at creation.' }],
+    ['db_pass', { description: 'Database password used when the project is created (required then); never readable back.', ...SECRET_REF }],
+    ['paused', { type: 'boolean', description: 'true: pause the project; false: restore it when paused. Unset: not managed.' }],
+    [
+      'prune',
+      {
+        type: 'object',
+        description: 'Delete live functions, SSO providers or branches of this project that no manifest declares (default false each).',
+        properties: {
+          functions: { type: 'boolean', default: false, description: 'Delete live functions no Function document declares.' },
+          ssoProviders: { type: 'boolean', default: false, description: 'Delete live SSO providers no SsoProvider document declares.' },
+          branches: { type: 'boolean', default: false, description: 'Delete live branches no Branch document declares.' },
+        },
+        additionalProperties: false,
+      },
+    ],
+    ['branching_disabled', { type: 'boolean', description: 'true: disable preview branching for the project (deletes every branch). Branching is disabled only through this field.' }],
+    ['policy', POLICY],
+  ];
+}
+
+/** The Project spec's own fields (not configuration sections), in schema order. */
+const PROJECT_FIELD_NAMES = ['organization', 'name', 'ref', 'region', 'desired_instance_size', 'db_pass', 'paused', 'prune', 'branching_disabled', 'policy'] as const;
+
+export class SectionOrderError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SectionOrderError';
+  }
+}
+
+/** The Project spec's fields in order: its own names, each section placed right after its `after` field. */
+function specFields<S extends SchemaSection>(sections: readonly S[]): Array<string | S> {
+  const fields: Array<string | S> = [...PROJECT_FIELD_NAMES];
+  const keyOf = (field: string | S) => (typeof field === 'string' ? field : field.key);
+  const pending = [...sections];
+  for (const section of sections) {
+    if (sections.filter((other) => other.schema.after === section.schema.after).length > 1) {
+      throw new SectionOrderError(`more than one configuration section follows \`${section.schema.after}\`: give each a field of its own to follow`);
+    }
+    if (fields.some((field) => keyOf(field) === section.key) || sections.filter((other) => other.key === section.key).length > 1) {
+      throw new SectionOrderError(`the Project spec field \`${section.key}\` is declared twice`);
+    }
+  }
+  while (pending.length > 0) {
+    const next = pending.findIndex((section) => fields.some((field) => keyOf(field) === section.schema.after));
+    if (next < 0) {
+      throw new SectionOrderError(`configuration section \`${pending[0]!.key}\` follows \`${pending[0]!.schema.after}\`, which is not a Project spec field`);
+    }
+    const [section] = pending.splice(next, 1);
+    fields.splice(fields.findIndex((field) => keyOf(field) === section!.schema.after) + 1, 0, section!);
+  }
+  return fields;
+}
+
+/** The sections in the order of their fields in the Project spec. */
+export function sectionsInSpecOrder<S extends SchemaSection>(sections: readonly S[]): S[] {
+  return specFields(sections).filter((field): field is S => typeof field !== 'string');
+}
+
+function projectDefs(openapi: OpenApiDocument, sections: readonly SchemaSection[]): Record<string, JsonSchema> {
+  const own = new Map(projectFields(openapi));
+  const properties: Record<string, JsonSchema> = {};
+  const defs: Record<string, JsonSchema> = {};
+  for (const field of specFields(sections)) {
+    if (typeof field === 'string') properties[field] = own.get(field)!;
+    else {
+      properties[field.key] = field.schema.property;
+      Object.assign(defs, field.schema.defs?.(openapi));
+    }
+  }
   return {
     ProjectSpec: {
       title: 'ProjectSpec',
       description: 'A project, named within its organization, and every configuration section the reconciler manages. A section or field left out is not managed.',
       type: 'object',
-      properties: {
-        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization document this project belongs to.' },
-        name: { ...convertOpenApiSchema(createProps.name!), minLength: 1, description: "The project's name in the API; default metadata.name. Unique within the organization." },
-        ref: { type: 'string', pattern: '^[a-z]{20}$', description: 'Adopt an existing project by its ref (20 lowercase letters) instead of finding it by name or creating it.' },
-        region: { ...convertOpenApiSchema(createProps.region!), description: 'Region the project is created in (it cannot move later).' },
-        desired_instance_size: { ...convertOpenApiSchema(createProps.desired_instance_size!), description: 'Compute size requested at creation.' },
-        db_pass: { description: 'Database password used when the project is created (required then); never readable back.', ...SECRET_REF },
-        paused: { type: 'boolean', description: 'true: pause the project; false: restore it when paused. Unset: not managed.' },
-        postgres_version: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$', description: 'Target Postgres version: upgrade when the live version is older and the project is eligible.' },
-        auth: { description: 'The auth configuration: the API\'s auth config fields; secret-bearing ones as references.', $ref: '#/$defs/AuthSpec' },
-        postgres: { description: 'Postgres parameters, plus `restart_database`.', $ref: '#/$defs/PostgresSpec' },
-        pooler: { description: 'The connection pooler configuration.', $ref: '#/$defs/PoolerSpec' },
-        restapi: { description: 'The REST API configuration.', $ref: '#/$defs/RestapiSpec' },
-        storage: { description: 'The storage configuration.', $ref: '#/$defs/StorageSpec' },
-        network_restrictions: { description: 'Database network restrictions (allowed address ranges).', $ref: '#/$defs/NetworkRestrictionsSpec' },
-        ssl_enforcement: { description: 'SSL enforcement for database connections.', $ref: '#/$defs/SslEnforcementSpec' },
-        custom_hostname: { description: 'A custom hostname for the project.', $ref: '#/$defs/CustomHostnameSpec' },
-        vanity_subdomain: { description: 'A vanity subdomain for the project.', $ref: '#/$defs/VanitySubdomainSpec' },
-        cryptoext: { description: 'The cryptoext root key (a change needs an explicit confirmation).', $ref: '#/$defs/CryptoextSpec' },
-        read_replicas: { type: 'array', items: { $ref: '#/$defs/ReadReplicaSpec' }, description: 'The complete set of read replicas, one item each.' },
-        prune: {
-          type: 'object',
-          description: 'Delete live functions, SSO providers or branches of this project that no manifest declares (default false each).',
-          properties: {
-            functions: { type: 'boolean', default: false, description: 'Delete live functions no Function document declares.' },
-            ssoProviders: { type: 'boolean', default: false, description: 'Delete live SSO providers no SsoProvider document declares.' },
-            branches: { type: 'boolean', default: false, description: 'Delete live branches no Branch document declares.' },
-          },
-          additionalProperties: false,
-        },
-        branching_disabled: { type: 'boolean', description: 'true: disable preview branching for the project (deletes every branch). Branching is disabled only through this field.' },
-        policy: POLICY,
-      },
+      properties,
       required: ['organization', 'region'],
       additionalProperties: false,
     },
-    AuthSpec: authSpec(openapi),
-    PostgresSpec: postgresSpec(openapi),
-    PoolerSpec: pooler,
-    RestapiSpec: restapi,
-    StorageSpec: storage,
-    NetworkRestrictionsSpec: {
-      title: 'NetworkRestrictionsSpec',
-      description: 'Database network restrictions (written whole): the client address ranges allowed to connect. Absent: not managed.',
-      type: 'object',
-      properties: {
-        dbAllowedCidrs: {
-          type: 'array',
-          description: 'Allowed IPv4 ranges in CIDR notation; `0.0.0.0/0` allows all.',
-          items: { ...networkItems, pattern: '^([0-9]{1,3}\\.){3}[0-9]{1,3}/[0-9]{1,2}$' },
-        },
-        dbAllowedCidrsV6: {
-          type: 'array',
-          description: 'Allowed IPv6 ranges in CIDR notation; `::/0` allows all.',
-          items: { ...networkItems, pattern: '^[0-9A-Fa-f:]+/[0-9]{1,3}$' },
-        },
-      },
-      additionalProperties: false,
-    },
-    SslEnforcementSpec: {
-      title: 'SslEnforcementSpec',
-      description: 'SSL enforcement for database connections.',
-      type: 'object',
-      properties: { database: { type: 'boolean', description: 'Refuse database connections without SSL.' } },
-      required: ['database'],
-      additionalProperties: false,
-    },
-    CustomHostnameSpec: {
-      title: 'CustomHostnameSpec',
-      description: 'A custom hostname: initialized, re-verified and activated as its status allows.',
-      type: 'object',
-      properties: {
-        custom_hostname: { ...convertOpenApiSchema(customHostname.custom_hostname!), format: 'hostname', description: 'The hostname, for example `api.example.com`.' },
-        activate: { type: 'boolean', default: true, description: 'Activate once the hostname is verified (default true).' },
-      },
-      required: ['custom_hostname'],
-      additionalProperties: false,
-    },
-    VanitySubdomainSpec: {
-      title: 'VanitySubdomainSpec',
-      description: 'A vanity subdomain: checked for availability, then activated.',
-      type: 'object',
-      properties: {
-        vanity_subdomain: { ...convertOpenApiSchema(vanity.vanity_subdomain!), minLength: 1, pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$', description: 'The subdomain (lowercase letters, digits and dashes).' },
-      },
-      required: ['vanity_subdomain'],
-      additionalProperties: false,
-    },
-    CryptoextSpec: {
-      title: 'CryptoextSpec',
-      description: 'The cryptoext root key. Changing an existing key can make data encrypted under the old one unreadable, so a change needs `confirm_root_key_change`.',
-      type: 'object',
-      properties: {
-        root_key: { description: 'The root key.', ...SECRET_REF },
-        confirm_root_key_change: {
-          type: 'string',
-          enum: [ROOT_KEY_CHANGE_CONFIRMATION],
-          description: `Must equal \`${ROOT_KEY_CHANGE_CONFIRMATION}\` for a change of an existing root key to be applied.`,
-        },
-      },
-      required: ['root_key'],
-      additionalProperties: false,
-    },
-    ReadReplicaSpec: {
-      title: 'ReadReplicaSpec',
-      description: 'One read replica.',
-      type: 'object',
-      properties: { read_replica_region: { ...convertOpenApiSchema(replica.read_replica_region!), description: 'Region of the replica.' } },
-      required: ['read_replica_region'],
-      additionalProperties: false,
-    },
+    ...defs,
   };
 }
 
@@ -591,11 +457,14 @@ function documentSchema(kind: ManifestKind, file: string, defs: Record<string, J
   };
 }
 
-/** Every kind's schema, derived from the API description (openapi.json). */
-export function buildSchemas(openapi: OpenApiDocument): Record<ManifestKind, JsonSchema> {
+/**
+ * Every kind's schema, derived from the API description (openapi.json); the Project schema
+ * carries the given configuration sections (the registry's, src/reconcile/registry.ts).
+ */
+export function buildSchemas(openapi: OpenApiDocument, sections: readonly SchemaSection[]): Record<ManifestKind, JsonSchema> {
   return {
     Organization: documentSchema('Organization', KIND_SCHEMA_FILES.Organization, organizationDefs(openapi)),
-    Project: documentSchema('Project', KIND_SCHEMA_FILES.Project, projectDefs(openapi)),
+    Project: documentSchema('Project', KIND_SCHEMA_FILES.Project, projectDefs(openapi, sections)),
     Secrets: documentSchema('Secrets', KIND_SCHEMA_FILES.Secrets, secretsDefs()),
     Function: documentSchema('Function', KIND_SCHEMA_FILES.Function, functionDefs()),
     SsoProvider: documentSchema('SsoProvider', KIND_SCHEMA_FILES.SsoProvider, ssoDefs(openapi)),

@@ -9,10 +9,10 @@ import { NotFoundError, isApiError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
 import type { BranchResponse, FunctionResponse, ListProvidersResponse, OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
-import { isSecretAuthField } from '../manifests/secret-fields.js';
+import { sectionsInSpecOrder } from '../manifests/schema-source.js';
 import { API_VERSION, type SecretRef } from '../manifests/types.js';
-import { replicaRegion } from './kinds/config/read-replicas.js';
-import { majorVersion } from './kinds/config/postgres-version.js';
+import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
+import { CONFIG_SECTIONS } from './registry.js';
 import { RESERVED_SECRET_PREFIX } from './kinds/secret-diff.js';
 import type { Logger } from './types.js';
 import { exportFunction, type ExportedFile } from './export-functions.js';
@@ -37,6 +37,8 @@ export interface ExportOptions {
    * named in `functionsLeftOut`.
    */
   functions?: boolean;
+  /** The configuration sections to export (default: the registry's). */
+  sections?: readonly ConfigSection[];
   log: Logger;
 }
 
@@ -203,7 +205,7 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
     // One project the service cannot read yet (creating, failed to initialize, restoring...)
     // must not cost the rest of the fleet its export: it is adopted by ref, sections later.
     if (state === 'unreadable') unreadable.push({ name, ref: project.ref, status: project.status });
-    const spec = await projectSpec(api, project, name, orgName.get(org.id)!, log);
+    const spec = await projectSpec(api, project, name, orgName.get(org.id)!, options.sections ?? CONFIG_SECTIONS, log);
     const file = fileName(name);
     documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec } });
     if (state === 'readable') {
@@ -297,7 +299,26 @@ function branchDocuments(branches: BranchResponse[], project: string): Json[] {
     });
 }
 
-async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, organization: string, log: Logger): Promise<Json> {
+/** What each section's export works with; a read sections share is made once per project. */
+function sectionExportContexts(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, log: Logger): (section: string) => SectionExportContext {
+  const shared = new Map<string, Promise<unknown>>();
+  return (section) => ({
+    api,
+    project,
+    ref: project.ref,
+    name,
+    read<T>(fetch: () => Promise<T>, share?: string): Promise<T | undefined> {
+      if (share === undefined) return optional(fetch, log, name, section);
+      if (!shared.has(share)) shared.set(share, optional(fetch, log, name, section));
+      return shared.get(share) as Promise<T | undefined>;
+    },
+    prune: (value, def) => pruneToSchema(value, sectionSchema(def)),
+    fieldsOf: (def) => Object.keys(sectionSchema(def)?.properties ?? {}),
+    secretRef: (field) => reference(envName(name, field)),
+  });
+}
+
+async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, organization: string, sections: readonly ConfigSection[], log: Logger): Promise<Json> {
   const ref = project.ref;
   const spec: Json = { organization, ref, region: project.region };
   if (project.name !== name) spec.name = project.name;
@@ -309,55 +330,10 @@ async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseRes
   }
   // Nor can one that is not running: adopt it by ref alone, export again once it is healthy.
   if (state === 'unreadable') return spec;
-  const major = majorVersion(project.database?.version);
-  if (major !== undefined) spec.postgres_version = String(major);
-
-  const auth = await optional(() => api.getAuthServiceConfig(ref), log, name, 'auth');
-  if (auth) {
-    const out: Json = {};
-    for (const [field, value] of Object.entries(auth as Json)) {
-      if (value === null || value === undefined || value === '') continue;
-      out[field] = isSecretAuthField(field) ? reference(envName(name, field)) : value;
-    }
-    const pruned = pruneToSchema(out, sectionSchema('AuthSpec')) as Json | undefined;
-    if (pruned) {
-      // References were kept as given (the schema describes them through $ref).
-      for (const [field, value] of Object.entries(out)) if (isSecretAuthField(field) && field in (sectionSchema('AuthSpec')?.properties ?? {})) pruned[field] = value;
-      spec.auth = pruned;
-    }
+  const contextFor = sectionExportContexts(api, project, name, log);
+  for (const section of sectionsInSpecOrder(sections)) {
+    const value = await section.export(contextFor(section.key));
+    if (value !== undefined) spec[section.key] = value;
   }
-  const postgres = await optional(() => api.getPostgresConfig(ref), log, name, 'postgres');
-  const postgresSpec = pruneToSchema(postgres, sectionSchema('PostgresSpec'));
-  if (postgresSpec) spec.postgres = postgresSpec;
-
-  const poolers = await optional(() => api.getPoolerConfig(ref), log, name, 'pooler');
-  const primary = poolers?.find((p) => p.database_type === 'PRIMARY');
-  if (primary?.default_pool_size !== undefined && primary.default_pool_size !== null) spec.pooler = { default_pool_size: primary.default_pool_size };
-  const replicas = (poolers ?? []).filter((p) => p.database_type === 'READ_REPLICA').map(replicaRegion).filter((r): r is string => r !== undefined);
-  if (replicas.length > 0) spec.read_replicas = replicas.sort().map((region) => ({ read_replica_region: region }));
-
-  const restapi = pruneToSchema(await optional(() => api.getRestapiServiceConfig(ref), log, name, 'restapi'), sectionSchema('RestapiSpec'));
-  if (restapi) spec.restapi = restapi;
-  const storage = pruneToSchema(await optional(() => api.getStorageConfig(ref), log, name, 'storage'), sectionSchema('StorageSpec'));
-  if (storage) spec.storage = storage;
-
-  const network = await optional(() => api.getNetworkRestrictions(ref), log, name, 'network_restrictions');
-  if (network?.config) {
-    const restrictions = pruneToSchema(network.config, sectionSchema('NetworkRestrictionsSpec'));
-    if (restrictions) spec.network_restrictions = restrictions;
-  }
-  const ssl = await optional(() => api.getSslEnforcementConfig(ref), log, name, 'ssl_enforcement');
-  if (typeof ssl?.currentConfig?.database === 'boolean') spec.ssl_enforcement = { database: ssl.currentConfig.database };
-
-  const hostname = await optional(() => api.getHostnameConfig(ref), log, name, 'custom_hostname');
-  if (hostname?.custom_hostname && hostname.status !== '1_not_started') {
-    spec.custom_hostname = { custom_hostname: hostname.custom_hostname, activate: hostname.status === '5_services_reconfigured' };
-  }
-  const vanity = await optional(() => api.getVanitySubdomainConfig(ref), log, name, 'vanity_subdomain');
-  if (vanity?.status === 'active' && vanity.custom_domain) {
-    spec.vanity_subdomain = { vanity_subdomain: vanity.custom_domain.split('.')[0] };
-  }
-  // The cryptoext root key is deliberately not exported: a reference to fill in would make the
-  // next pass propose a root key change, which can make encrypted data unreadable.
   return spec;
 }

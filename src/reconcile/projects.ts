@@ -11,7 +11,9 @@ import { formatElapsed, progressGate } from '../util/progress.js';
 import { makeEntry } from './diff.js';
 import type { IntentLog } from './intents.js';
 import type { InventoryProject } from './inventory.js';
+import type { ConfigSection } from './kinds/config/section.js';
 import { effectivePolicy, type EffectivePolicy } from './policy.js';
+import { CONFIG_SECTIONS } from './registry.js';
 import type { FieldChange, Logger, PlanEntry } from './types.js';
 
 export type LiveProject = V1ProjectWithDatabaseResponse;
@@ -338,15 +340,16 @@ export class ProjectNotReadyError extends Error {
   }
 }
 
-/** Services whose health the configuration of this project needs before it is written. */
-export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[]): string[] {
-  const spec = document.spec;
+/**
+ * Services whose health the configuration of this project needs before it is written: the
+ * database, each declared section's `services`, and auth for SSO providers.
+ */
+export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], sections: readonly ConfigSection[] = CONFIG_SECTIONS): string[] {
+  const spec = document.spec as unknown as Record<string, unknown>;
   const services = new Set<string>(['db']);
+  for (const section of sections) if (spec[section.key]) for (const service of section.services) services.add(service);
   const mine = documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name);
-  if (spec.auth || mine.some((d) => d.kind === 'SsoProvider')) services.add('auth');
-  if (spec.restapi) services.add('rest');
-  if (spec.storage) services.add('storage');
-  if (spec.pooler) services.add('pooler');
+  if (mine.some((d) => d.kind === 'SsoProvider')) services.add('auth');
   return [...services];
 }
 

@@ -2,8 +2,9 @@
 // project, each module whose `manages()` is true, in the order of this list (which is also
 // the apply order within a project: configuration sections first, then sub-resources).
 //
-// A module is registered with one import and one line in the array:
-//   - configuration sections: src/reconcile/kinds/config/<section>.ts
+// A module is registered with one import and one line in an array:
+//   - configuration sections: src/reconcile/kinds/config/<section>.ts, in CONFIG_SECTIONS (the
+//     Project schema, `servicesNeeded`, `ResourceKind` and the export read that list too)
 //   - secrets, functions, SSO providers, branches: src/reconcile/kinds/<name>.ts
 import type { KindModule } from './types.js';
 
@@ -26,8 +27,8 @@ import { functionsKind } from './kinds/functions.js';
 import { ssoProvidersKind } from './kinds/sso-providers.js';
 import { branchesKind } from './kinds/branches.js';
 
-export const KIND_MODULES: readonly KindModule[] = [
-  // --- configuration sections, in apply order ---
+/** The configuration sections, in apply order. */
+export const CONFIG_SECTIONS = [
   authConfig,
   postgresConfig,
   poolerConfig,
@@ -40,6 +41,10 @@ export const KIND_MODULES: readonly KindModule[] = [
   vanitySubdomainConfig,
   customHostnameConfig,
   postgresVersionConfig,
+] as const;
+
+export const KIND_MODULES: readonly KindModule[] = [
+  ...CONFIG_SECTIONS,
   // --- sub-resources, in apply order ---
   // Secrets before functions: a deployed function may read its secrets as soon as it starts.
   secretsKind,

@@ -4,26 +4,15 @@
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
 import type { AnyDocument, ManifestError, ManifestKind } from '../manifests/types.js';
+import type { CONFIG_SECTIONS } from './registry.js';
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'noop' | 'blocked';
 
-/** Kinds of managed resources: manifest kinds, plus one per Project configuration section. */
-export type ResourceKind =
-  | ManifestKind
-  | 'Secret'
-  | 'ProjectAuth'
-  | 'ProjectPostgres'
-  | 'ProjectPooler'
-  | 'ProjectRestapi'
-  | 'ProjectStorage'
-  | 'ProjectNetworkRestrictions'
-  | 'ProjectSslEnforcement'
-  | 'ProjectCustomHostname'
-  | 'ProjectVanitySubdomain'
-  | 'ProjectCryptoext'
-  | 'ProjectReadReplicas'
-  | 'ProjectPostgresVersion'
-  | 'ProjectLifecycle';
+/**
+ * Kinds of managed resources: manifest kinds, a project's secrets and its lifecycle (pause,
+ * restore), plus one per configuration section of the registry.
+ */
+export type ResourceKind = ManifestKind | 'Secret' | 'ProjectLifecycle' | (typeof CONFIG_SECTIONS)[number]['kind'];
 
 export interface FieldChange {
   /** Dotted field path inside the resource, for example `auth.site_url`. */

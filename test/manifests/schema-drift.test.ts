@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generatedFiles } from '../../src/manifests/generate-schemas.js';
 import { buildSchemas } from '../../src/manifests/schema-source.js';
+import { CONFIG_SECTIONS } from '../../src/reconcile/registry.js';
 import { REPO } from './helpers.js';
 
 // The schemas are the single source of truth: the committed schemas must be exactly what the
@@ -38,7 +39,7 @@ describe('generated manifest artifacts', () => {
   it('notices a change in the API description (the schemas follow openapi.json)', () => {
     const openapi = JSON.parse(readFileSync(join(REPO, 'schemas/api/openapi.json'), 'utf8'));
     openapi.components.schemas.UpdateAuthConfigBody.properties.brand_new_field = { type: 'boolean', nullable: true };
-    const project = buildSchemas(openapi).Project as { $defs: { AuthSpec: { properties: Record<string, unknown> } } };
+    const project = buildSchemas(openapi, CONFIG_SECTIONS).Project as { $defs: { AuthSpec: { properties: Record<string, unknown> } } };
     expect(project.$defs.AuthSpec.properties.brand_new_field).toMatchObject({ type: ['boolean', 'null'] });
     expect(`${JSON.stringify(project, null, 2)}\n`).not.toBe(files.get('schemas/project.schema.json'));
   });

@@ -1,11 +1,12 @@
-import { ROOT_KEY_CHANGE_CONFIRMATION } from '../../../manifests/schema-source.js';
+import { ROOT_KEY_CHANGE_CONFIRMATION, SECRET_REF } from '../../../manifests/schema-source.js';
 import type { CryptoextSpec } from '../../../manifests/types.js';
-import type { KindContext, KindModule } from '../../types.js';
+import type { KindContext } from '../../types.js';
 import { sameSecret } from './hmac-digest.js';
 import { createdInThisPass, noteIfNew } from './new-projects.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectCryptoext', key: 'cryptoext' };
+const SECTION = { kind: 'ProjectCryptoext', key: 'cryptoext' } as const;
 const PATH = `${SECTION.key}.root_key`;
 
 /**
@@ -15,8 +16,31 @@ const PATH = `${SECTION.key}.root_key`;
  * live key is the service's fresh default), needs no confirmation. The key is compared in
  * constant time and never shown.
  */
-export const cryptoextConfig: KindModule = {
+export const cryptoextConfig: ConfigSection<'ProjectCryptoext'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'vanity_subdomain',
+    property: { description: 'The cryptoext root key (a change needs an explicit confirmation).', $ref: '#/$defs/CryptoextSpec' },
+    defs: () => ({
+      CryptoextSpec: {
+        title: 'CryptoextSpec',
+        description: 'The cryptoext root key. Changing an existing key can make data encrypted under the old one unreadable, so a change needs `confirm_root_key_change`.',
+        type: 'object',
+        properties: {
+          root_key: { description: 'The root key.', ...SECRET_REF },
+          confirm_root_key_change: {
+            type: 'string',
+            enum: [ROOT_KEY_CHANGE_CONFIRMATION],
+            description: `Must equal \`${ROOT_KEY_CHANGE_CONFIRMATION}\` for a change of an existing root key to be applied.`,
+          },
+        },
+        required: ['root_key'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
@@ -53,5 +77,10 @@ export const cryptoextConfig: KindModule = {
         await ctxApply.api.updateCryptoextConfig(refForApply(scope, ctxApply), { root_key: value }, writeOptions(scope, ctxApply));
       };
     }
+  },
+  // Deliberately not exported: a reference to fill in would make the next pass propose a
+  // root key change, which can make encrypted data unreadable.
+  async export() {
+    return undefined;
   },
 };

@@ -1,10 +1,12 @@
 import { InvalidRequestError, NotFoundError } from '../../../api/errors.js';
 import type { UpdateCustomHostnameResponse } from '../../../api/types.js';
 import type { CustomHostnameSpec } from '../../../manifests/types.js';
-import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import type { KindContext, PlannedChange, ProjectScope } from '../../types.js';
+import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectCustomHostname', key: 'custom_hostname' };
+const SECTION = { kind: 'ProjectCustomHostname', key: 'custom_hostname' } as const;
 const HOSTNAME_PATH = `${SECTION.key}.custom_hostname`;
 const STATUS_PATH = `${SECTION.key}.status`;
 const ACTIVE = '5_services_reconfigured';
@@ -15,8 +17,31 @@ const ACTIVE = '5_services_reconfigured';
  * is set up (unless `activate: false`). Each pass moves it one step; waiting for DNS is
  * `pending` with the records to create, never a failure.
  */
-export const customHostnameConfig: KindModule = {
+export const customHostnameConfig: ConfigSection<'ProjectCustomHostname'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'ssl_enforcement',
+    property: { description: 'A custom hostname for the project.', $ref: '#/$defs/CustomHostnameSpec' },
+    defs: (openapi) => ({
+      CustomHostnameSpec: {
+        title: 'CustomHostnameSpec',
+        description: 'A custom hostname: initialized, re-verified and activated as its status allows.',
+        type: 'object',
+        properties: {
+          custom_hostname: {
+            ...convertOpenApiSchema((openapi.components.schemas.UpdateCustomHostnameBody!.properties as Record<string, JsonSchema>).custom_hostname!),
+            format: 'hostname',
+            description: 'The hostname, for example `api.example.com`.',
+          },
+          activate: { type: 'boolean', default: true, description: 'Activate once the hostname is verified (default true).' },
+        },
+        required: ['custom_hostname'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<CustomHostnameSpec>(scope, SECTION.key);
@@ -71,6 +96,11 @@ export const customHostnameConfig: KindModule = {
         // An open enum: a status this version does not know is reported, not acted upon.
         return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: `custom hostname status \`${live.status}\`: waiting` })];
     }
+  },
+  async export({ api, ref, read }) {
+    const hostname = await read(() => api.getHostnameConfig(ref));
+    if (!hostname?.custom_hostname || hostname.status === '1_not_started') return undefined;
+    return { custom_hostname: hostname.custom_hostname, activate: hostname.status === ACTIVE };
   },
 };
 

@@ -1,9 +1,10 @@
 import type { NetworkRestrictionsSpec } from '../../../manifests/types.js';
-import type { FieldChange, KindModule } from '../../types.js';
+import type { FieldChange } from '../../types.js';
 import { cidrSet, sameCidrSet } from './cidr-set.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectNetworkRestrictions', key: 'network_restrictions' };
+const SECTION = { kind: 'ProjectNetworkRestrictions', key: 'network_restrictions' } as const;
 const LISTS = ['dbAllowedCidrs', 'dbAllowedCidrsV6'] as const;
 
 /**
@@ -11,8 +12,34 @@ const LISTS = ['dbAllowedCidrs', 'dbAllowedCidrsV6'] as const;
  * host prefix do not matter). The service only takes the whole configuration, so the
  * apply sends both lists: the manifest's, and the live one for a list it does not mention.
  */
-export const networkRestrictionsConfig: KindModule = {
+export const networkRestrictionsConfig: ConfigSection<'ProjectNetworkRestrictions'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'storage',
+    property: { description: 'Database network restrictions (allowed address ranges).', $ref: '#/$defs/NetworkRestrictionsSpec' },
+    defs: () => ({
+      NetworkRestrictionsSpec: {
+        title: 'NetworkRestrictionsSpec',
+        description: 'Database network restrictions (written whole): the client address ranges allowed to connect. Absent: not managed.',
+        type: 'object',
+        properties: {
+          dbAllowedCidrs: {
+            type: 'array',
+            description: 'Allowed IPv4 ranges in CIDR notation; `0.0.0.0/0` allows all.',
+            items: { type: 'string', pattern: '^([0-9]{1,3}\\.){3}[0-9]{1,3}/[0-9]{1,2}$' },
+          },
+          dbAllowedCidrsV6: {
+            type: 'array',
+            description: 'Allowed IPv6 ranges in CIDR notation; `::/0` allows all.',
+            items: { type: 'string', pattern: '^[0-9A-Fa-f:]+/[0-9]{1,3}$' },
+          },
+        },
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<NetworkRestrictionsSpec>(scope, SECTION.key);
@@ -35,5 +62,9 @@ export const networkRestrictionsConfig: KindModule = {
         await apply.api.updateNetworkRestrictions(refForApply(scope, apply), body, writeOptions(scope, apply));
       }),
     ];
+  },
+  async export({ api, ref, read, prune }) {
+    const network = await read(() => api.getNetworkRestrictions(ref));
+    return network?.config ? prune(network.config, 'NetworkRestrictionsSpec') : undefined;
   },
 };

@@ -2,6 +2,9 @@ import type { PoolerConfigResponse } from '../../../api/types.js';
 import type { KindContext, ProjectScope, ResourceKind } from '../../types.js';
 import { readOptions } from './section-plan.js';
 
+/** The `share` key under which the pooler and read replica exports read the pooler list once. */
+export const POOLER_LIST = 'pooler-list';
+
 interface Shared {
   list: Promise<PoolerConfigResponse[]>;
   takenBy: Set<ResourceKind>;

@@ -1,14 +1,26 @@
 import type { PoolerSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
-import type { KindContext, KindModule } from '../../types.js';
-import { readPoolerList } from './pooler-list.js';
-import { plannedChange, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions, type Section } from './section-plan.js';
+import type { KindContext } from '../../types.js';
+import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
+import { POOLER_LIST, readPoolerList } from './pooler-list.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectPooler', key: 'pooler' };
+const SECTION = { kind: 'ProjectPooler', key: 'pooler' } as const;
 
 /** Connection pooler: the PRIMARY entry of the pooler list; PATCH default_pool_size. */
-export const poolerConfig: KindModule = {
+export const poolerConfig: ConfigSection<'ProjectPooler'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'postgres',
+    property: { description: 'The connection pooler configuration.', $ref: '#/$defs/PoolerSpec' },
+    // pool_mode is deprecated in the API (the pooler's mode is fixed per port), so not offered.
+    defs: (openapi) => ({
+      PoolerSpec: sectionFromBody(openapi, 'UpdatePoolerConfigBody', 'PoolerSpec', 'The connection pooler configuration (PATCH /v1/projects/{ref}/config/database/pooler).', describeNested(POOLER_FIELDS, 'pooler'), ['pool_mode']),
+    }),
+  },
+  services: ['pooler'],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = { ...sectionSpec<PoolerSpec>(scope, SECTION.key) };
@@ -30,4 +42,13 @@ export const poolerConfig: KindModule = {
       await apply.api.updatePoolerConfig(refForApply(scope, apply), { default_pool_size: desired.default_pool_size }, writeOptions(scope, apply));
     }
   },
+  async export({ api, ref, read }) {
+    const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);
+    const primary = poolers?.find((p) => p.database_type === 'PRIMARY');
+    return primary?.default_pool_size !== undefined && primary.default_pool_size !== null ? { default_pool_size: primary.default_pool_size } : undefined;
+  },
+};
+
+const POOLER_FIELDS: Record<string, string> = {
+  default_pool_size: 'Server connections per user and database pair.',
 };

@@ -1,8 +1,9 @@
 import type { DatabaseUpgradeStatusResponse } from '../../../api/types.js';
-import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, writeOptions, type Section } from './section-plan.js';
+import type { KindContext, PlannedChange, ProjectScope } from '../../types.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectPostgresVersion', key: 'postgres_version' };
+const SECTION = { kind: 'ProjectPostgresVersion', key: 'postgres_version' } as const;
 const DONE = new Set(['9_completed_upgrade', '10_completed_post_physical_backup']);
 
 /** The major version of `15`, `15.1.0.117`, `17-oriole` or `17.4.1.054`. */
@@ -19,8 +20,14 @@ export function majorVersion(version: string | number | undefined | null): numbe
  * upgrade starts towards the offered target of the desired major version. Not eligible,
  * not offered, a failed attempt or a downgrade: `blocked` with the reason.
  */
-export const postgresVersionConfig: KindModule = {
+export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'paused',
+    property: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$', description: 'Target Postgres version: upgrade when the live version is older and the project is eligible.' },
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const target = String(scope.document.spec.postgres_version);
@@ -43,6 +50,11 @@ export const postgresVersionConfig: KindModule = {
     }
     const version = scope.database?.version ?? (await ctx.api.getProject(scope.ref, readOptions(scope, ctx))).database?.version;
     return [await decide(scope, ctx, scope.ref, version, target)];
+  },
+  // The version comes from the project list: no read.
+  async export({ project }) {
+    const major = majorVersion(project.database?.version);
+    return major === undefined ? undefined : String(major);
   },
 };
 

@@ -1,10 +1,11 @@
 import type { UpdatePostgresConfigBody } from '../../../api/types.js';
 import type { PostgresSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
-import type { KindModule } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions, type Section } from './section-plan.js';
+import { sectionFromBody, type JsonSchema, type OpenApiDocument } from '../../../manifests/schema-source.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectPostgres', key: 'postgres' };
+const SECTION = { kind: 'ProjectPostgres', key: 'postgres' } as const;
 
 /**
  * Postgres parameters: the GET answers only parameters that were set, so an absent key is
@@ -12,8 +13,15 @@ const SECTION: Section = { kind: 'ProjectPostgres', key: 'postgres' };
  * every managed parameter (absolute values, so a retry is harmless) and `restart_database`
  * only when the manifest asks for a restart.
  */
-export const postgresConfig: KindModule = {
+export const postgresConfig: ConfigSection<'ProjectPostgres'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'auth',
+    property: { description: 'Postgres parameters, plus `restart_database`.', $ref: '#/$defs/PostgresSpec' },
+    defs: (openapi) => ({ PostgresSpec: postgresSpec(openapi) }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const { restart_database: restart, ...desired } = sectionSpec<PostgresSpec>(scope, SECTION.key);
@@ -29,4 +37,25 @@ export const postgresConfig: KindModule = {
       }),
     ];
   },
+  async export({ api, ref, read, prune }) {
+    return prune(await read(() => api.getPostgresConfig(ref)), 'PostgresSpec');
+  },
 };
+
+const POSTGRES_DURATION_FIELDS = new Set(['statement_timeout', 'wal_sender_timeout', 'checkpoint_timeout']);
+
+function postgresSpec(openapi: OpenApiDocument): JsonSchema {
+  const schema = sectionFromBody(
+    openapi,
+    'UpdatePostgresConfigBody',
+    'PostgresSpec',
+    'Postgres parameters (PUT /v1/projects/{ref}/config/database/postgres). Only the parameters listed are managed; an absent parameter keeps the service default.',
+    (path) => {
+      if (path.length !== 1) return undefined;
+      const name = path[0]!;
+      if (name === 'restart_database') return 'Restart the database when this section changes (sent as `restart_database`). Default false: the change applies at the next restart.';
+      return `Postgres parameter \`${name}\`${POSTGRES_DURATION_FIELDS.has(name) ? ' (a duration such as `30s` or `5min`)' : ''}.`;
+    },
+  );
+  return schema;
+}

@@ -1,13 +1,14 @@
 import type { PoolerConfigResponse } from '../../../api/types.js';
-import { REGIONS } from '../../../manifests/schema-source.js';
+import { convertOpenApiSchema, REGIONS, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ReadReplicaSpec } from '../../../manifests/types.js';
 import { NotFoundError } from '../../../api/errors.js';
-import type { KindContext, KindModule } from '../../types.js';
-import { readPoolerList } from './pooler-list.js';
+import type { KindContext } from '../../types.js';
+import { POOLER_LIST, readPoolerList } from './pooler-list.js';
 import { loadReplicaIntents, openIntents, replicaIntentKey, type ReplicaSetupIntent } from './replica-intents.js';
-import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectReadReplicas', key: 'read_replicas' };
+const SECTION = { kind: 'ProjectReadReplicas', key: 'read_replicas' } as const;
 
 // Longest first, so a region is never matched by a shorter name inside it.
 const REGIONS_LONGEST_FIRST = [...REGIONS].sort((a, b) => b.length - a.length);
@@ -33,8 +34,29 @@ export function replicaRegion(entry: Pick<PoolerConfigResponse, 'identifier' | '
  * longer has are removed — and nothing else. They are read from the READ_REPLICA entries
  * of the pooler list, the same GET the pooler section uses.
  */
-export const readReplicasConfig: KindModule = {
+export const readReplicasConfig: ConfigSection<'ProjectReadReplicas'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'cryptoext',
+    property: { type: 'array', items: { $ref: '#/$defs/ReadReplicaSpec' }, description: 'The complete set of read replicas, one item each.' },
+    defs: (openapi) => ({
+      ReadReplicaSpec: {
+        title: 'ReadReplicaSpec',
+        description: 'One read replica.',
+        type: 'object',
+        properties: {
+          read_replica_region: {
+            ...convertOpenApiSchema((openapi.components.schemas.SetUpReadReplicaBody!.properties as Record<string, JsonSchema>).read_replica_region!),
+            description: 'Region of the replica.',
+          },
+        },
+        required: ['read_replica_region'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<ReadReplicaSpec[]>(scope, SECTION.key).map((item) => item.read_replica_region).sort();
@@ -111,5 +133,10 @@ export const readReplicasConfig: KindModule = {
         },
       ),
     ];
+  },
+  async export({ api, ref, read }) {
+    const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);
+    const regions = (poolers ?? []).filter((p) => p.database_type === 'READ_REPLICA').map(replicaRegion).filter((r): r is string => r !== undefined);
+    return regions.length > 0 ? regions.sort().map((region) => ({ read_replica_region: region })) : undefined;
   },
 };

@@ -1,16 +1,26 @@
 import type { RestapiSpec } from '../../../manifests/types.js';
 import { changedSubset, diffFields } from '../../diff.js';
-import type { KindModule } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions, type Section } from './section-plan.js';
+import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectRestapi', key: 'restapi' };
+const SECTION = { kind: 'ProjectRestapi', key: 'restapi' } as const;
 
 /**
  * REST API: GET, PATCH of the changed fields. The GET also answers the read-only
  * `jwt_secret`: it is never compared, copied or shown.
  */
-export const restapiConfig: KindModule = {
+export const restapiConfig: ConfigSection<'ProjectRestapi'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'pooler',
+    property: { description: 'The REST API configuration.', $ref: '#/$defs/RestapiSpec' },
+    defs: (openapi) => ({
+      RestapiSpec: sectionFromBody(openapi, 'V1UpdateRestapiConfigBody', 'RestapiSpec', 'The REST API configuration (PATCH /v1/projects/{ref}/restapi).', describeNested(RESTAPI_FIELDS, 'REST API')),
+    }),
+  },
+  services: ['rest'],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = { ...sectionSpec<RestapiSpec>(scope, SECTION.key) } as Record<string, unknown>;
@@ -28,4 +38,14 @@ export const restapiConfig: KindModule = {
       }),
     ];
   },
+  async export({ api, ref, read, prune }) {
+    return prune(await read(() => api.getRestapiServiceConfig(ref)), 'RestapiSpec');
+  },
+};
+
+const RESTAPI_FIELDS: Record<string, string> = {
+  db_schema: 'Schemas exposed by the REST API, comma-separated.',
+  db_extra_search_path: 'Extra schemas on the search path, comma-separated.',
+  max_rows: 'Most rows one REST request returns.',
+  db_pool: 'Database connections of the REST API server.',
 };

@@ -1,13 +1,29 @@
 import type { SslEnforcementSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
-import type { KindModule } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectSslEnforcement', key: 'ssl_enforcement' };
+const SECTION = { kind: 'ProjectSslEnforcement', key: 'ssl_enforcement' } as const;
 
 /** SSL enforcement: compares `currentConfig.database`; PUT `{requestedConfig: {database}}`. */
-export const sslEnforcementConfig: KindModule = {
+export const sslEnforcementConfig: ConfigSection<'ProjectSslEnforcement'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'network_restrictions',
+    property: { description: 'SSL enforcement for database connections.', $ref: '#/$defs/SslEnforcementSpec' },
+    defs: () => ({
+      SslEnforcementSpec: {
+        title: 'SslEnforcementSpec',
+        description: 'SSL enforcement for database connections.',
+        type: 'object',
+        properties: { database: { type: 'boolean', description: 'Refuse database connections without SSL.' } },
+        required: ['database'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<SslEnforcementSpec>(scope, SECTION.key);
@@ -19,5 +35,9 @@ export const sslEnforcementConfig: KindModule = {
         await apply.api.updateSslEnforcementConfig(refForApply(scope, apply), { requestedConfig: { database: desired.database } }, writeOptions(scope, apply));
       }),
     ];
+  },
+  async export({ api, ref, read }) {
+    const ssl = await read(() => api.getSslEnforcementConfig(ref));
+    return typeof ssl?.currentConfig?.database === 'boolean' ? { database: ssl.currentConfig.database } : undefined;
   },
 };

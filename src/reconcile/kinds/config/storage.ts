@@ -1,10 +1,12 @@
 import type { UpdateStorageConfigBody } from '../../../api/types.js';
 import type { StorageSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
-import type { FieldChange, KindModule } from '../../types.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions, type Section } from './section-plan.js';
+import type { FieldChange } from '../../types.js';
+import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectStorage', key: 'storage' };
+const SECTION = { kind: 'ProjectStorage', key: 'storage' } as const;
 
 /**
  * Storage: GET, PATCH. Features are nested objects; the diff runs on their leaves
@@ -12,8 +14,17 @@ const SECTION: Section = { kind: 'ProjectStorage', key: 'storage' };
  * whole object — the desired leaves over the live ones — because the service requires
  * every field of a feature it is given.
  */
-export const storageConfig: KindModule = {
+export const storageConfig: ConfigSection<'ProjectStorage'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'restapi',
+    property: { description: 'The storage configuration.', $ref: '#/$defs/StorageSpec' },
+    defs: (openapi) => ({
+      StorageSpec: sectionFromBody(openapi, 'UpdateStorageConfigBody', 'StorageSpec', 'The storage configuration (PATCH /v1/projects/{ref}/config/storage).', describeNested(STORAGE_FIELDS, 'storage')),
+    }),
+  },
+  services: ['storage'],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const desired = sectionSpec<StorageSpec>(scope, SECTION.key) as Record<string, unknown>;
@@ -26,6 +37,9 @@ export const storageConfig: KindModule = {
         await apply.api.updateStorageConfig(refForApply(scope, apply), body, writeOptions(scope, apply));
       }),
     ];
+  },
+  async export({ api, ref, read, prune }) {
+    return prune(await read(() => api.getStorageConfig(ref)), 'StorageSpec');
   },
 };
 
@@ -63,3 +77,14 @@ function patchBody(desired: Record<string, unknown>, live: Record<string, unknow
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+const STORAGE_FIELDS: Record<string, string> = {
+  fileSizeLimit: 'Largest upload, in bytes.',
+  features: 'Storage features.',
+  'features.imageTransformation': 'On-the-fly image transformation.',
+  'features.s3Protocol': 'The S3-compatible protocol endpoint.',
+  'features.icebergCatalog': 'The Iceberg catalog and its limits.',
+  'features.vectorBuckets': 'Vector buckets and their limits.',
+  external: 'Upstream selection.',
+  'external.upstreamTarget': 'Which upstream serves the project: `main` or `canary`.',
+};

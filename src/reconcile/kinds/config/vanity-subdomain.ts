@@ -1,9 +1,10 @@
 import type { VanitySubdomainSpec } from '../../../manifests/types.js';
-import type { KindModule } from '../../types.js';
 import { SubdomainUnavailableError } from './errors.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions, type Section } from './section-plan.js';
+import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
+import type { ConfigSection } from './section.js';
+import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
-const SECTION: Section = { kind: 'ProjectVanitySubdomain', key: 'vanity_subdomain' };
+const SECTION = { kind: 'ProjectVanitySubdomain', key: 'vanity_subdomain' } as const;
 const PATH = `${SECTION.key}.vanity_subdomain`;
 
 /**
@@ -12,8 +13,31 @@ const PATH = `${SECTION.key}.vanity_subdomain`;
  * thing): it is the precondition of the apply, which fails with the reason when the name is
  * taken and activates otherwise.
  */
-export const vanitySubdomainConfig: KindModule = {
+export const vanitySubdomainConfig: ConfigSection<'ProjectVanitySubdomain'> = {
   kind: SECTION.kind,
+  key: SECTION.key,
+  schema: {
+    after: 'custom_hostname',
+    property: { description: 'A vanity subdomain for the project.', $ref: '#/$defs/VanitySubdomainSpec' },
+    defs: (openapi) => ({
+      VanitySubdomainSpec: {
+        title: 'VanitySubdomainSpec',
+        description: 'A vanity subdomain: checked for availability, then activated.',
+        type: 'object',
+        properties: {
+          vanity_subdomain: {
+            ...convertOpenApiSchema((openapi.components.schemas.VanitySubdomainBody!.properties as Record<string, JsonSchema>).vanity_subdomain!),
+            minLength: 1,
+            pattern: '^[a-z0-9]([a-z0-9-]*[a-z0-9])?$',
+            description: 'The subdomain (lowercase letters, digits and dashes).',
+          },
+        },
+        required: ['vanity_subdomain'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  services: [],
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const { vanity_subdomain: subdomain } = sectionSpec<VanitySubdomainSpec>(scope, SECTION.key);
@@ -44,6 +68,10 @@ export const vanitySubdomainConfig: KindModule = {
         },
       ),
     ];
+  },
+  async export({ api, ref, read }) {
+    const vanity = await read(() => api.getVanitySubdomainConfig(ref));
+    return vanity?.status === 'active' && vanity.custom_domain ? { vanity_subdomain: vanity.custom_domain.split('.')[0] } : undefined;
   },
 };
 
