@@ -4,7 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
 import type { CronTrigger } from './cron-trigger.js';
 import { debounce, type Debouncer } from './debounce.js';
-import { DriftSweep } from './drift-sweep.js';
+import { DriftSweep, type RecheckSource } from './drift-sweep.js';
 import { ContinuousResync, type FreshnessPlan, type ResyncSchedule } from './resync-scheduler.js';
 import type { DaemonMetrics, DaemonObservation } from './metrics.js';
 import { logPass } from './pass-log.js';
@@ -151,31 +151,24 @@ export class Daemon {
     });
     const projects = () => (this.#current ? projectNames(this.#current.set) : []);
     const isBusy = (project: string) => this.#locks.busy([project]);
+    const source: RecheckSource = {
+      clock: options.clock,
+      projects,
+      runSlice: (slice, signal) => this.#driftSlice(slice, signal),
+      budget: options.budget,
+      readsPerProject: () => this.readsPerProject(),
+      isBusy,
+      ...(options.driftShare !== undefined ? { driftShare: options.driftShare } : {}),
+      ...(options.minSliceSpacingMs !== undefined ? { minSpacingMs: options.minSliceSpacingMs } : {}),
+    };
     if (options.trigger === 'continuous') {
-      this.#continuous = new ContinuousResync({
-        clock: options.clock,
-        projects,
-        runSlice: (slice, signal) => this.#driftSlice(slice, signal),
-        budget: options.budget,
-        readsPerProject: () => this.readsPerProject(),
-        isBusy,
-        driftShare: options.driftShare,
-        minSpacingMs: options.minSliceSpacingMs,
-        onPlan: (plan) => this.#setBound(plan.boundMs),
-      });
+      this.#continuous = new ContinuousResync({ ...source, onPlan: (plan) => this.#setBound(plan.boundMs) });
       this.#sweep = this.#continuous;
     } else {
       this.#continuous = undefined;
       this.#sweep = new DriftSweep({
-        clock: options.clock,
+        ...source,
         trigger: options.trigger,
-        projects,
-        runSlice: (slice, signal) => this.#driftSlice(slice, signal),
-        budget: options.budget,
-        readsPerProject: () => this.readsPerProject(),
-        isBusy,
-        driftShare: options.driftShare,
-        minSpacingMs: options.minSliceSpacingMs,
         onPacing: (pacing) => {
           // A cron sweep re-checks each project once per sweep, and a sweep takes its slices' spacing each.
           this.#setBound(pacing.spacingMs * Math.ceil(Math.max(pacing.due, projects().length) / pacing.sliceSize));

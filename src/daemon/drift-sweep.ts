@@ -48,19 +48,25 @@ export function planSweepPacing(input: SweepPacingInput): SweepPacing {
   };
 }
 
-interface DriftSweepOptions {
+/** What both re-check schedulers (a cron sweep, continuous) work with. */
+export interface RecheckSource {
   clock: Clock;
-  trigger: CronTrigger;
-  /** All projects of the current desired state, oldest observation first. */
+  /** All projects of the current desired state. */
   projects(): string[];
   /** Re-checks these projects (one pass); resolves when done, never rejects. */
   runSlice(projects: string[], signal: AbortSignal): Promise<void>;
   budget(): { limit: number; windowMs: number };
   readsPerProject(): number;
-  /** A project already in a pass is being observed right now: it leaves the queue without a slot. */
+  /** A project already in a pass is being observed right now: it is not re-checked in this slice. */
   isBusy?(project: string): boolean;
+  /** Share of the budget re-checks may use while writes use less than the rest (default 0.8). */
   driftShare?: number;
+  /** Smallest time between two re-check passes (default 5 s). */
   minSpacingMs?: number;
+}
+
+interface DriftSweepOptions extends RecheckSource {
+  trigger: CronTrigger;
   onPacing?(pacing: SweepPacing & { due: number }): void;
 }
 

@@ -1,3 +1,4 @@
+import type { RecheckSource } from './drift-sweep.js';
 import type { Clock } from '../util/clock.js';
 
 /** What the daemon needs of a drift re-check schedule, cron (DriftSweep) or continuous. */
@@ -49,20 +50,7 @@ export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
   return { sliceSize, sweepReads, boundMs: sweepReads / spareRate };
 }
 
-interface ContinuousResyncOptions {
-  clock: Clock;
-  /** All projects of the current desired state. */
-  projects(): string[];
-  /** Re-checks these projects (one pass); resolves when done, never rejects. */
-  runSlice(projects: string[], signal: AbortSignal): Promise<void>;
-  budget(): { limit: number; windowMs: number };
-  readsPerProject(): number;
-  /** A project already in a pass is being observed right now: it waits for the next slice. */
-  isBusy?(project: string): boolean;
-  /** Share of the budget re-checks may use while writes use less than the rest (default 0.8). */
-  driftShare?: number;
-  /** Smallest time between two re-check passes (default 5 s). */
-  minSpacingMs?: number;
+interface ContinuousResyncOptions extends RecheckSource {
   /** Called with each new plan (the stated bound). */
   onPlan?(plan: FreshnessPlan): void;
 }
