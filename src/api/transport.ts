@@ -51,13 +51,23 @@ const BEFORE_SEND = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNR
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 const RESETS = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'ECONNABORTED']);
 
-function classify(error: unknown): TransportFailure {
+/**
+ * `host:port` of an origin, the port spelled out even when it is the scheme's default: a
+ * refused connection is about a port. Built from the parsed URL's host parts, so a user name or
+ * password in the configured URL never reaches a message.
+ */
+export function endpointOf(origin: string): string {
+  const url = new URL(origin);
+  return `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`;
+}
+
+function classify(error: unknown, endpoint: string): TransportFailure {
   const code = (error as { code?: string } | undefined)?.code ?? '';
-  // The detail names the failure class only: undici messages can quote request data.
-  if (BEFORE_SEND.has(code)) return new TransportFailure('connect', false, `could not connect (${code})`, { cause: error });
-  if (TIMEOUTS.has(code)) return new TransportFailure('timeout', true, `timed out (${code})`, { cause: error });
-  if (RESETS.has(code)) return new TransportFailure('reset', true, `connection reset (${code})`, { cause: error });
-  return new TransportFailure('protocol', true, `transport failure (${code || (error as Error)?.name || 'unknown'})`, { cause: error });
+  // The detail names the failure class and the endpoint only: undici messages can quote request data.
+  if (BEFORE_SEND.has(code)) return new TransportFailure('connect', false, `cannot reach ${endpoint} (${code})`, { cause: error });
+  if (TIMEOUTS.has(code)) return new TransportFailure('timeout', true, `timed out waiting for ${endpoint} (${code})`, { cause: error });
+  if (RESETS.has(code)) return new TransportFailure('reset', true, `connection to ${endpoint} reset (${code})`, { cause: error });
+  return new TransportFailure('protocol', true, `transport failure talking to ${endpoint} (${code || (error as Error)?.name || 'unknown'})`, { cause: error });
 }
 
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
@@ -82,6 +92,7 @@ export function undiciTransport(options: { origin: string; timeouts: TransportTi
     bodyTimeout: options.timeouts.bodyMs,
     keepAliveTimeout: 4_000,
   });
+  const endpoint = endpointOf(options.origin);
   return {
     async send(request) {
       let headers = request.headers;
@@ -107,14 +118,14 @@ export function undiciTransport(options: { origin: string; timeouts: TransportTi
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
         if ((error as { code?: string }).code === 'UND_ERR_INVALID_ARG') throw error;
-        throw classify(error);
+        throw classify(error, endpoint);
       }
       try {
         const bytes = new Uint8Array(await response.body.arrayBuffer());
         return { status: response.statusCode, headers: flattenHeaders(response.headers), bytes };
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
-        throw classify(error);
+        throw classify(error, endpoint);
       }
     },
     async close() {

@@ -45,7 +45,8 @@ export type PassRequestAnswer =
   | { status: 'waiting'; revision: string; current?: string }
   /** The checkout is already at the commit: its pass has run or is running. */
   | { status: 'current'; revision: string }
-  | { status: 'unknown-projects'; projects: string[] }
+  /** `known`: the Project manifest names there are, for the answer's suggestions. */
+  | { status: 'unknown-projects'; projects: string[]; known: string[] }
   | { status: 'not-ready' };
 
 /**
@@ -452,7 +453,7 @@ export class Daemon {
     const names = projectNames(current.set);
     if (request.projects) {
       const unknown = request.projects.filter((project) => !names.includes(project));
-      if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown };
+      if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown, known: names };
       this.#spawn(this.#writePass([...new Set(request.projects)], 'manual'));
       return { status: 'started', projects: request.projects, ...(current.revision ? { revision: current.revision } : {}) };
     }

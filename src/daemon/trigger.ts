@@ -5,6 +5,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../reconcile/types.js';
+import { listUnknown } from '../manifests/suggest.js';
 import type { PassRequest, PassRequestAnswer } from './controller.js';
 import type { PostAnswer, PostRequest, PostRoute } from './http-server.js';
 
@@ -66,7 +67,7 @@ function answerFor(answer: PassRequestAnswer): PostAnswer {
     case 'current':
       return json(200, answer);
     case 'unknown-projects':
-      return json(404, { status: answer.status, message: `no Project manifest named ${answer.projects.map((p) => `\`${p}\``).join(', ')}`, projects: answer.projects });
+      return json(404, { status: answer.status, message: `no Project manifest named ${listUnknown(answer.projects, answer.known)}`, projects: answer.projects });
     case 'not-ready':
       return json(503, { status: answer.status, message: 'no manifests loaded yet, or shutting down' });
   }

@@ -42,3 +42,13 @@ export function didYouMean(word: string, candidates: Iterable<string>): string |
   const match = nearest(word, candidates);
   return match === undefined ? undefined : `did you mean \`${match}\`?`;
 }
+
+/** `` `shpo` (did you mean `shop`?), `x` ``: names that match nothing, each with its nearest candidate when there is one. */
+export function listUnknown(words: readonly string[], candidates: readonly string[]): string {
+  return words
+    .map((word) => {
+      const hint = didYouMean(word, candidates);
+      return `\`${word}\`${hint === undefined ? '' : ` (${hint})`}`;
+    })
+    .join(', ');
+}

@@ -6,6 +6,7 @@ import type { ManagementApi } from '../api/endpoints.js';
 import type { ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { applyProject, type WaitSettings } from './apply-project.js';
+import { applyProgress } from './apply-progress.js';
 import { describeError, redactingLogger, Redactor, withRedactor } from './describe-error.js';
 import { IntentLog } from './intents.js';
 import { loadInventory, saveInventory } from './inventory.js';
@@ -297,6 +298,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
     const failed = new Set<string>();
+    const progress = applyProgress(clock, assemble().filter((e) => !e.observeOnly && e.action !== 'noop').length, log);
     const record = (step: Pick<ApplyOutcome, 'entryId' | 'kind' | 'action'>, result: ApplyOutcome['result'], started: number, error?: unknown) => {
       const outcome: ApplyOutcome = { ...step, result, durationMs: clock.now() - started };
       if (error !== undefined) outcome.error = describeError(error);
@@ -307,6 +309,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       if (result === 'failed') log.error(fields, step.action === 'wait' ? 'readiness wait failed' : 'change failed');
       else if (result === 'skipped') log.warn(fields, step.action === 'wait' ? 'readiness wait skipped' : 'change skipped');
       else log.info(fields, step.action === 'wait' ? 'project ready' : 'change applied');
+      if (step.action !== 'wait') progress(result);
     };
     const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
       if (entry.observeOnly || entry.action === 'noop') return;

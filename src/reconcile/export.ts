@@ -16,6 +16,7 @@ import { CONFIG_SECTIONS } from './registry.js';
 import { RESERVED_SECRET_PREFIX } from './kinds/secret-diff.js';
 import type { Logger } from './types.js';
 import { exportFunction, type ExportedFile } from './export-functions.js';
+import { listUnknown } from '../manifests/suggest.js';
 
 export { FunctionExportError, type ExportedFile } from './export-functions.js';
 
@@ -75,8 +76,8 @@ function readability(project: V1ProjectWithDatabaseResponse): 'readable' | 'paus
 }
 
 export class ExportSelectionError extends Error {
-  constructor(readonly missing: string[]) {
-    super(`no live project has the ref or name ${missing.map((m) => `\`${m}\``).join(', ')}`);
+  constructor(readonly missing: string[], known: string[]) {
+    super(`no live project has the ref or name ${listUnknown(missing, known)}`);
     this.name = 'ExportSelectionError';
   }
 }
@@ -170,7 +171,7 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
   if (options.projects) {
     const wanted = options.projects;
     const missing = wanted.filter((w) => !live.some((p) => p.ref === w || p.id === w || p.name === w));
-    if (missing.length > 0) throw new ExportSelectionError(missing);
+    if (missing.length > 0) throw new ExportSelectionError(missing, live.flatMap((p) => [p.name, p.ref]));
     selected = live.filter((p) => wanted.some((w) => p.ref === w || p.id === w || p.name === w));
   }
   const organizations: OrganizationResponseV1[] = await api.listAllOrganizations();

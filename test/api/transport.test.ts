@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
 } from '../../src/api/errors.js';
 import type { BinaryBody } from '../../src/api/request.js';
+import { endpointOf } from '../../src/api/transport.js';
 import { json, startLocalServer, type Handler } from './helpers/local-server.js';
 
 const TOKEN = 'pat-canary-7f3a9c';
@@ -142,6 +143,7 @@ describe('client transport', () => {
     const error = await client.api.createAProject({ name: 'x', organization_id: 'o', db_pass: 'hunter2', region: 'eu-west-1' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect((error as TransientError).mayHaveApplied).toBe(true);
+    expect((error as TransientError).message).toMatch(/^POST \/v1\/projects: connection to 127\.0\.0\.1:\d+ reset \((ECONNRESET|UND_ERR_SOCKET)\)$/);
     expectNoSecret(error);
   });
 
@@ -154,6 +156,19 @@ describe('client transport', () => {
     const error = await client.api.createAProject({ name: 'x', organization_id: 'o', db_pass: 'hunter2', region: 'eu-west-1' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect((error as TransientError).mayHaveApplied).toBe(false);
+    expect((error as TransientError).message).toBe(`POST /v1/projects: cannot reach 127.0.0.1:${new URL(url).port} (ECONNREFUSED)`);
+  });
+
+  it('names the host and port it could not reach, never the credentials of the URL', async () => {
+    const server = await startLocalServer(() => undefined);
+    const port = new URL(server.url).port;
+    await server.close();
+    const client = await createClient({ baseUrl: `http://operator:hunter2@127.0.0.1:${port}/base`, auth: staticToken(TOKEN), retry: { maxAttempts: 1 } });
+    cleanup.push(() => client.close());
+    const error = await client.api.listAllProjects().catch((e: unknown) => e);
+    expect((error as TransientError).message).toBe(`GET /v1/projects: cannot reach 127.0.0.1:${port} (ECONNREFUSED)`);
+    expect(String(error)).not.toContain('operator');
+    expectNoSecret(error);
   });
 
   it('gives up on an answer that does not come within the headers timeout', async () => {
@@ -164,13 +179,14 @@ describe('client transport', () => {
   });
 
   it('gives up on a body that stops coming within the body timeout', async () => {
-    const { client } = await setup((_req, res) => {
+    const { server, client } = await setup((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
       res.write('[');
     }, { timeouts: { bodyMs: 150 } });
     const error = await client.api.listAllProjects().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
-    expect((error as TransientError).message).toBe('GET /v1/projects: timed out (UND_ERR_BODY_TIMEOUT)');
+    const port = new URL(server.url).port;
+    expect((error as TransientError).message).toBe(`GET /v1/projects: timed out waiting for 127.0.0.1:${port} (UND_ERR_BODY_TIMEOUT)`);
   });
 
   it('aborts a call in flight with the signal', async () => {
@@ -185,6 +201,15 @@ describe('client transport', () => {
     await expect(createClient({ baseUrl: 'ftp://x', auth: staticToken('t') })).rejects.toThrow('Expected `baseUrl` to be an absolute http(s) URL, got `ftp://x`');
     await expect(createClient({ baseUrl: 'http://x', auth: staticToken('t'), concurrency: 0 })).rejects.toThrow('Expected `concurrency` to be a whole number > 0, got `0` (number)');
     await expect(createClient({ baseUrl: 'http://x', auth: staticToken('t'), rate: { limit: 0, windowMs: 1 } })).rejects.toThrow('Expected `rate.limit` to be a whole number >= 1, got `0` (number)');
+  });
+});
+
+describe('endpointOf', () => {
+  it('spells out the port, keeps IPv6 brackets and drops the user name and password', () => {
+    expect(endpointOf('https://api.example.com')).toBe('api.example.com:443');
+    expect(endpointOf('http://api.example.com')).toBe('api.example.com:80');
+    expect(endpointOf('http://[::1]:8787')).toBe('[::1]:8787');
+    expect(endpointOf('https://me:hunter2@api.example.com:8443/v1?x=1')).toBe('api.example.com:8443');
   });
 });
 

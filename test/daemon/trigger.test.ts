@@ -100,6 +100,8 @@ describe('POST /reconcile and push webhooks', () => {
     expect(query.status).toBe(202);
     const unknown = await post('/reconcile', '{"projects":["nope"]}', { authorization: `Bearer ${TOKEN}` });
     expect([unknown.status, ((await unknown.json()) as { message: string }).message]).toEqual([404, 'no Project manifest named `nope`']);
+    const near = await post('/reconcile', '{"projects":["nope","bb"]}', { authorization: `Bearer ${TOKEN}` });
+    expect(await near.json()).toEqual({ status: 'unknown-projects', message: 'no Project manifest named `nope`, `bb` (did you mean `b`?)', projects: ['nope', 'bb'] });
     expect((await post('/reconcile', '{"projects":"b"}', { authorization: `Bearer ${TOKEN}` })).status).toBe(400);
     const everything = await post('/reconcile', '', { authorization: `Bearer ${TOKEN}` });
     expect(await everything.json()).toEqual({ status: 'started', projects: 'all', revision: commitId(1) });

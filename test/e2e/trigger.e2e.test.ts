@@ -62,6 +62,9 @@ describe('reconcile trigger (built command)', () => {
     const unknown = await runCli(['trigger', '--project', 'nope', '--daemon-url', url, '--trigger-token-file', tokenFile], {});
     expectExit(unknown, 1);
     expect(unknown.stderr).toContain('no Project manifest named `nope`');
+    const typo = await runCli(['trigger', '--project', 'shpo', '--daemon-url', url, '--trigger-token-file', tokenFile], {});
+    expectExit(typo, 1);
+    expect(typo.stderr).toContain('the daemon answered 404: no Project manifest named `shpo` (did you mean `shop`?)');
     expect(daemon.stdout).not.toContain(TOKEN);
     expect(daemon.stdout).not.toContain('db-pass-never-logged-7d1e');
     expect(await daemon.stop()).toBe(0);

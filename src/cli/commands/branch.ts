@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { isApiError } from '../../api/errors.js';
 import type { ManagementApi } from '../../api/endpoints.js';
 import type { ProjectDocument } from '../../manifests/types.js';
+import { didYouMean } from '../../manifests/suggest.js';
 import { openApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -52,7 +53,11 @@ async function resolveProjectRef(api: ManagementApi, wanted: string, documents: 
   if (byName.length > 1) {
     throw new ProjectLookupError(`project name \`${apiName}\` matches ${byName.length} live projects (${byName.map((p) => p.ref).join(', ')}); pass the ref with --project`);
   }
-  throw new ProjectLookupError(`no live project with the ref or name \`${wanted}\``);
+  // Manifest names first: they are what the user means to type, live names and refs after.
+  // A manifest of this very name whose project is not live yet gets no suggestion of itself.
+  const others = (names: string[]) => names.filter((name) => name !== wanted);
+  const hint = didYouMean(wanted, others(documents.map((d) => d.metadata.name))) ?? didYouMean(wanted, others(projects.flatMap((p) => [p.name, p.ref])));
+  throw new ProjectLookupError(`no live project with the ref or name \`${wanted}\`${hint === undefined ? '' : `; ${hint}`}`);
 }
 
 export async function run(context: CommandContext): Promise<number> {

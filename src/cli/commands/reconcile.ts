@@ -132,11 +132,15 @@ export async function executePass(context: CommandContext, request: PassRequest)
   const manifests = sharded.set;
   const color = format === 'text' && colorWanted(context.env, isTty(context.stdout));
   const heading = planHeading(context, dir);
+  // On a screen (both streams a terminal, the plan as text) the plan already lists every manifest
+  // error and refusal: a log line for each would show it twice. Piped or redirected, the log
+  // keeps them, as a log file or CI annotation must stand on its own.
+  const planShowsErrors = format === 'text' && isTty(context.stdout) && isTty(context.stderr);
 
   const { runPass, invalidPassResult, refusedPassResult } = await import('../../reconcile/engine.js');
   if (manifests.errors.length > 0) {
     // Invalid manifests need no API: report every error and stop.
-    for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
+    if (!planShowsErrors) for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
     return EXIT.error;
   }
@@ -144,7 +148,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
   if (request.beforeSession) {
     const checked = await request.beforeSession(manifests, sandbox);
     if (checked.refusals.length > 0) {
-      for (const refusal of checked.refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
+      if (!planShowsErrors) for (const refusal of checked.refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
       context.stdout.write(render(refusedPassResult(manifests, checked.plan, checked.refusals, Date.now()), format, color, heading));
       return EXIT.error;
     }

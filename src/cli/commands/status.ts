@@ -13,6 +13,7 @@ import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
+import { didYouMean } from '../../manifests/suggest.js';
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
@@ -38,7 +39,8 @@ export async function run(context: CommandContext): Promise<number> {
     // `--project NAME` limits the report (and its reads) to one Project manifest.
     const only = stringOption(context, 'project');
     if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
-      throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}`);
+      const hint = didYouMean(only, manifests.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
+      throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}${hint === undefined ? '' : `; ${hint}`}`);
     }
     const result = await runPass({
       ...(only !== undefined ? { projects: [only] } : {}),
