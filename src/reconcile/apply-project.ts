@@ -10,7 +10,7 @@ import { planModules, type ProjectWork } from './project-work.js';
 import { createProject, generatedPassword, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
 import type { SecretResolver } from './secret-check.js';
 import type { FileStateStore } from './state.js';
-import type { KindContext, KindModule, Logger, PlanEntry, PlannedChange } from './types.js';
+import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
 
 export interface WaitSettings {
   initialDelayMs?: number;
@@ -95,7 +95,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     });
     if (a.failed.has(entry.id)) {
       // Its dependants are skipped through dependsOn; entries without it still cannot run.
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+      for (const planned of work.entries) await a.runEntry(withDependency(planned, entry.id), undefined);
       if (unit.lifecycle) await a.runEntry(unit.lifecycle, undefined);
       return;
     }
@@ -104,7 +104,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   } else if (entry.action === 'blocked') {
     // A project whose identity is in question (another region, an ambiguous name) is not touched.
     await a.runEntry(entry, undefined);
-    for (const change of work.changes) await a.runEntry(withDependency(change.entry, entry.id), undefined);
+    for (const planned of work.entries) await a.runEntry(withDependency(planned, entry.id), undefined);
     if (unit.lifecycle) await a.runEntry(withDependency(unit.lifecycle, entry.id), undefined);
     return;
   }
@@ -116,7 +116,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   if (restoring) {
     await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, false, a.signal));
     if (a.failed.has(lifecycle.id)) {
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, lifecycle.id), undefined);
+      for (const planned of work.entries) await a.runEntry(withDependency(planned, lifecycle.id), undefined);
       return;
     }
     ready = false;
@@ -138,7 +138,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     });
     if (a.failed.has(readyId)) {
       a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
-      for (const change of work.changes) await a.runEntry(withDependency(change.entry, readyId), undefined);
+      for (const planned of work.entries) await a.runEntry(withDependency(planned, readyId), undefined);
       if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, readyId), undefined);
       return;
     }
@@ -147,13 +147,18 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   // The project's kinds, in registry order; one failing does not stop the next. A Postgres
   // upgrade waits until the rest is written and verified: once it starts, the project is
   // UPGRADING and its configuration cannot be read back.
-  const startsUpgrade = (change: PlannedChange) => change.entry.kind === 'ProjectPostgresVersion';
+  const startsUpgrade = (planned: PlanEntry) => planned.kind === 'ProjectPostgresVersion';
+  // The module that planned an entry applies it, from the entry itself and the scope as it is now.
+  const applyOf = (planned: PlanEntry): (() => Promise<void>) | undefined => {
+    const module = a.kinds.find((kind) => kind.kind === planned.kind);
+    return module ? () => module.apply(planned, work.scope, a.context) : undefined;
+  };
   const applied = new Set<string>();
-  for (const change of work.changes.filter((c) => !startsUpgrade(c))) {
+  for (const planned of work.entries.filter((e) => !startsUpgrade(e))) {
     const before = a.failed.size;
-    const isWrite = !change.entry.observeOnly && (change.entry.action === 'create' || change.entry.action === 'update' || change.entry.action === 'delete');
-    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
-    if (isWrite && a.failed.size === before) applied.add(change.entry.kind);
+    const isWrite = !planned.observeOnly && (planned.action === 'create' || planned.action === 'update' || planned.action === 'delete');
+    await a.runEntry(planned, applyOf(planned));
+    if (isWrite && a.failed.size === before) applied.add(planned.kind);
   }
 
   // Verify: read back what was written; the statuses come from this second look, and a write
@@ -162,14 +167,14 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
     try {
       const verified = await planModules(work, a.kinds, a.context, a.log, only);
-      work.verified = [...verified.changes.map((c) => c.entry), ...verified.failures];
+      work.verified = [...verified.entries, ...verified.failures];
     } catch (error) {
       a.log.warn({ project: unit.name, error: describeError(error).message }, 'verification reads failed');
     }
   }
 
-  for (const change of work.changes.filter(startsUpgrade)) {
-    await a.runEntry(change.entry, change.apply ? () => change.apply!(a.context) : undefined);
+  for (const planned of work.entries.filter(startsUpgrade)) {
+    await a.runEntry(planned, applyOf(planned));
   }
 
   // Pause last: the configuration above is written while the project runs.

@@ -114,6 +114,7 @@ interface EntryInput {
   observeOnly?: boolean;
   dependsOn?: string[];
   source?: { file: string; line: number };
+  target?: Record<string, unknown>;
 }
 
 /** A PlanEntry: `noop` when there are no changes, else the given action. */
@@ -130,5 +131,6 @@ export function makeEntry(input: EntryInput): PlanEntry {
   if (input.observeOnly) entry.observeOnly = true;
   if (input.dependsOn?.length) entry.dependsOn = input.dependsOn;
   if (input.source) entry.source = input.source;
+  if (input.target) entry.target = input.target;
   return entry;
 }

@@ -271,7 +271,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     ...fleet.projects.map((unit) => unit.entry!),
     ...fleet.removals.map((removal) => removal.entry),
     ...works.flatMap((work) => [
-      ...work.changes.map((change) => change.entry),
+      ...work.entries,
       ...work.failures,
       ...(work.unit.lifecycle ? [work.unit.lifecycle] : []),
     ]),

@@ -79,9 +79,10 @@ function safeEntry(entry: PlanEntry): PlanEntry {
 }
 
 /**
- * What an entry was computed from and would do: its action and field changes (the `before`
- * values are the observed live state of every planned field). The reason is left out: it is
- * prose for people, and may name times.
+ * What an entry was computed from and would do: its action, field changes (the `before`
+ * values are the observed live state of every planned field) and target (the live ids and
+ * values its apply works from). The reason is left out: it is prose for people, and may name
+ * times.
  */
 function entryDigest(entry: PlanEntry): string {
   return sha256(
@@ -93,6 +94,7 @@ function entryDigest(entry: PlanEntry): string {
       observeOnly: entry.observeOnly ?? false,
       pending: entry.pending ?? false,
       dependsOn: [...(entry.dependsOn ?? [])].sort(),
+      ...(entry.target !== undefined ? { target: entry.target } : {}),
     }),
   );
 }

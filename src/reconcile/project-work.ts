@@ -1,17 +1,18 @@
 // The per-project work of a pass: one scope object for every kind module of the project (kinds
-// may memoise reads on it), the planned changes, and what observation could not do.
+// may memoise reads on it), its planned entries, and what observation could not do.
 import { UnauthorizedError } from '../api/errors.js';
 import type { AnyDocument } from '../manifests/types.js';
 import { describeError } from './describe-error.js';
 import { makeEntry } from './diff.js';
 import { refOf, type ProjectUnit } from './projects.js';
-import type { KindContext, KindModule, Logger, PlanEntry, PlannedChange, ProjectScope } from './types.js';
+import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope } from './types.js';
 
 /** Per project work of a pass: the same scope object goes to every module. */
 export interface ProjectWork {
   unit: ProjectUnit;
   scope: ProjectScope;
-  changes: PlannedChange[];
+  /** The entries of the project's kinds, in registry order. */
+  entries: PlanEntry[];
   /** Modules were planned without a ref: plan again once the project is ready. */
   deferred: boolean;
   /** Modules not planned at all (paused project), with the reason. */
@@ -45,7 +46,7 @@ export function newWork(unit: ProjectUnit, projectDocuments: readonly AnyDocumen
     scope.status = unit.live.status;
     if (unit.live.database) scope.database = { ...unit.live.database };
   }
-  return { unit, scope, changes: [], deferred: false, failures: [], observedAt: now };
+  return { unit, scope, entries: [], deferred: false, failures: [], observedAt: now };
 }
 
 /** Plans every managed kind of the project (concurrently; entries keep the registry's order). */
@@ -55,13 +56,13 @@ export async function planModules(
   ctx: KindContext,
   log: Logger,
   only?: ReadonlySet<KindModule>,
-): Promise<{ changes: PlannedChange[]; failures: PlanEntry[] }> {
+): Promise<{ entries: PlanEntry[]; failures: PlanEntry[] }> {
   const scope = work.scope;
   const selected = kinds.filter((kind) => (!only || only.has(kind)) && kind.manages(scope, ctx));
   const planned = await Promise.all(
     selected.map(async (kind) => {
       try {
-        return { kind, changes: await kind.plan(scope, ctx) };
+        return { kind, entries: await kind.plan(scope, ctx) };
       } catch (error) {
         if (error instanceof UnauthorizedError) throw error;
         log.error({ project: work.unit.name, kind: kind.kind, error: describeError(error).message }, 'observing a kind failed');
@@ -69,7 +70,7 @@ export async function planModules(
       }
     }),
   );
-  const changes: PlannedChange[] = [];
+  const entries: PlanEntry[] = [];
   const failures: PlanEntry[] = [];
   for (const item of planned) {
     if ('error' in item) {
@@ -77,9 +78,9 @@ export async function planModules(
         makeEntry({ kind: item.kind.kind, project: work.unit.name, name: '*', changes: [], reason: `could not observe: ${describeError(item.error).message}` }),
       );
     } else {
-      changes.push(...item.changes);
+      entries.push(...item.entries);
     }
   }
   work.observedAt = ctx.clock.now();
-  return { changes, failures };
+  return { entries, failures };
 }

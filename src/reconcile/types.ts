@@ -48,6 +48,12 @@ export interface PlanEntry {
   dependsOn?: string[];
   /** Where the desired state came from. */
   source?: { file: string; line: number };
+  /**
+   * Live values observed at plan time that the apply needs and cannot read from the manifests:
+   * the id of a live item to update or delete, the live part a whole-object write keeps. Never
+   * a secret: values the apply sends that are secret are resolved again when it runs.
+   */
+  target?: Record<string, unknown>;
 }
 
 export interface Plan {
@@ -168,21 +174,17 @@ export interface ProjectScope {
 }
 
 /**
- * A planned change: the entry is the value that is rendered and recorded; `apply` performs
- * it (it holds any resolved secret values in its closure, never in the entry).
- */
-export interface PlannedChange {
-  entry: PlanEntry;
-  apply?: (ctx: KindContext) => Promise<void>;
-}
-
-/**
  * One module per managed kind. `plan` observes (reads only, as few as possible: list
- * endpoints over per-item reads) and diffs; the engine orders, renders and applies.
+ * endpoints over per-item reads) and diffs into entries, which are plain data; the engine
+ * orders and renders them and, unless it is a dry run, hands each write back to `apply`.
+ * `apply` computes what it sends from the entry, the project's documents and the context
+ * (secrets through `ctx.resolveSecret`), never from anything the plan kept aside.
  */
 export interface KindModule {
   readonly kind: ResourceKind;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
-  plan(project: ProjectScope, ctx: KindContext): Promise<PlannedChange[]>;
+  plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
+  /** Performs one entry of this kind whose action is a write (never one under the observe policy). */
+  apply(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void>;
 }

@@ -43,6 +43,7 @@ const poolCount: ConfigSection<'ProjectPoolCount'> = {
   services: ['pooler', 'example'],
   manages: () => false,
   plan: async () => [],
+  apply: async () => undefined,
   async export({ api, ref, read }) {
     const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);
     return poolers === undefined ? undefined : { count: poolers.length };

@@ -39,16 +39,16 @@ describe('auth masked secrets', () => {
   it('plans secrets as sensitive, compares digests, sees an out-of-band change and never carries a value', async () => {
     const fresh = await planWith(h, authConfig, document, undefined);
     expect(fresh.requests).toEqual([]);
-    const entry = fresh.changes[0]!.entry;
+    const entry = fresh.entries[0]!;
     expect(entry.action).toBe('create');
     expect(entry.changes.find((c) => c.path === 'auth.smtp_pass')).toEqual({ path: 'auth.smtp_pass', sensitive: true });
     expect(entry.changes.find((c) => c.path === 'auth.external_idp01_secret')).toEqual({ path: 'auth.external_idp01_secret', sensitive: true });
-    expect(serialized(fresh.changes.map((c) => c.entry))).not.toContain(CANARY_SMTP);
-    expect(serialized(fresh.changes.map((c) => c.entry))).not.toContain(CANARY_IDP);
+    expect(serialized(fresh.entries)).not.toContain(CANARY_SMTP);
+    expect(serialized(fresh.entries)).not.toContain(CANARY_IDP);
 
     const ref = await createLiveProject(h, 'secrets-app');
     fresh.ctx.projectRefs.set('secrets-app', ref);
-    await applyAll(h, fresh.changes, fresh.ctx);
+    await applyAll(h, fresh);
 
     // The service masks the value the way the plan computes it.
     const live = (await h.client.api.getAuthServiceConfig(ref)) as unknown as Record<string, unknown>;
@@ -57,25 +57,25 @@ describe('auth masked secrets', () => {
 
     // Unchanged secrets: no diff (no permanent false diff), one GET.
     const steady = await planWith(h, authConfig, document, ref);
-    expect(steady.changes[0]!.entry.action).toBe('noop');
-    expect(steady.changes[0]!.entry.changes).toEqual([]);
+    expect(steady.entries[0]!.action).toBe('noop');
+    expect(steady.entries[0]!.changes).toEqual([]);
     expect(steady.requests.map((r) => r.method)).toEqual(['GET']);
 
     // Changed out of band: seen, as exactly that field, sensitive, with no value on either side.
     await h.client.api.updateAuthServiceConfig(ref, { smtp_pass: OUT_OF_BAND });
     const drifted = await planWith(h, authConfig, document, ref);
-    expect(drifted.changes[0]!.entry.action).toBe('update');
-    expect(drifted.changes[0]!.entry.changes).toEqual([{ path: 'auth.smtp_pass', sensitive: true }]);
-    const text = serialized(drifted.changes.map((c) => c.entry));
+    expect(drifted.entries[0]!.action).toBe('update');
+    expect(drifted.entries[0]!.changes).toEqual([{ path: 'auth.smtp_pass', sensitive: true }]);
+    const text = serialized(drifted.entries);
     for (const secret of [CANARY_SMTP, CANARY_IDP, OUT_OF_BAND, authSecretDigest(OUT_OF_BAND, ref), authSecretDigest(CANARY_SMTP, ref)]) {
       expect(text).not.toContain(secret);
     }
 
-    // The PATCH carries only the changed field (the resolved value lives in the closure).
+    // The PATCH carries only the changed field (its value is resolved when the apply sends it).
     const recorder = recordingApi(h);
     const repair = await planWith(h, authConfig, document, ref, { api: recorder.api });
     const sentBefore = recorder.sent.length;
-    const applied = await applyAll(h, repair.changes, repair.ctx);
+    const applied = await applyAll(h, repair);
     expect(writes(applied)).toHaveLength(1);
     const patch = recorder.sent.slice(sentBefore).find((r) => r.method === 'PATCH')!;
     expect(patch.body).toEqual({ smtp_pass: CANARY_SMTP });
@@ -83,18 +83,18 @@ describe('auth masked secrets', () => {
     expect(patch.project).toBe('secrets-app');
 
     const repaired = await planWith(h, authConfig, document, ref);
-    expect(repaired.changes[0]!.entry.action).toBe('noop');
+    expect(repaired.entries[0]!.action).toBe('noop');
   });
 
   it('sees a rotated reference as a change of that secret only', async () => {
     const ref = await createLiveProject(h, 'rotation-app');
     const first = await planWith(h, authConfig, document, ref);
-    await applyAll(h, first.changes, first.ctx);
+    await applyAll(h, first);
     h.env.IDP01_SECRET = 'canary-rotated-idp-6d2f';
     try {
       const rotated = await planWith(h, authConfig, document, ref);
-      expect(rotated.changes[0]!.entry.changes).toEqual([{ path: 'auth.external_idp01_secret', sensitive: true }]);
-      expect(serialized(rotated.changes.map((c) => c.entry))).not.toContain('canary-rotated-idp-6d2f');
+      expect(rotated.entries[0]!.changes).toEqual([{ path: 'auth.external_idp01_secret', sensitive: true }]);
+      expect(serialized(rotated.entries)).not.toContain('canary-rotated-idp-6d2f');
     } finally {
       h.env.IDP01_SECRET = CANARY_IDP;
     }

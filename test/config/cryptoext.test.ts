@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_KEY_CHANGE_CONFIRMATION } from '../../src/manifests/schema-source.js';
 import { cryptoextConfig } from '../../src/reconcile/kinds/config/cryptoext.js';
-import { applyAll, createLiveProject, envRef, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+import { applies, applyAll, createLiveProject, envRef, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
 
 // A canary in the only form the service takes (64 hex characters), searched for in every entry.
 const ROOT_KEY = 'c0ffee00'.repeat(8);
@@ -25,13 +25,13 @@ describe('cryptoext root key', () => {
   it('sets the key of a project created in this pass without confirmation, never showing it', async () => {
     const fresh = await planWith(h, cryptoextConfig, unconfirmed, undefined);
     expect(fresh.requests).toEqual([]);
-    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'cryptoext.root_key', sensitive: true }] });
-    expect(JSON.stringify(fresh.changes.map((c) => c.entry))).not.toContain(ROOT_KEY);
+    expect(fresh.entries[0]!).toMatchObject({ action: 'create', changes: [{ path: 'cryptoext.root_key', sensitive: true }] });
+    expect(JSON.stringify(fresh.entries)).not.toContain(ROOT_KEY);
     const ref = await createLiveProject(h, 'vault-new');
     fresh.ctx.projectRefs.set('vault', ref);
-    await applyAll(h, fresh.changes, fresh.ctx);
+    await applyAll(h, fresh);
     const steady = await planWith(h, cryptoextConfig, unconfirmed, ref);
-    expect(steady.changes[0]!.entry.action).toBe('noop');
+    expect(steady.entries[0]!.action).toBe('noop');
     expect(steady.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/projects/${ref}/cryptoext`]);
   });
 
@@ -40,31 +40,31 @@ describe('cryptoext root key', () => {
     const liveKey = (await h.client.api.getCryptoextConfig(ref)).root_key;
 
     const blocked = await planWith(h, cryptoextConfig, unconfirmed, ref);
-    const entry = blocked.changes[0]!;
-    expect(entry.entry.action).toBe('blocked');
-    expect(entry.apply).toBeUndefined();
-    expect(entry.entry.reason).toContain('confirm_root_key_change');
-    expect(entry.entry.reason).toContain(ROOT_KEY_CHANGE_CONFIRMATION);
-    expect(entry.entry.changes).toEqual([{ path: 'cryptoext.root_key', sensitive: true }]);
-    const text = JSON.stringify(blocked.changes.map((c) => c.entry));
+    const entry = blocked.entries[0]!;
+    expect(entry.action).toBe('blocked');
+    expect(applies(entry)).toBe(false);
+    expect(entry.reason).toContain('confirm_root_key_change');
+    expect(entry.reason).toContain(ROOT_KEY_CHANGE_CONFIRMATION);
+    expect(entry.changes).toEqual([{ path: 'cryptoext.root_key', sensitive: true }]);
+    const text = JSON.stringify(blocked.entries);
     expect(text).not.toContain(ROOT_KEY);
     expect(text).not.toContain(liveKey);
 
     // A near miss of the sentence is no confirmation.
     const nearMiss = projectDocument('vault', { cryptoext: { root_key: envRef('ROOT_KEY'), confirm_root_key_change: 'i understand' } as never });
-    expect((await planWith(h, cryptoextConfig, nearMiss, ref)).changes[0]!.entry.action).toBe('blocked');
+    expect((await planWith(h, cryptoextConfig, nearMiss, ref)).entries[0]!.action).toBe('blocked');
     expect((await h.client.api.getCryptoextConfig(ref)).root_key).toBe(liveKey);
 
     const allowed = await planWith(h, cryptoextConfig, confirmed, ref);
-    expect(allowed.changes[0]!.entry.action).toBe('update');
-    const sent = await applyAll(h, allowed.changes, allowed.ctx);
+    expect(allowed.entries[0]!.action).toBe('update');
+    const sent = await applyAll(h, allowed);
     expect(writes(sent).map((r) => `${r.method} ${r.path}`)).toEqual([`PUT /v1/projects/${ref}/cryptoext`]);
-    expect((await planWith(h, cryptoextConfig, unconfirmed, ref)).changes[0]!.entry.action).toBe('noop');
+    expect((await planWith(h, cryptoextConfig, unconfirmed, ref)).entries[0]!.action).toBe('noop');
 
     // Changed out of band: detected (and blocked again without the confirmation).
     await h.client.api.updateCryptoextConfig(ref, { root_key: OTHER_KEY });
     const drifted = await planWith(h, cryptoextConfig, unconfirmed, ref);
-    expect(drifted.changes[0]!.entry.action).toBe('blocked');
-    expect(JSON.stringify(drifted.changes.map((c) => c.entry))).not.toContain(OTHER_KEY);
+    expect(drifted.entries[0]!.action).toBe('blocked');
+    expect(JSON.stringify(drifted.entries)).not.toContain(OTHER_KEY);
   });
 });

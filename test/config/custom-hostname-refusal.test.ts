@@ -21,7 +21,7 @@ function contextWith(reverifyError: Error): { ctx: KindContext; scope: ProjectSc
     },
   });
   const document = projectDocument('dns', { custom_hostname: { custom_hostname: 'dns.example.org' } });
-  const ctx: KindContext = { api, clock: new ManualClock(), state: memoryState(), documents: [document], resolveSecret: async () => '', projectRefs: new Map([['dns', 'dnsrefdnsrefdnsrefdn']]), dryRun: false, log: silentLog };
+  const ctx: KindContext = { api, clock: new ManualClock(), state: memoryState(), documents: [document], resolveSecret: async () => '', projectRefs: new Map([['dns', 'dnsrefdnsrefdnsrefdn']]), log: silentLog };
   return { ctx, scope: { name: 'dns', document, documents: [], ref: 'dnsrefdnsrefdnsrefdn', status: 'ACTIVE_HEALTHY' }, sent };
 }
 
@@ -30,8 +30,8 @@ describe('custom hostname reverify', () => {
     const refused = new InvalidRequestError({ method: 'POST', route: '/v1/projects/{ref}/custom-hostname/reverify', status: 400, serviceMessage: 'not verified' });
     const { ctx, scope, sent } = contextWith(refused);
     const [planned] = await customHostnameConfig.plan(scope, ctx);
-    expect(planned!.entry).toMatchObject({ action: 'update', pending: true });
-    await expect(planned!.apply!(ctx)).resolves.toBeUndefined();
+    expect(planned).toMatchObject({ action: 'update', pending: true });
+    await expect(customHostnameConfig.apply(planned!, scope, ctx)).resolves.toBeUndefined();
     expect(sent).toContain('POST /v1/projects/{ref}/custom-hostname/reverify');
   });
 
@@ -39,6 +39,6 @@ describe('custom hostname reverify', () => {
     const broken = new TransientError({ method: 'POST', route: '/v1/projects/{ref}/custom-hostname/reverify', status: 500 }, 'server error', true);
     const { ctx, scope } = contextWith(broken);
     const [planned] = await customHostnameConfig.plan(scope, ctx);
-    await expect(planned!.apply!(ctx)).rejects.toBeInstanceOf(TransientError);
+    await expect(customHostnameConfig.apply(planned!, scope, ctx)).rejects.toBeInstanceOf(TransientError);
   });
 });

@@ -3,7 +3,7 @@
 // activate, in sync.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { customHostnameConfig } from '../../src/reconcile/kinds/config/custom-hostname.js';
-import { applyAll, createLiveProject, DURATIONS, gets, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+import { applies, applyAll, createLiveProject, DURATIONS, gets, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,25 +20,25 @@ describe('custom hostname', () => {
     const document = projectDocument('hosted', { custom_hostname: { custom_hostname: HOST } });
     const fresh = await planWith(h, customHostnameConfig, document, undefined);
     expect(fresh.requests).toEqual([]);
-    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
+    expect(fresh.entries[0]!).toMatchObject({ action: 'create', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
 
     const ref = await createLiveProject(h, 'hosted');
     const base = `/v1/projects/${ref}/custom-hostname`;
 
     const init = await planWith(h, customHostnameConfig, document, ref);
-    expect(init.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
-    expect(init.changes[0]!.entry.pending).toBeUndefined();
-    expect(writes(await applyAll(h, init.changes, init.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/initialize`]);
+    expect(init.entries[0]!).toMatchObject({ action: 'update', changes: [{ path: 'custom_hostname.custom_hostname', after: HOST }] });
+    expect(init.entries[0]!.pending).toBeUndefined();
+    expect(writes(await applyAll(h, init)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/initialize`]);
 
     // DNS not published yet: pending with the records to create; the reverify does not fail the apply.
     for (let i = 0; i < 2; i++) {
       const waiting = await planWith(h, customHostnameConfig, document, ref);
-      const entry = waiting.changes[0]!.entry;
+      const entry = waiting.entries[0]!;
       expect(entry.pending).toBe(true);
       expect(entry.action).toBe('update');
       expect(entry.reason).toContain('waiting for DNS verification');
       expect(entry.changes).toEqual([{ path: 'custom_hostname.status', before: '2_initiated', after: '3_challenge_verified' }]);
-      const sent = await applyAll(h, waiting.changes, waiting.ctx);
+      const sent = await applyAll(h, waiting);
       expect(writes(sent).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/reverify`]);
       await h.clock.advance(DURATIONS.customHostnameVerification / 4);
     }
@@ -46,32 +46,32 @@ describe('custom hostname', () => {
     // The records are published: the next reverify succeeds.
     await h.clock.advance(DURATIONS.customHostnameVerification);
     const verify = await planWith(h, customHostnameConfig, document, ref);
-    expect(verify.changes[0]!.entry.pending).toBe(true);
-    await applyAll(h, verify.changes, verify.ctx);
+    expect(verify.entries[0]!.pending).toBe(true);
+    await applyAll(h, verify);
 
     const origin = await planWith(h, customHostnameConfig, document, ref);
-    expect(origin.changes[0]!.entry).toMatchObject({ action: 'noop', pending: true });
-    expect(origin.changes[0]!.entry.reason).toContain('origin');
-    expect(origin.changes[0]!.apply).toBeUndefined();
+    expect(origin.entries[0]!).toMatchObject({ action: 'noop', pending: true });
+    expect(origin.entries[0]!.reason).toContain('origin');
+    expect(applies(origin.entries[0]!)).toBe(false);
 
     await h.clock.advance(DURATIONS.customHostnameOriginSetup);
     const activate = await planWith(h, customHostnameConfig, document, ref);
-    expect(activate.changes[0]!.entry).toMatchObject({
+    expect(activate.entries[0]!).toMatchObject({
       action: 'update',
       changes: [{ path: 'custom_hostname.status', before: '4_origin_setup_completed', after: '5_services_reconfigured' }],
     });
-    expect(activate.changes[0]!.entry.pending).toBeUndefined();
-    expect(writes(await applyAll(h, activate.changes, activate.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/activate`]);
+    expect(activate.entries[0]!.pending).toBeUndefined();
+    expect(writes(await applyAll(h, activate)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST ${base}/activate`]);
 
     const done = await planWith(h, customHostnameConfig, document, ref);
-    expect(done.changes[0]!.entry.action).toBe('noop');
-    expect(done.changes[0]!.entry.pending).toBeUndefined();
+    expect(done.entries[0]!.action).toBe('noop');
+    expect(done.entries[0]!.pending).toBeUndefined();
     expect(done.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET ${base}`]);
 
     // Initialized out of band with another hostname: exactly that drift.
     await h.client.api.updateHostnameConfig(ref, { custom_hostname: 'rogue.example.org' });
     const rogue = await planWith(h, customHostnameConfig, document, ref);
-    expect(rogue.changes[0]!.entry).toMatchObject({
+    expect(rogue.entries[0]!).toMatchObject({
       action: 'update',
       changes: [{ path: 'custom_hostname.custom_hostname', before: 'rogue.example.org', after: HOST }],
     });
@@ -79,7 +79,7 @@ describe('custom hostname', () => {
     // Another hostname in the manifest: initialize again.
     const moved = projectDocument('hosted', { custom_hostname: { custom_hostname: 'www.hosted.example.org' } });
     const again = await planWith(h, customHostnameConfig, moved, ref);
-    expect(again.changes[0]!.entry).toMatchObject({
+    expect(again.entries[0]!).toMatchObject({
       action: 'update',
       changes: [{ path: 'custom_hostname.custom_hostname', before: 'rogue.example.org', after: 'www.hosted.example.org' }],
     });
@@ -90,13 +90,13 @@ describe('custom hostname', () => {
     const document = projectDocument('hosted-off', { custom_hostname: { custom_hostname: 'off.example.org', activate: false } });
     const ref = await createLiveProject(h, 'hosted-off');
     const init = await planWith(h, customHostnameConfig, document, ref);
-    await applyAll(h, init.changes, init.ctx);
+    await applyAll(h, init);
     await h.clock.advance(DURATIONS.customHostnameVerification + 1);
     const verify = await planWith(h, customHostnameConfig, document, ref);
-    await applyAll(h, verify.changes, verify.ctx);
+    await applyAll(h, verify);
     await h.clock.advance(DURATIONS.customHostnameOriginSetup + 1);
     const verified = await planWith(h, customHostnameConfig, document, ref);
-    expect(verified.changes[0]!.entry.action).toBe('noop');
-    expect(verified.changes[0]!.entry.reason).toContain('activate: false');
+    expect(verified.entries[0]!.action).toBe('noop');
+    expect(verified.entries[0]!.reason).toContain('activate: false');
   });
 });

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TransientError } from '../../src/api/errors.js';
 import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres-version.js';
 import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
-import { applyAll, createLiveProject, DURATIONS, memoryState, planWith, projectDocument, startHarness, type Harness } from './harness.js';
+import { applies, applyAll, createLiveProject, DURATIONS, memoryState, planWith, projectDocument, startHarness, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -22,12 +22,12 @@ describe('config sections under faults', () => {
     h.emulator.setFaults({ rules: [{ route: '/v1/projects/{ref}/read-replicas/setup', method: 'POST', lostAnswerRate: 1, maxFaults: 1 }] });
     try {
       const first = await planWith(h, readReplicasConfig, document, ref, { state });
-      await expect(applyAll(h, first.changes, first.ctx)).rejects.toBeInstanceOf(TransientError);
+      await expect(applyAll(h, first)).rejects.toBeInstanceOf(TransientError);
     } finally {
       h.emulator.setFaults({});
     }
     const next = await planWith(h, readReplicasConfig, document, ref, { state });
-    expect(next.changes[0]!.entry.action).toBe('noop');
+    expect(next.entries[0]!.action).toBe('noop');
     const replicas = (await h.client.api.getPoolerConfig(ref)).filter((p) => p.database_type === 'READ_REPLICA');
     expect(replicas).toHaveLength(1);
     // This project's setups only: the log is shared by every test (and repeat) of the file.
@@ -41,15 +41,15 @@ describe('config sections under faults', () => {
     h.emulator.setFaults({ seed: 20260101, lifecycleFailures: { upgrade: 1 } });
     try {
       const start = await planWith(h, postgresVersionConfig, document, ref);
-      await applyAll(h, start.changes, start.ctx);
+      await applyAll(h, start);
     } finally {
       h.emulator.setFaults({});
     }
     await h.clock.advance(DURATIONS.upgradeStep * 12);
     const after = await planWith(h, postgresVersionConfig, document, ref);
-    expect(after.changes[0]!.entry.action).toBe('blocked');
-    expect(after.changes[0]!.entry.reason).toBe('the last upgrade to 17 failed: 5_data_upgrade_completion_failed');
-    expect(after.changes[0]!.apply).toBeUndefined();
+    expect(after.entries[0]!.action).toBe('blocked');
+    expect(after.entries[0]!.reason).toBe('the last upgrade to 17 failed: 5_data_upgrade_completion_failed');
+    expect(applies(after.entries[0]!)).toBe(false);
     expect((await h.client.api.getProject(ref)).database.version.startsWith('15')).toBe(true);
   });
 });

@@ -10,7 +10,7 @@ import { resolveSecretRef } from '../../src/manifests/refs.js';
 import { ManagementApi } from '../../src/api/endpoints.js';
 import type { ApiRequest, RequestCaller } from '../../src/api/request.js';
 import type { ProjectDocument, ProjectSpec, SecretRef } from '../../src/manifests/types.js';
-import type { KindContext, KindModule, Logger, PlannedChange, ProjectScope, StateStore } from '../../src/reconcile/types.js';
+import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope, StateStore } from '../../src/reconcile/types.js';
 import { ManualClock } from '../../src/util/clock.js';
 
 export const silentLog: Logger = { debug() {}, info() {}, warn() {}, error() {} };
@@ -142,26 +142,40 @@ export function contextFor(h: Harness, document: ProjectDocument, options: Conte
   };
 }
 
-/** Plans one module for one project and returns the changes with the requests it sent. */
+/** What `planWith` returns: the module's entries, the requests its plan sent, and what its apply needs. */
+export interface Planned {
+  module: KindModule;
+  entries: PlanEntry[];
+  requests: RequestLogEntry[];
+  ctx: KindContext;
+  scope: ProjectScope;
+}
+
+/** Plans one module for one project and returns the entries with the requests it sent. */
 export async function planWith(
   h: Harness,
   module: KindModule,
   document: ProjectDocument,
   ref: string | undefined,
   options: Omit<ContextOptions, 'refs'> = {},
-): Promise<{ changes: PlannedChange[]; requests: RequestLogEntry[]; ctx: KindContext; scope: ProjectScope }> {
+): Promise<Planned> {
   const scope = await scopeFor(h, document, ref);
   const ctx = contextFor(h, document, { ...options, ...(ref ? { refs: { [document.metadata.name]: ref } } : {}) });
   const mark = h.emulator.requests().length;
-  if (!module.manages(scope, ctx)) return { changes: [], requests: [], ctx, scope };
-  const changes = await module.plan(scope, ctx);
-  return { changes, requests: h.emulator.requests().slice(mark), ctx, scope };
+  if (!module.manages(scope, ctx)) return { module, entries: [], requests: [], ctx, scope };
+  const entries = await module.plan(scope, ctx);
+  return { module, entries, requests: h.emulator.requests().slice(mark), ctx, scope };
 }
 
-/** Applies every change that has an apply closure; returns the requests sent. */
-export async function applyAll(h: Harness, changes: PlannedChange[], ctx: KindContext): Promise<RequestLogEntry[]> {
+/** True when the engine would hand the entry to its module's apply: a write, not under observe. */
+export function applies(entry: PlanEntry): boolean {
+  return !entry.observeOnly && (entry.action === 'create' || entry.action === 'update' || entry.action === 'delete');
+}
+
+/** Applies every entry the engine would apply, as the engine does; returns the requests sent. */
+export async function applyAll(h: Harness, planned: Planned): Promise<RequestLogEntry[]> {
   const mark = h.emulator.requests().length;
-  for (const change of changes) if (change.apply) await change.apply(ctx);
+  for (const entry of planned.entries) if (applies(entry)) await planned.module.apply(entry, planned.scope, planned.ctx);
   return h.emulator.requests().slice(mark);
 }
 

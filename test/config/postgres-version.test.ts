@@ -2,7 +2,7 @@
 // pending through the progress values, in sync once the project list shows the new version.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres-version.js';
-import { applyAll, createLiveProject, DURATIONS, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+import { applies, applyAll, createLiveProject, DURATIONS, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -17,30 +17,30 @@ describe('postgres version', () => {
     const document = projectDocument('upgraded', { postgres_version: '17' });
     const fresh = await planWith(h, postgresVersionConfig, document, undefined);
     expect(fresh.requests).toEqual([]);
-    expect(fresh.changes[0]!.entry).toMatchObject({ action: 'create', changes: [{ path: 'postgres_version', after: '17' }] });
+    expect(fresh.entries[0]!).toMatchObject({ action: 'create', changes: [{ path: 'postgres_version', after: '17' }] });
 
     const ref = await createLiveProject(h, 'upgraded');
     const live = await h.client.api.getProject(ref);
     expect(live.database.version.startsWith('15')).toBe(true);
 
     const start = await planWith(h, postgresVersionConfig, document, ref);
-    expect(start.changes[0]!.entry).toMatchObject({ action: 'update', changes: [{ path: 'postgres_version', before: '15', after: '17' }] });
-    expect(start.changes[0]!.entry.reason).toMatch(/upgrade .* to 17/);
+    expect(start.entries[0]!).toMatchObject({ action: 'update', changes: [{ path: 'postgres_version', before: '15', after: '17' }] });
+    expect(start.entries[0]!.reason).toMatch(/upgrade .* to 17/);
     expect(start.requests.map((r) => `${r.method} ${r.path}`).sort()).toEqual(
       [`GET /v1/projects/${ref}/upgrade/eligibility`, `GET /v1/projects/${ref}/upgrade/status`].sort(),
     );
-    expect(writes(await applyAll(h, start.changes, start.ctx)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST /v1/projects/${ref}/upgrade`]);
+    expect(writes(await applyAll(h, start)).map((r) => `${r.method} ${r.path}`)).toEqual([`POST /v1/projects/${ref}/upgrade`]);
 
     const seen: string[] = [];
     for (let step = 0; step < 40; step++) {
       const plan = await planWith(h, postgresVersionConfig, document, ref);
-      const entry = plan.changes[0]!.entry;
+      const entry = plan.entries[0]!;
       if (!entry.pending) {
         expect(entry.action).toBe('noop');
         break;
       }
       expect(entry.action).toBe('noop');
-      expect(plan.changes[0]!.apply).toBeUndefined();
+      expect(applies(plan.entries[0]!)).toBe(false);
       expect(writes(plan.requests)).toEqual([]);
       seen.push(entry.reason!);
       if (step === 1) {
@@ -51,7 +51,7 @@ describe('postgres version', () => {
         expect(upgrading.status).toBe('UPGRADING');
         const mark = h.emulator.requests().length;
         const [offline] = await postgresVersionConfig.plan(upgrading, ctx);
-        expect(offline!.entry).toMatchObject({ action: 'noop', pending: true, reason: 'the project is upgrading' });
+        expect(offline).toMatchObject({ action: 'noop', pending: true, reason: 'the project is upgrading' });
         expect(h.emulator.requests().slice(mark)).toEqual([]);
       }
       await h.clock.advance(DURATIONS.upgradeStep);
@@ -63,26 +63,26 @@ describe('postgres version', () => {
     const after = await h.client.api.getProject(ref);
     expect(after.database.version.startsWith('17')).toBe(true);
     const steady = await planWith(h, postgresVersionConfig, document, ref);
-    expect(steady.changes[0]!.entry.action).toBe('noop');
+    expect(steady.entries[0]!.action).toBe('noop');
     expect(steady.requests.filter((r) => r.path.includes('/upgrade'))).toEqual([]);
   });
 
   it('blocks a downgrade with the reason, without a request', async () => {
     const ref = await createLiveProject(h, 'downgrade');
     const plan = await planWith(h, postgresVersionConfig, projectDocument('downgrade', { postgres_version: '14' }), ref);
-    expect(plan.changes[0]!.entry.action).toBe('blocked');
-    expect(plan.changes[0]!.entry.reason).toContain('downgraded');
-    expect(plan.changes[0]!.apply).toBeUndefined();
+    expect(plan.entries[0]!.action).toBe('blocked');
+    expect(plan.entries[0]!.reason).toContain('downgraded');
+    expect(applies(plan.entries[0]!)).toBe(false);
     expect(plan.requests.filter((r) => r.path.includes('/upgrade'))).toEqual([]);
   });
 
   it('blocks a version that is not offered, with the offered ones in the reason', async () => {
     const ref = await createLiveProject(h, 'offered');
     const notOffered = await planWith(h, postgresVersionConfig, projectDocument('offered', { postgres_version: '16' }), ref);
-    expect(notOffered.changes[0]!.entry.action).toBe('blocked');
-    expect(notOffered.changes[0]!.entry.reason).toContain('not offered');
-    expect(notOffered.changes[0]!.entry.reason).toContain('17');
-    expect(notOffered.changes[0]!.apply).toBeUndefined();
+    expect(notOffered.entries[0]!.action).toBe('blocked');
+    expect(notOffered.entries[0]!.reason).toContain('not offered');
+    expect(notOffered.entries[0]!.reason).toContain('17');
+    expect(applies(notOffered.entries[0]!)).toBe(false);
   });
 });
 
@@ -103,9 +103,9 @@ describe('postgres version on a project that is not eligible', () => {
 
   it('is blocked with the reason and writes nothing', async () => {
     const plan = await planWith(seeded, postgresVersionConfig, projectDocument('latest', { postgres_version: '18' }), REF);
-    expect(plan.changes[0]!.entry.action).toBe('blocked');
-    expect(plan.changes[0]!.entry.reason).toContain('not eligible');
-    expect(plan.changes[0]!.apply).toBeUndefined();
+    expect(plan.entries[0]!.action).toBe('blocked');
+    expect(plan.entries[0]!.reason).toContain('not eligible');
+    expect(applies(plan.entries[0]!)).toBe(false);
     expect(writes(plan.requests)).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT_KEY_CHANGE_CONFIRMATION } from '../../src/manifests/schema-source.js';
 import { KIND_MODULES } from '../../src/reconcile/registry.js';
 import { postgresConfig } from '../../src/reconcile/kinds/config/postgres.js';
-import { applyAll, contextFor, createLiveProject, envRef, planWith, projectDocument, recordingApi, scopeFor, startHarness, writes, type Harness } from './harness.js';
+import { applies, applyAll, contextFor, createLiveProject, envRef, planWith, projectDocument, recordingApi, scopeFor, startHarness, writes, type Harness } from './harness.js';
 
 const OBSERVED_ROOT_KEY = 'ab12cd34'.repeat(8);
 
@@ -25,22 +25,22 @@ describe('postgres restart_database', () => {
 
     const quiet = projectDocument('pg-restart', { postgres: { max_connections: 150 } });
     const first = await planWith(h, postgresConfig, quiet, ref, { api: recorder.api });
-    expect(first.changes[0]!.entry.reason).toBeUndefined();
-    await applyAll(h, first.changes, first.ctx);
+    expect(first.entries[0]!.reason).toBeUndefined();
+    await applyAll(h, first);
     expect(puts()).toEqual([{ max_connections: 150 }]);
 
     const restart = projectDocument('pg-restart', { postgres: { max_connections: 160, restart_database: true } as never });
     const second = await planWith(h, postgresConfig, restart, ref, { api: recorder.api });
     // The flag is an instruction, not a field: never a diff of its own.
-    expect(second.changes[0]!.entry.changes).toEqual([{ path: 'postgres.max_connections', before: 150, after: 160 }]);
-    expect(second.changes[0]!.entry.reason).toContain('restart');
-    await applyAll(h, second.changes, second.ctx);
+    expect(second.entries[0]!.changes).toEqual([{ path: 'postgres.max_connections', before: 150, after: 160 }]);
+    expect(second.entries[0]!.reason).toContain('restart');
+    await applyAll(h, second);
     expect(puts()[1]).toEqual({ max_connections: 160, restart_database: true });
 
     // In sync with restart asked: nothing written, so no restart either.
     const third = await planWith(h, postgresConfig, restart, ref, { api: recorder.api });
-    expect(third.changes[0]!.entry.action).toBe('noop');
-    expect(third.changes[0]!.apply).toBeUndefined();
+    expect(third.entries[0]!.action).toBe('noop');
+    expect(applies(third.entries[0]!)).toBe(false);
   });
 });
 
@@ -69,10 +69,9 @@ describe('observe policy', () => {
     const entries = [];
     for (const module of config) {
       if (!module.manages(scope, ctx)) continue;
-      const changes = await module.plan(scope, ctx);
-      for (const change of changes) {
-        expect(change.apply, change.entry.id).toBeUndefined();
-        entries.push(change.entry);
+      for (const entry of await module.plan(scope, ctx)) {
+        expect(applies(entry), entry.id).toBe(false);
+        entries.push(entry);
       }
     }
     const sent = h.emulator.requests().slice(mark);

@@ -124,45 +124,45 @@ describe.each(CASES)('config section $key', (c) => {
     // 1. Fresh project (not created yet): a create entry, not one request.
     const fresh = await planWith(h, c.module, document, undefined);
     expect(fresh.requests).toEqual([]);
-    expect(fresh.changes).toHaveLength(1);
-    const created = fresh.changes[0]!;
-    expect(created.entry.action).toBe('create');
-    expect(created.entry.id).toBe(`${c.module.kind}/${name}/${String(c.key)}`);
-    expect(created.entry.dependsOn).toEqual([`Project/${name}`]);
-    expect(created.entry.changes.map((x) => x.path).sort()).toEqual(c.createPaths);
+    expect(fresh.entries).toHaveLength(1);
+    const created = fresh.entries[0]!;
+    expect(created.action).toBe('create');
+    expect(created.id).toBe(`${c.module.kind}/${name}/${String(c.key)}`);
+    expect(created.dependsOn).toEqual([`Project/${name}`]);
+    expect(created.changes.map((x) => x.path).sort()).toEqual(c.createPaths);
 
-    // 2. The project comes up; the create closures apply the section (the ref comes from ctx).
+    // 2. The project comes up; the module applies its create entry (the ref comes from ctx).
     const ref = await createLiveProject(h, name);
     fresh.ctx.projectRefs.set(name, ref);
-    const applied = await applyAll(h, fresh.changes, fresh.ctx);
+    const applied = await applyAll(h, fresh);
     expect(writes(applied).length).toBeGreaterThan(0);
 
     // 3. No change: exactly one GET, of this section, and nothing else.
     const steady = await planWith(h, c.module, document, ref);
-    expect(steady.changes.map((x) => x.entry.action)).toEqual(['noop']);
+    expect(steady.entries.map((x) => x.action)).toEqual(['noop']);
     expect(steady.requests.map((r) => `${r.method} ${r.path}`)).toEqual([`GET /v1/projects/${ref}${c.getPath}`]);
 
     // 4. Out of band through the API: exactly that drift.
     await c.outOfBand(h.client.api, ref);
     const drifted = await planWith(h, c.module, document, ref);
-    expect(drifted.changes).toHaveLength(1);
-    expect(drifted.changes[0]!.entry.action).toBe('update');
-    expect(drifted.changes[0]!.entry.changes).toEqual([c.drift]);
+    expect(drifted.entries).toHaveLength(1);
+    expect(drifted.entries[0]!.action).toBe('update');
+    expect(drifted.entries[0]!.changes).toEqual([c.drift]);
     expect(gets(drifted.requests)).toHaveLength(1);
     expect(writes(drifted.requests)).toEqual([]);
 
     // 5. Apply repairs it.
-    const repair = await applyAll(h, drifted.changes, drifted.ctx);
+    const repair = await applyAll(h, drifted);
     expect(writes(repair)).toHaveLength(1);
     const repaired = await planWith(h, c.module, document, ref);
-    expect(repaired.changes.map((x) => x.entry.action)).toEqual(['noop']);
+    expect(repaired.entries.map((x) => x.action)).toEqual(['noop']);
 
     // 6. A field the manifest does not mention, changed out of band: not managed, no diff.
     if (c.unmanaged) {
       await c.unmanaged(h.client.api, ref);
       const after = await planWith(h, c.module, document, ref);
-      expect(after.changes.map((x) => x.entry.action)).toEqual(['noop']);
-      expect(after.changes[0]!.entry.changes).toEqual([]);
+      expect(after.entries.map((x) => x.action)).toEqual(['noop']);
+      expect(after.entries[0]!.changes).toEqual([]);
     }
   });
 });

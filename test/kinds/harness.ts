@@ -109,13 +109,15 @@ export async function runKinds(h: Harness, scopes: ProjectScope[], options: { dr
   const outcomes: ApplyOutcome[] = [];
   for (const project of scopes) {
     const planned = (await Promise.all(SUB_RESOURCE_KINDS.filter((k) => k.manages(project, ctx)).map((k) => k.plan(project, ctx)))).flat();
-    entries.push(...planned.map((p) => p.entry));
+    entries.push(...planned);
     if (options.dryRun) continue;
     await Promise.all(
-      planned.map(async ({ entry, apply }) => {
-        if (!apply || entry.action === 'noop' || entry.observeOnly) return;
+      planned.map(async (entry) => {
+        // What the engine hands to a module's apply: writes, never under the observe policy.
+        if (entry.observeOnly || (entry.action !== 'create' && entry.action !== 'update' && entry.action !== 'delete')) return;
+        const module = SUB_RESOURCE_KINDS.find((k) => k.kind === entry.kind)!;
         try {
-          await apply(ctx);
+          await module.apply(entry, project, ctx);
           outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'success' });
         } catch (error) {
           outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'failed', error: { type: (error as Error).name, message: (error as Error).message } });

@@ -15,8 +15,10 @@ const ignoredWrites: KindModule = {
   manages: () => true,
   async plan(scope) {
     const entry = makeEntry({ kind: 'ProjectRestapi', project: scope.name, name: 'restapi', changes: [{ path: 'restapi.max_rows', before: 100, after: 500 }] });
-    return [{ entry, apply: async () => undefined }];
+    return [entry];
   },
+  // Acknowledged, never taking effect: the service is left as it was.
+  apply: async () => undefined,
 };
 
 let h: Harness;

@@ -5,9 +5,9 @@
 import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
 import { NotFoundError } from '../../api/errors.js';
 import type { BranchDocument } from '../../manifests/types.js';
-import type { FieldChange, KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
+import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { changedSubset, makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
 
 /** Branch statuses on the way to a usable branch. */
 const CONVERGING = new Set(['CREATING_PROJECT', 'RUNNING_MIGRATIONS']);
@@ -57,14 +57,12 @@ export const branchesKind: KindModule = {
   },
   async plan(project, ctx) {
     const live = await listBranches(project, ctx);
-    const planned: PlannedChange[] = [];
+    const planned: PlanEntry[] = [];
     const docs = activeDocuments<BranchDocument>(project, 'Branch');
 
     if (branchingDisabled(project)) {
       for (const doc of docs) {
-        planned.push({
-          entry: makeEntry({ kind: 'Branch', name: branchName(doc), project: project.name, changes: [], action: 'blocked', reason: 'the project sets branching_disabled: true', source: sourceOf(doc) }),
-        });
+        planned.push(makeEntry({ kind: 'Branch', name: branchName(doc), project: project.name, changes: [], action: 'blocked', reason: 'the project sets branching_disabled: true', source: sourceOf(doc) }));
       }
       const entry = makeEntry({
         kind: 'Branch',
@@ -77,15 +75,7 @@ export const branchesKind: KindModule = {
           : 'branching is disabled',
         dependsOn: projectDependency(project),
       });
-      if (entry.action === 'noop') return [...planned, { entry }];
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.disablePreviewBranching(ref, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          applyCtx.log.warn({ project: project.name, branches: live.length }, 'preview branching disabled');
-        },
-      });
+      planned.push(entry);
       return planned;
     }
 
@@ -96,41 +86,18 @@ export const branchesKind: KindModule = {
       const base = { kind: 'Branch' as const, name, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project), ...(observeOnly ? { observeOnly } : {}) };
       const current = byName.get(name);
       if (!current) {
-        const body: CreateBranchBody = { branch_name: name };
-        if (doc.spec.git_branch !== undefined) body.git_branch = doc.spec.git_branch;
-        if (doc.spec.persistent !== undefined) body.persistent = doc.spec.persistent;
-        if (doc.spec.region !== undefined) body.region = doc.spec.region;
-        if (doc.spec.desired_instance_size !== undefined) body.desired_instance_size = doc.spec.desired_instance_size;
-        const entry = makeEntry({ ...base, action: 'create', changes: Object.entries(body).filter(([k]) => k !== 'branch_name').map(([path, after]) => ({ path, after })) });
-        planned.push(observeOnly ? { entry } : {
-          entry,
-          apply: async (applyCtx) => {
-            const ref = refAtApply(project, applyCtx);
-            const created = await applyCtx.api.createABranch(ref, body, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-            applyCtx.log.info({ project: project.name, branch: name, id: created.id }, 'branch created');
-          },
-        });
+        const body = createBody(doc);
+        planned.push(makeEntry({ ...base, action: 'create', changes: Object.entries(body).filter(([k]) => k !== 'branch_name').map(([path, after]) => ({ path, after })) }));
         continue;
       }
       const changes = diffBranch(doc, current);
-      const entry = makeEntry({ ...base, changes });
+      const entry = makeEntry({ ...base, changes, ...(changes.length > 0 ? { target: { id: current.id } } : {}) });
       if (CONVERGING.has(current.status)) {
         // The service is still setting the branch up: that is progress, not drift.
         entry.pending = true;
         entry.reason = `branch status ${current.status}`;
       }
-      if (entry.action === 'noop' || observeOnly) {
-        planned.push({ entry });
-        continue;
-      }
-      const patch = changedSubset({ git_branch: doc.spec.git_branch, persistent: doc.spec.persistent }, changes) as UpdateBranchBody;
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          await applyCtx.api.updateABranchConfig(current.id, patch, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          applyCtx.log.info({ project: project.name, branch: name }, 'branch updated');
-        },
-      });
+      planned.push(entry);
     }
 
     // Declared names, suspended documents included: those branches are never pruned.
@@ -141,23 +108,56 @@ export const branchesKind: KindModule = {
         ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
         continue;
       }
-      const entry = makeEntry({
-        kind: 'Branch',
-        name: branch.name,
-        project: project.name,
-        action: 'delete',
-        changes: [],
-        reason: 'not declared in the manifests and spec.prune.branches is true',
-        dependsOn: projectDependency(project),
-      });
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          await applyCtx.api.deleteABranch(branch.id, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          applyCtx.log.info({ project: project.name, branch: branch.name }, 'branch deleted');
-        },
-      });
+      planned.push(
+        makeEntry({
+          kind: 'Branch',
+          name: branch.name,
+          project: project.name,
+          action: 'delete',
+          changes: [],
+          reason: 'not declared in the manifests and spec.prune.branches is true',
+          dependsOn: projectDependency(project),
+          target: { id: branch.id },
+        }),
+      );
     }
     return planned;
   },
+  async apply(entry, project, ctx) {
+    const options = { priority: 'write' as const, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+    const id = entry.target?.id as string | undefined;
+    if (entry.action === 'delete' && id === undefined) {
+      // The project's branching as a whole (BRANCHING_ENTRY): its `before` lists every live branch.
+      await ctx.api.disablePreviewBranching(refAtApply(project, ctx), options);
+      ctx.log.warn({ project: project.name, branches: ((entry.changes[0]?.before ?? []) as string[]).length }, 'preview branching disabled');
+    } else if (entry.action === 'delete') {
+      await ctx.api.deleteABranch(id!, options);
+      ctx.log.info({ project: project.name, branch: entry.name }, 'branch deleted');
+    } else if (entry.action === 'create') {
+      const doc = declaredBranch(project, entry.name);
+      const created = await ctx.api.createABranch(refAtApply(project, ctx), createBody(doc), options);
+      ctx.log.info({ project: project.name, branch: entry.name, id: created.id }, 'branch created');
+    } else {
+      const doc = declaredBranch(project, entry.name);
+      const patch = changedSubset({ git_branch: doc.spec.git_branch, persistent: doc.spec.persistent }, entry.changes) as UpdateBranchBody;
+      await ctx.api.updateABranchConfig(id!, patch, options);
+      ctx.log.info({ project: project.name, branch: entry.name }, 'branch updated');
+    }
+  },
 };
+
+function createBody(doc: BranchDocument): CreateBranchBody {
+  const body: CreateBranchBody = { branch_name: branchName(doc) };
+  if (doc.spec.git_branch !== undefined) body.git_branch = doc.spec.git_branch;
+  if (doc.spec.persistent !== undefined) body.persistent = doc.spec.persistent;
+  if (doc.spec.region !== undefined) body.region = doc.spec.region;
+  if (doc.spec.desired_instance_size !== undefined) body.desired_instance_size = doc.spec.desired_instance_size;
+  return body;
+}
+
+/** The active Branch document an entry was planned from (entries are named after their branch). */
+function declaredBranch(project: ProjectScope, name: string): BranchDocument {
+  const doc = activeDocuments<BranchDocument>(project, 'Branch').find((d) => branchName(d) === name);
+  if (!doc) throw new DocumentGoneError('Branch', name, project.name);
+  return doc;
+}

@@ -52,15 +52,31 @@ export class ProjectNotReadyError extends Error {
   }
 }
 
+/** An entry names a document the project's scope no longer has: its apply cannot know what to send. */
+export class DocumentGoneError extends Error {
+  constructor(kind: string, name: string, project: string) {
+    super(`no active ${kind} document declares \`${name}\` in project \`${project}\`: the entry cannot be applied`);
+    this.name = 'DocumentGoneError';
+  }
+}
+
 export function sourceOf(doc: AnyDocument): { file: string; line: number } {
   return { file: doc.source.file, line: doc.source.line };
 }
 
-/** Runs `fn` once however many entries share it (bulk requests behind several plan entries). */
-export function once<A extends unknown[], T>(fn: (...args: A) => Promise<T>): (...args: A) => Promise<T> {
-  let promise: Promise<T> | undefined;
-  return (...args) => {
-    promise ??= fn(...args);
-    return promise;
-  };
+// Bulk requests already sent in a pass, keyed on the pass's `projectRefs` map: the engine
+// makes one per pass and hands the same map to every context of it, so the memory dies with
+// the pass and the next pass sends its own.
+const sentInPass = new WeakMap<Map<string, string>, Map<string, Promise<void>>>();
+
+/**
+ * Runs `send` once per pass and key however many entries share it (a bulk request behind
+ * several plan entries): every entry of the batch gets the one request's result.
+ */
+export function oncePerPass(ctx: KindContext, key: string, send: () => Promise<void>): Promise<void> {
+  let sent = sentInPass.get(ctx.projectRefs);
+  if (!sent) sentInPass.set(ctx.projectRefs, (sent = new Map()));
+  let promise = sent.get(key);
+  if (!promise) sent.set(key, (promise = send()));
+  return promise;
 }

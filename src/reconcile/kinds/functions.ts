@@ -5,9 +5,9 @@
 // (or after an out-of-band deploy changed the version) the body is fetched once and compared.
 import type { FunctionResponse } from '../../api/types.js';
 import type { FunctionDocument } from '../../manifests/types.js';
-import type { FieldChange, KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
+import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
@@ -125,7 +125,7 @@ async function planOne(
   live: FunctionResponse | undefined,
   project: ProjectScope,
   ctx: KindContext,
-): Promise<PlannedChange> {
+): Promise<PlanEntry> {
   const { doc, slug, metadata } = desired;
   const base = { kind: 'Function' as const, name: slug, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project) };
   const observeOnly = isObserveOnly(doc);
@@ -134,7 +134,7 @@ async function planOne(
     sources = await sourcesFor(desired);
   } catch (error) {
     if (!(error instanceof FunctionSourceError)) throw error;
-    return { entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: error.message }) };
+    return makeEntry({ ...base, changes: [], action: 'blocked', reason: error.message });
   }
   const digest = deployDigest(sources, metadata);
 
@@ -169,27 +169,42 @@ async function planOne(
     }
   }
 
-  const entry = makeEntry({ ...base, changes, action: changes.length ? action : 'update', ...(observeOnly ? { observeOnly } : {}) });
-  if (entry.action === 'noop' || observeOnly) return { entry };
-  return {
-    entry,
-    apply: async (applyCtx) => {
-      const ref = refAtApply(project, applyCtx);
-      // Read again at apply time: what is uploaded must be what was planned.
-      const now = await sourcesFor(desired);
-      if (now.digest !== sources.digest) {
-        throw new FunctionSourceError(slug, 'sources changed on disk during the pass; the next pass deploys them');
-      }
-      const form = await buildDeployForm(now, metadata);
-      const deployed = await applyCtx.api.deployAFunction(ref, form, {
-        query: { slug },
-        priority: 'write',
-        ...(applyCtx.signal ? { signal: applyCtx.signal } : {}),
-      });
-      await applyCtx.state.set(functionStateKey(ref, slug), recordFrom(deployed, digest, now.digest));
-      applyCtx.log.info({ project: project.name, function: slug, version: deployed.version }, 'function deployed');
-    },
-  };
+  // The full digest of the planned sources: the apply uploads only what was planned.
+  return makeEntry({
+    ...base,
+    changes,
+    action: changes.length ? action : 'update',
+    ...(observeOnly ? { observeOnly } : {}),
+    ...(changes.length ? { target: { sourcesDigest: sources.digest } } : {}),
+  });
+}
+
+async function deploy(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void> {
+  const doc = activeDocuments<FunctionDocument>(project, 'Function').find((d) => (d.spec.slug ?? d.metadata.name) === entry.name);
+  if (!doc) throw new DocumentGoneError('Function', entry.name, project.name);
+  const desired = desiredFunction(doc);
+  const { slug, metadata } = desired;
+  const ref = refAtApply(project, ctx);
+  // Read again at apply time: what is uploaded must be what was planned.
+  const now = await sourcesFor(desired);
+  if (now.digest !== entry.target?.sourcesDigest) {
+    throw new FunctionSourceError(slug, 'sources changed on disk during the pass; the next pass deploys them');
+  }
+  const form = await buildDeployForm(now, metadata);
+  const deployed = await ctx.api.deployAFunction(ref, form, {
+    query: { slug },
+    priority: 'write',
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  await ctx.state.set(functionStateKey(ref, slug), recordFrom(deployed, deployDigest(now, metadata), now.digest));
+  ctx.log.info({ project: project.name, function: slug, version: deployed.version }, 'function deployed');
+}
+
+async function remove(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void> {
+  const ref = refAtApply(project, ctx);
+  await ctx.api.deleteAFunction(ref, entry.name, { priority: 'write', ...(ctx.signal ? { signal: ctx.signal } : {}) });
+  await forget(ctx, functionStateKey(ref, entry.name));
+  ctx.log.info({ project: project.name, function: entry.name }, 'function deleted');
 }
 
 /** Removes a record: the engine's file store can delete keys; any other store gets a null record (read as none). */
@@ -211,15 +226,13 @@ export const functionsKind: KindModule = {
   async plan(project, ctx) {
     const docs = activeDocuments<FunctionDocument>(project, 'Function');
     const desired: DesiredFunction[] = [];
-    const planned: PlannedChange[] = [];
+    const planned: PlanEntry[] = [];
     for (const doc of docs) {
       try {
         desired.push(desiredFunction(doc));
       } catch (error) {
         if (!(error instanceof FunctionSourceError)) throw error;
-        planned.push({
-          entry: makeEntry({ kind: 'Function', name: doc.spec.slug ?? doc.metadata.name, project: project.name, changes: [], action: 'blocked', reason: error.message, source: sourceOf(doc) }),
-        });
+        planned.push(makeEntry({ kind: 'Function', name: doc.spec.slug ?? doc.metadata.name, project: project.name, changes: [], action: 'blocked', reason: error.message, source: sourceOf(doc) }));
       }
     }
     // A REMOVED function is gone as far as the manifests are concerned: deploy creates it again.
@@ -237,25 +250,21 @@ export const functionsKind: KindModule = {
         ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
         continue;
       }
-      const entry = makeEntry({
-        kind: 'Function',
-        name: fn.slug,
-        project: project.name,
-        changes: [],
-        action: 'delete',
-        reason: 'not declared in the manifests and spec.prune.functions is true',
-        dependsOn: projectDependency(project),
-      });
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.deleteAFunction(ref, fn.slug, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          await forget(applyCtx, functionStateKey(ref, fn.slug));
-          applyCtx.log.info({ project: project.name, function: fn.slug }, 'function deleted');
-        },
-      });
+      planned.push(
+        makeEntry({
+          kind: 'Function',
+          name: fn.slug,
+          project: project.name,
+          changes: [],
+          action: 'delete',
+          reason: 'not declared in the manifests and spec.prune.functions is true',
+          dependsOn: projectDependency(project),
+        }),
+      );
     }
     return planned;
+  },
+  apply(entry, project, ctx) {
+    return entry.action === 'delete' ? remove(entry, project, ctx) : deploy(entry, project, ctx);
   },
 };

@@ -1,11 +1,12 @@
 // `Secrets`: a project's set of function secrets. One list per project; every addition and
 // change goes out in ONE bulk POST, every removal in ONE bulk DELETE, shared by the plan
-// entries of the secrets they cover. Values exist only inside the apply closures: entries
-// carry names and `sensitive` markers, never a value or a digest of one.
+// entries of the secrets they cover (each entry's `target.batch` names them). Values are
+// resolved again when the request is sent: entries carry names and `sensitive` markers,
+// never a value or a digest of one.
 import type { SecretsDocument } from '../../manifests/types.js';
-import type { KindContext, KindModule, PlannedChange, ProjectScope } from '../types.js';
+import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, isObserveOnly, once, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
 export const secretsKind: KindModule = {
@@ -19,13 +20,33 @@ export const secretsKind: KindModule = {
     if (!doc) return [];
     return planSecrets(doc, project, ctx);
   },
+  // One bulk request for every entry of its batch, however many of them are applied.
+  async apply(entry, project, ctx) {
+    const batch = (entry.target?.batch ?? []) as string[];
+    if (entry.action === 'delete') {
+      await oncePerPass(ctx, `${project.name}\0secrets-delete`, async () => {
+        const ref = refAtApply(project, ctx);
+        await ctx.api.bulkDeleteSecrets(ref, batch, { priority: 'write', ...(ctx.signal ? { signal: ctx.signal } : {}) });
+        ctx.log.info({ project: project.name, count: batch.length }, 'secrets deleted');
+      });
+      return;
+    }
+    await oncePerPass(ctx, `${project.name}\0secrets-post`, async () => {
+      const ref = refAtApply(project, ctx);
+      const doc = activeDocuments<SecretsDocument>(project, 'Secrets')[0];
+      if (!doc) throw new DocumentGoneError('Secrets', entry.name, project.name);
+      const secrets: Array<{ name: string; value: string }> = [];
+      for (const name of batch) secrets.push({ name, value: await ctx.resolveSecret(doc.spec.values[name], doc) });
+      await ctx.api.bulkCreateSecrets(ref, secrets, { priority: 'write', ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      ctx.log.info({ project: project.name, count: batch.length }, 'secrets written');
+    });
+  },
 };
 
-async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: KindContext): Promise<PlannedChange[]> {
+async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]> {
   const observeOnly = isObserveOnly(doc);
   const base = { kind: 'Secret' as const, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project), ...(observeOnly ? { observeOnly } : {}) };
-  const planned: PlannedChange[] = [];
-  const values = new Map<string, string>();
+  const planned: PlanEntry[] = [];
   const digests: Array<{ name: string; digest: string }> = [];
   for (const name of Object.keys(doc.spec.values).sort()) {
     let value: string;
@@ -33,7 +54,7 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
       value = await ctx.resolveSecret(doc.spec.values[name], doc);
     } catch (error) {
       // The reference's own error names the reference (env:NAME / file:PATH), never a value.
-      planned.push({ entry: makeEntry({ ...base, name, changes: [], action: 'blocked', reason: (error as Error).message }) });
+      planned.push(makeEntry({ ...base, name, changes: [], action: 'blocked', reason: (error as Error).message }));
       continue;
     }
     if (name.length > SECRET_NAME_MAX || value.length > SECRET_VALUE_MAX || isReservedSecret(name)) {
@@ -42,10 +63,9 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
         : name.length > SECRET_NAME_MAX
           ? `secret name longer than ${SECRET_NAME_MAX} characters`
           : `secret value longer than ${SECRET_VALUE_MAX} characters`;
-      planned.push({ entry: makeEntry({ ...base, name, changes: [], action: 'blocked', reason }) });
+      planned.push(makeEntry({ ...base, name, changes: [], action: 'blocked', reason }));
       continue;
     }
-    values.set(name, value);
     digests.push({ name, digest: sha256Hex(value) });
   }
 
@@ -55,29 +75,13 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
 
   const upserts = [...diff.create, ...diff.update];
   const removals = prune ? diff.extra : [];
-  const postAll = once(async (applyCtx: KindContext) => {
-    const ref = refAtApply(project, applyCtx);
-    await applyCtx.api.bulkCreateSecrets(ref, upserts.map((name) => ({ name, value: values.get(name)! })), { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-    applyCtx.log.info({ project: project.name, count: upserts.length }, 'secrets written');
-  });
-  const deleteAll = once(async (applyCtx: KindContext) => {
-    const ref = refAtApply(project, applyCtx);
-    await applyCtx.api.bulkDeleteSecrets(ref, removals, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-    applyCtx.log.info({ project: project.name, count: removals.length }, 'secrets deleted');
-  });
-
-  for (const name of diff.create) {
-    const entry = makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'create' });
-    planned.push(observeOnly ? { entry } : { entry, apply: postAll });
-  }
-  for (const name of diff.update) {
-    const entry = makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'update' });
-    planned.push(observeOnly ? { entry } : { entry, apply: postAll });
-  }
-  for (const name of diff.unchanged) planned.push({ entry: makeEntry({ ...base, name, changes: [] }) });
+  const post = { batch: upserts };
+  for (const name of diff.create) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'create', target: post }));
+  for (const name of diff.update) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'update', target: post }));
+  for (const name of diff.unchanged) planned.push(makeEntry({ ...base, name, changes: [] }));
+  const removal = { batch: removals };
   for (const name of removals) {
-    const entry = makeEntry({ ...base, name, changes: [], action: 'delete', reason: 'not listed and the Secrets document says `prune: true`' });
-    planned.push(observeOnly ? { entry } : { entry, apply: deleteAll });
+    planned.push(makeEntry({ ...base, name, changes: [], action: 'delete', reason: 'not listed and the Secrets document says `prune: true`', target: removal }));
   }
   if (!prune && diff.extra.length) {
     ctx.log.debug({ project: project.name, count: diff.extra.length }, 'live secrets not listed; kept (prune is not true)');

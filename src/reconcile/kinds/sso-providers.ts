@@ -2,9 +2,9 @@
 // per project; create with POST, update with PUT, delete only with `spec.prune.ssoProviders`.
 import type { CreateProviderBody, UpdateProviderBody } from '../../api/types.js';
 import type { SsoProviderDocument } from '../../manifests/types.js';
-import type { KindModule, PlannedChange, ProjectScope } from '../types.js';
+import type { KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
 import { diffProvider, entityIdConflict, matchProviders, providerDomains, type LiveProvider } from './sso-match.js';
 import { NotFoundError } from '../../api/errors.js';
 
@@ -40,8 +40,8 @@ export const ssoProvidersKind: KindModule = {
       }
     }
     if (samlOff && !samlDeclared) {
-      return docs.map((doc) => ({
-        entry: makeEntry({
+      return docs.map((doc) =>
+        makeEntry({
           kind: 'SsoProvider',
           name: doc.metadata.name,
           project: project.name,
@@ -50,12 +50,12 @@ export const ssoProvidersKind: KindModule = {
           reason: 'SAML is disabled for this project: set spec.auth.saml_enabled: true on the Project',
           source: sourceOf(doc),
         }),
-      }));
+      );
     }
     // Suspended documents still claim their live provider, so that it is never pruned.
     const claims = allDocuments<SsoProviderDocument>(project, 'SsoProvider').map((doc) => ({ key: doc.metadata.name, domains: doc.spec.domains }));
     const match = matchProviders(claims, live);
-    const planned: PlannedChange[] = [];
+    const planned: PlanEntry[] = [];
 
     for (const doc of docs) {
       const name = doc.metadata.name;
@@ -63,45 +63,28 @@ export const ssoProvidersKind: KindModule = {
       const base = { kind: 'SsoProvider' as const, name, project: project.name, source: sourceOf(doc), dependsOn: projectDependency(project), ...(observeOnly ? { observeOnly } : {}) };
       const why = match.ambiguous.get(name);
       if (why) {
-        planned.push({ entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: why }) });
+        planned.push(makeEntry({ ...base, changes: [], action: 'blocked', reason: why }));
         continue;
       }
       const current = match.matched.get(name);
       const body = providerBody(doc);
       if (!current) {
-        const entry = makeEntry({
-          ...base,
-          action: 'create',
-          changes: Object.entries(body).map(([path, after]) => ({ path, after: path === 'metadata_xml' ? '(metadata document from the manifest)' : after })),
-        });
-        planned.push(observeOnly ? { entry } : {
-          entry,
-          apply: async (applyCtx) => {
-            const ref = refAtApply(project, applyCtx);
-            const created = await applyCtx.api.createASsoProvider(ref, { type: doc.spec.type, ...body } as CreateProviderBody, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-            applyCtx.log.info({ project: project.name, provider: name, id: created.id }, 'SSO provider created');
-          },
-        });
+        planned.push(
+          makeEntry({
+            ...base,
+            action: 'create',
+            changes: Object.entries(body).map(([path, after]) => ({ path, after: path === 'metadata_xml' ? '(metadata document from the manifest)' : after })),
+          }),
+        );
         continue;
       }
       const conflict = entityIdConflict(doc.spec, current);
       if (conflict) {
-        planned.push({ entry: makeEntry({ ...base, changes: [], action: 'blocked', reason: conflict }) });
+        planned.push(makeEntry({ ...base, changes: [], action: 'blocked', reason: conflict }));
         continue;
       }
-      const entry = makeEntry({ ...base, changes: diffProvider(doc.spec, current) });
-      if (entry.action === 'noop' || observeOnly) {
-        planned.push({ entry });
-        continue;
-      }
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.updateASsoProvider(ref, current.id, body, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          applyCtx.log.info({ project: project.name, provider: name, id: current.id }, 'SSO provider updated');
-        },
-      });
+      const changes = diffProvider(doc.spec, current);
+      planned.push(makeEntry({ ...base, changes, ...(changes.length > 0 ? { target: { id: current.id } } : {}) }));
     }
 
     for (const provider of match.unmatched) {
@@ -110,24 +93,39 @@ export const ssoProvidersKind: KindModule = {
         continue;
       }
       const domains = providerDomains(provider);
-      const entry = makeEntry({
-        kind: 'SsoProvider',
-        name: domains[0] ?? provider.id,
-        project: project.name,
-        action: 'delete',
-        changes: [{ path: 'domains', before: domains }],
-        reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
-        dependsOn: projectDependency(project),
-      });
-      planned.push({
-        entry,
-        apply: async (applyCtx) => {
-          const ref = refAtApply(project, applyCtx);
-          await applyCtx.api.deleteASsoProvider(ref, provider.id, { priority: 'write', ...(applyCtx.signal ? { signal: applyCtx.signal } : {}) });
-          applyCtx.log.info({ project: project.name, provider: provider.id }, 'SSO provider deleted');
-        },
-      });
+      planned.push(
+        makeEntry({
+          kind: 'SsoProvider',
+          name: domains[0] ?? provider.id,
+          project: project.name,
+          action: 'delete',
+          changes: [{ path: 'domains', before: domains }],
+          reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
+          dependsOn: projectDependency(project),
+          target: { id: provider.id },
+        }),
+      );
     }
     return planned;
+  },
+  async apply(entry, project, ctx) {
+    const options = { priority: 'write' as const, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+    const ref = refAtApply(project, ctx);
+    const id = entry.target?.id as string;
+    if (entry.action === 'delete') {
+      await ctx.api.deleteASsoProvider(ref, id, options);
+      ctx.log.info({ project: project.name, provider: id }, 'SSO provider deleted');
+      return;
+    }
+    const doc = activeDocuments<SsoProviderDocument>(project, 'SsoProvider').find((d) => d.metadata.name === entry.name);
+    if (!doc) throw new DocumentGoneError('SsoProvider', entry.name, project.name);
+    const body = providerBody(doc);
+    if (entry.action === 'create') {
+      const created = await ctx.api.createASsoProvider(ref, { type: doc.spec.type, ...body } as CreateProviderBody, options);
+      ctx.log.info({ project: project.name, provider: entry.name, id: created.id }, 'SSO provider created');
+      return;
+    }
+    await ctx.api.updateASsoProvider(ref, id, body, options);
+    ctx.log.info({ project: project.name, provider: entry.name, id }, 'SSO provider updated');
   },
 };

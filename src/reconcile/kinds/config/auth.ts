@@ -5,7 +5,7 @@ import type { FieldChange } from '../../types.js';
 import type { ConfigSection } from './section.js';
 import { isSecretAuthField } from '../../../manifests/secret-fields.js';
 import { matchesAuthSecretDigest } from './hmac-digest.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectAuth', key: 'auth' } as const;
 
@@ -27,32 +27,30 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const spec = sectionSpec<AuthSpec>(scope, SECTION.key);
-    const plain: Record<string, unknown> = {};
+    const { plain, secretRefs } = split(spec);
     const secrets = new Map<string, string>();
-    for (const [field, value] of Object.entries(spec)) {
-      if (value === undefined) continue;
-      if (isSecretAuthField(field)) secrets.set(field, await ctx.resolveSecret(value, scope.document));
-      else plain[field] = value;
-    }
-
+    for (const [field, ref] of secretRefs) secrets.set(field, await ctx.resolveSecret(ref, scope.document));
     const live = scope.ref === undefined ? undefined : ((await ctx.api.getAuthServiceConfig(scope.ref, readOptions(scope, ctx))) as unknown as Record<string, unknown>);
     const changes: FieldChange[] = diffFields(plain, live ?? {}, { prefix: SECTION.key, equals: unsetEquals });
-    const changedSecrets: string[] = [];
     for (const [field, value] of secrets) {
       if (live !== undefined && scope.ref !== undefined && matchesAuthSecretDigest(live[field], value, scope.ref)) continue;
-      changedSecrets.push(field);
       changes.push({ path: `${SECTION.key}.${field}`, sensitive: true });
     }
     changes.sort((a, b) => a.path.localeCompare(b.path));
 
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-    const body: Record<string, unknown> = changedSubset(plain, changes, SECTION.key);
-    for (const field of changedSecrets) body[field] = secrets.get(field);
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {
-        await apply.api.updateAuthServiceConfig(refForApply(scope, apply), body, writeOptions(scope, apply));
-      }),
-    ];
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes })];
+  },
+  // Only the changed fields are sent; a changed secret's value is resolved again here.
+  async apply(entry, scope, ctx) {
+    const spec = sectionSpec<AuthSpec>(scope, SECTION.key);
+    const { plain, secretRefs } = split(spec);
+    const body: Record<string, unknown> = changedSubset(plain, entry.changes, SECTION.key);
+    const changed = new Set(entry.changes.map((c) => c.path.slice(SECTION.key.length + 1)));
+    for (const [field, ref] of secretRefs) {
+      if (changed.has(field)) body[field] = await ctx.resolveSecret(ref, scope.document);
+    }
+    await ctx.api.updateAuthServiceConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune, fieldsOf, secretRef }) {
     const auth = await read(() => api.getAuthServiceConfig(ref));
@@ -70,6 +68,18 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
     return pruned;
   },
 };
+
+/** The section's plain fields (compared as they are) and its secret-bearing fields' references (compared by digest). */
+function split(spec: AuthSpec): { plain: Record<string, unknown>; secretRefs: Array<[string, unknown]> } {
+  const plain: Record<string, unknown> = {};
+  const secretRefs: Array<[string, unknown]> = [];
+  for (const [field, value] of Object.entries(spec)) {
+    if (value === undefined) continue;
+    if (isSecretAuthField(field)) secretRefs.push([field, value]);
+    else plain[field] = value;
+  }
+  return { plain, secretRefs };
+}
 
 // ---- the schema: the API's auth config fields, described by group
 

@@ -1,10 +1,9 @@
 import { ROOT_KEY_CHANGE_CONFIRMATION, SECRET_REF } from '../../../manifests/schema-source.js';
 import type { CryptoextSpec } from '../../../manifests/types.js';
-import type { KindContext } from '../../types.js';
 import { sameSecret } from './hmac-digest.js';
 import { createdInThisPass, noteIfNew } from './new-projects.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectCryptoext', key: 'cryptoext' } as const;
 const PATH = `${SECTION.key}.root_key`;
@@ -45,38 +44,37 @@ export const cryptoextConfig: ConfigSection<'ProjectCryptoext'> = {
   async plan(scope, ctx) {
     const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
     const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
-    const apply = plannedApply(rootKey);
     if (scope.ref === undefined) {
       noteIfNew(scope, ctx);
-      return [plannedChange(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' }, apply)];
+      return [sectionEntry(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' })];
     }
     const { root_key: live } = await ctx.api.getCryptoextConfig(scope.ref, readOptions(scope, ctx));
     // Hex is case-insensitive: a key spelled in capitals is the same key.
-    if (typeof live === 'string' && sameSecret(live.toLowerCase(), rootKey.toLowerCase())) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    if (typeof live === 'string' && sameSecret(live.toLowerCase(), rootKey.toLowerCase())) return [sectionEntry(scope, SECTION, { action: 'noop' })];
     const changes = [{ path: PATH, sensitive: true }];
     if (typeof live !== 'string' || live === '') {
-      return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' }, apply)];
+      return [sectionEntry(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' })];
     }
     if (createdInThisPass(scope, ctx)) {
       // The live key is the one the service generated moments ago: nothing is encrypted under it.
-      return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'new project: no data is encrypted yet' }, apply)];
+      return [sectionEntry(scope, SECTION, { action: 'update', changes, reason: 'new project: no data is encrypted yet' })];
     }
     if (desired.confirm_root_key_change !== ROOT_KEY_CHANGE_CONFIRMATION) {
       return [
-        plannedChange(scope, SECTION, {
+        sectionEntry(scope, SECTION, {
           action: 'blocked',
           changes,
           reason: `the root key differs from the live one; replacing it can make data encrypted under the old key unreadable. To proceed set confirm_root_key_change: "${ROOT_KEY_CHANGE_CONFIRMATION}"`,
         }),
       ];
     }
-    return [plannedChange(scope, SECTION, { action: 'update', changes, reason: 'root key change confirmed in the manifest' }, apply)];
-
-    function plannedApply(value: string) {
-      return async (ctxApply: KindContext): Promise<void> => {
-        await ctxApply.api.updateCryptoextConfig(refForApply(scope, ctxApply), { root_key: value }, writeOptions(scope, ctxApply));
-      };
-    }
+    return [sectionEntry(scope, SECTION, { action: 'update', changes, reason: 'root key change confirmed in the manifest' })];
+  },
+  // The key is resolved again here: it never travels in the entry.
+  async apply(_entry, scope, ctx) {
+    const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
+    const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
+    await ctx.api.updateCryptoextConfig(refForApply(scope, ctx), { root_key: rootKey }, writeOptions(scope, ctx));
   },
   // Deliberately not exported: a reference to fill in would make the next pass propose a
   // root key change, which can make encrypted data unreadable.

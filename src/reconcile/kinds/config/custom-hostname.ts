@@ -1,10 +1,10 @@
 import { InvalidRequestError, NotFoundError } from '../../../api/errors.js';
 import type { UpdateCustomHostnameResponse } from '../../../api/types.js';
 import type { CustomHostnameSpec } from '../../../manifests/types.js';
-import type { KindContext, PlannedChange, ProjectScope } from '../../types.js';
+import type { KindContext, PlanEntry, ProjectScope } from '../../types.js';
 import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectCustomHostname', key: 'custom_hostname' } as const;
 const HOSTNAME_PATH = `${SECTION.key}.custom_hostname`;
@@ -55,7 +55,7 @@ export const customHostnameConfig: ConfigSection<'ProjectCustomHostname'> = {
       case '3_challenge_verified':
         // The service sets up the origin on its own once the challenge is verified: nothing to send.
         return [
-          plannedChange(scope, SECTION, {
+          sectionEntry(scope, SECTION, {
             action: 'noop',
             pending: true,
             changes: [{ path: STATUS_PATH, before: live.status, after: ACTIVE }],
@@ -64,37 +64,36 @@ export const customHostnameConfig: ConfigSection<'ProjectCustomHostname'> = {
         ];
       case '2_initiated':
         return [
-          plannedChange(
-            scope,
-            SECTION,
-            {
-              action: 'update',
-              pending: true,
-              changes: [{ path: STATUS_PATH, before: live.status, after: '3_challenge_verified' }],
-              reason: `waiting for DNS verification of ${hostname}${dnsRecords(live)}; reverify`,
-            },
-            (apply) => reverify(scope, apply),
-          ),
+          sectionEntry(scope, SECTION, {
+            action: 'update',
+            pending: true,
+            changes: [{ path: STATUS_PATH, before: live.status, after: '3_challenge_verified' }],
+            reason: `waiting for DNS verification of ${hostname}${dnsRecords(live)}; reverify`,
+          }),
         ];
       case '4_origin_setup_completed':
         if (desired.activate === false) {
-          return [plannedChange(scope, SECTION, { action: 'noop', reason: `${hostname} is verified and not activated (activate: false)` })];
+          return [sectionEntry(scope, SECTION, { action: 'noop', reason: `${hostname} is verified and not activated (activate: false)` })];
         }
-        return [
-          plannedChange(
-            scope,
-            SECTION,
-            { action: 'update', changes: [{ path: STATUS_PATH, before: live.status, after: ACTIVE }], reason: `${hostname} is verified: activate it` },
-            async (apply) => {
-              await apply.api.activateCustomHostname(refForApply(scope, apply), writeOptions(scope, apply));
-            },
-          ),
-        ];
+        return [sectionEntry(scope, SECTION, { action: 'update', changes: [{ path: STATUS_PATH, before: live.status, after: ACTIVE }], reason: `${hostname} is verified: activate it` })];
       case ACTIVE:
-        return [plannedChange(scope, SECTION, { action: 'noop' })];
+        return [sectionEntry(scope, SECTION, { action: 'noop' })];
       default:
         // An open enum: a status this version does not know is reported, not acted upon.
-        return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: `custom hostname status \`${live.status}\`: waiting` })];
+        return [sectionEntry(scope, SECTION, { action: 'noop', pending: true, reason: `custom hostname status \`${live.status}\`: waiting` })];
+    }
+  },
+  // The step is the one the entry plans: a new hostname is initialized, a status moving on to
+  // `3_challenge_verified` is a reverify, one moving on to active an activation.
+  async apply(entry, scope, ctx) {
+    const change = entry.changes[0];
+    if (change?.path === STATUS_PATH && change.after === ACTIVE) {
+      await ctx.api.activateCustomHostname(refForApply(scope, ctx), writeOptions(scope, ctx));
+    } else if (change?.path === STATUS_PATH) {
+      await reverify(scope, ctx);
+    } else {
+      const desired = sectionSpec<CustomHostnameSpec>(scope, SECTION.key);
+      await ctx.api.updateHostnameConfig(refForApply(scope, ctx), { custom_hostname: desired.custom_hostname }, writeOptions(scope, ctx));
     }
   },
   async export({ api, ref, read }) {
@@ -104,20 +103,13 @@ export const customHostnameConfig: ConfigSection<'ProjectCustomHostname'> = {
   },
 };
 
-function initialize(scope: ProjectScope, desired: CustomHostnameSpec, live: UpdateCustomHostnameResponse | undefined): PlannedChange {
+function initialize(scope: ProjectScope, desired: CustomHostnameSpec, live: UpdateCustomHostnameResponse | undefined): PlanEntry {
   const before = live?.custom_hostname ? live.custom_hostname : undefined;
-  return plannedChange(
-    scope,
-    SECTION,
-    {
-      action: scope.ref === undefined ? 'create' : 'update',
-      changes: [{ path: HOSTNAME_PATH, after: desired.custom_hostname, ...(before !== undefined ? { before } : {}) }],
-      reason: 'initialize; DNS verification follows',
-    },
-    async (apply) => {
-      await apply.api.updateHostnameConfig(refForApply(scope, apply), { custom_hostname: desired.custom_hostname }, writeOptions(scope, apply));
-    },
-  );
+  return sectionEntry(scope, SECTION, {
+    action: scope.ref === undefined ? 'create' : 'update',
+    changes: [{ path: HOSTNAME_PATH, after: desired.custom_hostname, ...(before !== undefined ? { before } : {}) }],
+    reason: 'initialize; DNS verification follows',
+  });
 }
 
 async function reverify(scope: ProjectScope, ctx: KindContext): Promise<void> {

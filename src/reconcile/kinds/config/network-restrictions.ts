@@ -2,7 +2,7 @@ import type { NetworkRestrictionsSpec } from '../../../manifests/types.js';
 import type { FieldChange } from '../../types.js';
 import { cidrSet, sameCidrSet } from './cidr-set.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectNetworkRestrictions', key: 'network_restrictions' } as const;
 const LISTS = ['dbAllowedCidrs', 'dbAllowedCidrsV6'] as const;
@@ -51,17 +51,21 @@ export const networkRestrictionsConfig: ConfigSection<'ProjectNetworkRestriction
       if (live !== undefined && sameCidrSet(want, live[list])) continue;
       changes.push({ path: `${SECTION.key}.${list}`, after: cidrSet(want), ...(live !== undefined ? { before: cidrSet(live[list]) } : {}) });
     }
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    // The service takes the whole configuration: a list the manifest does not mention is written back as observed.
+    const kept: Record<string, unknown> = {};
+    for (const list of LISTS) if (desired[list] === undefined && live?.[list] !== undefined) kept[list] = live[list];
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, Object.keys(kept).length > 0 ? { live: kept } : undefined)];
+  },
+  async apply(entry, scope, ctx) {
+    const desired = sectionSpec<NetworkRestrictionsSpec>(scope, SECTION.key);
+    const kept = (entry.target?.live ?? {}) as { dbAllowedCidrs?: string[]; dbAllowedCidrsV6?: string[] };
     // Canonical forms: a bare address gets its host prefix, which the service requires.
     const body = {
-      dbAllowedCidrs: desired.dbAllowedCidrs ? cidrSet(desired.dbAllowedCidrs) : (live?.dbAllowedCidrs ?? []),
-      dbAllowedCidrsV6: desired.dbAllowedCidrsV6 ? cidrSet(desired.dbAllowedCidrsV6) : (live?.dbAllowedCidrsV6 ?? []),
+      dbAllowedCidrs: desired.dbAllowedCidrs ? cidrSet(desired.dbAllowedCidrs) : (kept.dbAllowedCidrs ?? []),
+      dbAllowedCidrsV6: desired.dbAllowedCidrsV6 ? cidrSet(desired.dbAllowedCidrsV6) : (kept.dbAllowedCidrsV6 ?? []),
     };
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {
-        await apply.api.updateNetworkRestrictions(refForApply(scope, apply), body, writeOptions(scope, apply));
-      }),
-    ];
+    await ctx.api.updateNetworkRestrictions(refForApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     const network = await read(() => api.getNetworkRestrictions(ref));

@@ -1,10 +1,9 @@
 import type { PoolerSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
-import type { KindContext } from '../../types.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import { POOLER_LIST, readPoolerList } from './pooler-list.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectPooler', key: 'pooler' } as const;
 
@@ -26,21 +25,21 @@ export const poolerConfig: ConfigSection<'ProjectPooler'> = {
     const desired = { ...sectionSpec<PoolerSpec>(scope, SECTION.key) };
     if (scope.ref === undefined) {
       const changes = diffFields(desired, {}, { prefix: SECTION.key, equals: unsetEquals });
-      if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-      return [plannedChange(scope, SECTION, { action: 'create', changes }, (apply) => patch(apply))];
+      if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+      return [sectionEntry(scope, SECTION, { action: 'create', changes })];
     }
     const list = await readPoolerList(scope, ctx, scope.ref, SECTION.kind);
     const primary = list.find((item) => item.database_type === 'PRIMARY');
     if (!primary) {
-      return [plannedChange(scope, SECTION, { action: 'blocked', reason: 'the pooler list has no PRIMARY entry' })];
+      return [sectionEntry(scope, SECTION, { action: 'blocked', reason: 'the pooler list has no PRIMARY entry' })];
     }
     const changes = diffFields(desired, { default_pool_size: primary.default_pool_size }, { prefix: SECTION.key, equals: unsetEquals });
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-    return [plannedChange(scope, SECTION, { action: 'update', changes }, (apply) => patch(apply))];
-
-    async function patch(apply: KindContext): Promise<void> {
-      await apply.api.updatePoolerConfig(refForApply(scope, apply), { default_pool_size: desired.default_pool_size }, writeOptions(scope, apply));
-    }
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    return [sectionEntry(scope, SECTION, { action: 'update', changes })];
+  },
+  async apply(_entry, scope, ctx) {
+    const desired = sectionSpec<PoolerSpec>(scope, SECTION.key);
+    await ctx.api.updatePoolerConfig(refForApply(scope, ctx), { default_pool_size: desired.default_pool_size }, writeOptions(scope, ctx));
   },
   async export({ api, ref, read }) {
     const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);

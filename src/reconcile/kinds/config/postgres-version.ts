@@ -1,7 +1,7 @@
 import type { DatabaseUpgradeStatusResponse } from '../../../api/types.js';
-import type { KindContext, PlannedChange, ProjectScope } from '../../types.js';
+import type { KindContext, PlanEntry, ProjectScope } from '../../types.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectPostgresVersion', key: 'postgres_version' } as const;
 const DONE = new Set(['9_completed_upgrade', '10_completed_post_physical_backup']);
@@ -33,23 +33,30 @@ export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
     const target = String(scope.document.spec.postgres_version);
     if (scope.ref === undefined && scope.status !== undefined) {
       // The project exists but is not running (the engine plans it again once it is): say what is known.
-      if (majorVersion(scope.database?.version) === majorVersion(target)) return [plannedChange(scope, SECTION, { action: 'noop' })];
+      if (majorVersion(scope.database?.version) === majorVersion(target)) return [sectionEntry(scope, SECTION, { action: 'noop' })];
       if (scope.status === 'UPGRADING') {
-        return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: 'the project is upgrading' })];
+        return [sectionEntry(scope, SECTION, { action: 'noop', pending: true, reason: 'the project is upgrading' })];
       }
     }
     if (scope.ref === undefined) {
       return [
-        plannedChange(scope, SECTION, { action: 'create', changes: [{ path: SECTION.key, after: target }], reason: 'upgraded after creation when the new project runs an older version' }, async (apply) => {
-          const ref = refForApply(scope, apply);
-          const project = await apply.api.getProject(ref, readOptions(scope, apply));
-          const next = await decide({ ...scope, ref }, apply, ref, project.database?.version, target);
-          if (next.apply) await next.apply(apply);
-        }),
+        sectionEntry(scope, SECTION, { action: 'create', changes: [{ path: SECTION.key, after: target }], reason: 'upgraded after creation when the new project runs an older version' }),
       ];
     }
     const version = scope.database?.version ?? (await ctx.api.getProject(scope.ref, readOptions(scope, ctx))).database?.version;
     return [await decide(scope, ctx, scope.ref, version, target)];
+  },
+  // A project planned before it existed: its version is known only now, so decide now, and
+  // start the upgrade when that decision is one. An `update` starts the planned upgrade.
+  async apply(entry, scope, ctx) {
+    const ref = refForApply(scope, ctx);
+    if (entry.action === 'create') {
+      const project = await ctx.api.getProject(ref, readOptions(scope, ctx));
+      const next = await decide({ ...scope, ref }, ctx, ref, project.database?.version, String(scope.document.spec.postgres_version));
+      if (next.action === 'update' && !next.observeOnly) await upgrade(next, scope, ctx, ref);
+      return;
+    }
+    await upgrade(entry, scope, ctx, ref);
   },
   // The version comes from the project list: no read.
   async export({ project }) {
@@ -58,55 +65,62 @@ export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
   },
 };
 
-async function decide(scope: ProjectScope, ctx: KindContext, ref: string, version: string | undefined, target: string): Promise<PlannedChange> {
+async function decide(scope: ProjectScope, ctx: KindContext, ref: string, version: string | undefined, target: string): Promise<PlanEntry> {
   const liveMajor = majorVersion(version);
   const wantMajor = majorVersion(target);
   if (liveMajor === undefined || wantMajor === undefined) {
-    return plannedChange(scope, SECTION, { action: 'blocked', reason: `cannot compare the live version \`${version ?? 'unknown'}\` with \`${target}\`` });
+    return sectionEntry(scope, SECTION, { action: 'blocked', reason: `cannot compare the live version \`${version ?? 'unknown'}\` with \`${target}\`` });
   }
-  if (liveMajor === wantMajor) return plannedChange(scope, SECTION, { action: 'noop' });
+  if (liveMajor === wantMajor) return sectionEntry(scope, SECTION, { action: 'noop' });
   const changes = [{ path: SECTION.key, before: String(liveMajor), after: target }];
   if (liveMajor > wantMajor) {
-    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the project runs ${version}: a major version cannot be downgraded` });
+    return sectionEntry(scope, SECTION, { action: 'blocked', changes, reason: `the project runs ${version}: a major version cannot be downgraded` });
   }
 
   const { databaseUpgradeStatus: status } = await ctx.api.getPostgresUpgradeStatus(ref, readOptions(scope, ctx));
   const upgrade = describe(status);
   if (upgrade?.inProgress) {
-    return plannedChange(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} in progress: ${upgrade.progress}` });
+    return sectionEntry(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} in progress: ${upgrade.progress}` });
   }
   if (upgrade && upgrade.target === wantMajor && upgrade.done) {
-    return plannedChange(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} completed (${upgrade.progress}); waiting for the project to report it` });
+    return sectionEntry(scope, SECTION, { action: 'noop', pending: true, changes, reason: `upgrade to ${upgrade.target} completed (${upgrade.progress}); waiting for the project to report it` });
   }
   if (upgrade && upgrade.target === wantMajor && upgrade.error) {
     // Starting again on every pass could loop on the same failure: a person looks first.
-    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the last upgrade to ${upgrade.target} failed: ${upgrade.error}` });
+    return sectionEntry(scope, SECTION, { action: 'blocked', changes, reason: `the last upgrade to ${upgrade.target} failed: ${upgrade.error}` });
   }
 
   const eligibility = await ctx.api.getPostgresUpgradeEligibility(ref, readOptions(scope, ctx));
   if (!eligibility.eligible) {
     const why = (eligibility.validation_errors ?? []).map((item) => item.type);
-    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `the project is not eligible for an upgrade${why.length ? `: ${why.join(', ')}` : ''}` });
+    return sectionEntry(scope, SECTION, { action: 'blocked', changes, reason: `the project is not eligible for an upgrade${why.length ? `: ${why.join(', ')}` : ''}` });
   }
   const offered = eligibility.target_upgrade_versions ?? [];
   const candidate = offered.find((item) => majorVersion(item.postgres_version) === wantMajor);
   if (!candidate) {
     const list = offered.map((item) => item.postgres_version).join(', ') || 'none';
-    return plannedChange(scope, SECTION, { action: 'blocked', changes, reason: `version ${target} is not offered as an upgrade target (offered: ${list})` });
+    return sectionEntry(scope, SECTION, { action: 'blocked', changes, reason: `version ${target} is not offered as an upgrade target (offered: ${list})` });
   }
   const estimate = eligibility.duration_estimate_hours ? `, about ${eligibility.duration_estimate_hours} h` : '';
-  return plannedChange(
+  // The offered version the upgrade goes to is observed here: the apply sends it as planned.
+  const upgradeTarget: UpgradeTarget = { target_version: candidate.postgres_version, ...(candidate.release_channel ? { release_channel: candidate.release_channel } : {}) };
+  return sectionEntry(
     scope,
     SECTION,
     { action: 'update', changes, reason: `upgrade ${version} to ${candidate.postgres_version} (${candidate.release_channel}${estimate})` },
-    async (apply) => {
-      await apply.api.upgradePostgresVersion(
-        refForApply(scope, apply),
-        { target_version: candidate.postgres_version, ...(candidate.release_channel ? { release_channel: candidate.release_channel } : {}) },
-        writeOptions(scope, apply),
-      );
-    },
+    { ...upgradeTarget },
   );
+}
+
+/** The entry's `target` of a planned upgrade: the body of the upgrade request. */
+interface UpgradeTarget {
+  target_version: string;
+  release_channel?: string;
+}
+
+async function upgrade(entry: PlanEntry, scope: ProjectScope, ctx: KindContext, ref: string): Promise<void> {
+  const { target_version, release_channel } = entry.target as unknown as UpgradeTarget;
+  await ctx.api.upgradePostgresVersion(ref, { target_version, ...(release_channel ? { release_channel } : {}) }, writeOptions(scope, ctx));
 }
 
 interface UpgradeState {

@@ -3,7 +3,7 @@ import type { PostgresSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
 import { sectionFromBody, type JsonSchema, type OpenApiDocument } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectPostgres', key: 'postgres' } as const;
 
@@ -27,15 +27,15 @@ export const postgresConfig: ConfigSection<'ProjectPostgres'> = {
     const { restart_database: restart, ...desired } = sectionSpec<PostgresSpec>(scope, SECTION.key);
     const live = scope.ref === undefined ? undefined : await ctx.api.getPostgresConfig(scope.ref, readOptions(scope, ctx));
     const changes = diffFields(desired as Record<string, unknown>, (live ?? {}) as Record<string, unknown>, { prefix: SECTION.key, equals: unsetEquals });
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-
-    const body: UpdatePostgresConfigBody = { ...desired, ...(restart === true ? { restart_database: true } : {}) };
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
     const reason = restart === true ? 'the manifest asks for a database restart with this change' : undefined;
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes, ...(reason ? { reason } : {}) }, async (apply) => {
-        await apply.api.updatePostgresConfig(refForApply(scope, apply), body, writeOptions(scope, apply));
-      }),
-    ];
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes, ...(reason ? { reason } : {}) })];
+  },
+  // Every managed parameter, not only the changed ones: absolute values, so a retry is harmless.
+  async apply(_entry, scope, ctx) {
+    const { restart_database: restart, ...desired } = sectionSpec<PostgresSpec>(scope, SECTION.key);
+    const body: UpdatePostgresConfigBody = { ...desired, ...(restart === true ? { restart_database: true } : {}) };
+    await ctx.api.updatePostgresConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getPostgresConfig(ref)), 'PostgresSpec');

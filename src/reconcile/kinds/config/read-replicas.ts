@@ -2,11 +2,10 @@ import type { PoolerConfigResponse } from '../../../api/types.js';
 import { convertOpenApiSchema, REGIONS, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ReadReplicaSpec } from '../../../manifests/types.js';
 import { NotFoundError } from '../../../api/errors.js';
-import type { KindContext } from '../../types.js';
 import { POOLER_LIST, readPoolerList } from './pooler-list.js';
 import { loadReplicaIntents, openIntents, replicaIntentKey, type ReplicaSetupIntent } from './replica-intents.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectReadReplicas', key: 'read_replicas' } as const;
 
@@ -16,6 +15,15 @@ const REGIONS_LONGEST_FIRST = [...REGIONS].sort((a, b) => b.length - a.length);
 interface LiveReplica {
   identifier: string;
   region: string | undefined;
+}
+
+/** What an apply of the section works from (the entry's `target`): replica ids and regions, nothing secret. */
+interface ReplicaTarget {
+  live: LiveReplica[];
+  /** Identifiers of the live replicas to remove. */
+  remove: string[];
+  /** Regions to set a replica up in, one item per replica. */
+  setUp: string[];
 }
 
 /** The region of a READ_REPLICA pooler entry: its identifier names it, else its host. */
@@ -70,7 +78,7 @@ export const readReplicasConfig: ConfigSection<'ProjectReadReplicas'> = {
     const unknown = live.filter((replica) => replica.region === undefined);
     if (unknown.length > 0) {
       return [
-        plannedChange(scope, SECTION, {
+        sectionEntry(scope, SECTION, {
           action: 'blocked',
           reason: `live read replica ${unknown.map((r) => `\`${r.identifier}\``).join(', ')} does not show its region: matching the list would be a guess`,
         }),
@@ -98,8 +106,8 @@ export const readReplicasConfig: ConfigSection<'ProjectReadReplicas'> = {
     }
     const toSetUp = [...remaining].flatMap(([region, count]) => Array<string>(count).fill(region)).sort();
     if (toSetUp.length === 0 && toRemove.length === 0) {
-      if (waiting.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-      return [plannedChange(scope, SECTION, { action: 'noop', pending: true, reason: `setting up ${waiting.sort().join(', ')}: not in the list yet` })];
+      if (waiting.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+      return [sectionEntry(scope, SECTION, { action: 'noop', pending: true, reason: `setting up ${waiting.sort().join(', ')}: not in the list yet` })];
     }
 
     const before = live.map((replica) => replica.region!).sort();
@@ -108,31 +116,28 @@ export const readReplicasConfig: ConfigSection<'ProjectReadReplicas'> = {
       ...(toRemove.length ? [`remove ${toRemove.map((r) => `${r.region} (${r.identifier})`).join(', ')}: no longer in the list`] : []),
     ];
     const change = { path: SECTION.key, after: desired, ...(scope.ref !== undefined ? { before } : {}) };
+    // The live replicas and the removals are ids observed now: the apply works from them, not from a second read.
+    const target: ReplicaTarget = { live, remove: toRemove.map((r) => r.identifier), setUp: toSetUp };
     return [
-      plannedChange(
-        scope,
-        SECTION,
-        { action: scope.ref === undefined ? 'create' : 'update', changes: [change], reason: reasonParts.join('; ') },
-        async (apply: KindContext) => {
-          const ref = refForApply(scope, apply);
-          for (const replica of toRemove) {
-            try {
-              await apply.api.removeAReadReplica(ref, { database_identifier: replica.identifier }, writeOptions(scope, apply));
-            } catch (error) {
-              // Already gone (a removal still shown by a slow list): the goal is reached.
-              if (!(error instanceof NotFoundError)) throw error;
-            }
-          }
-          for (const region of toSetUp) {
-            // Recorded before it is sent: a lost answer must not lead to a second replica.
-            const intents = openIntents(await loadReplicaIntents(apply.state, ref), live, apply.clock.now());
-            const intent: ReplicaSetupIntent = { region, at: apply.clock.now(), known: live.filter((r) => r.region === region).map((r) => r.identifier) };
-            await apply.state.set(replicaIntentKey(ref), [...intents, intent]);
-            await apply.api.setupAReadReplica(ref, { read_replica_region: region }, writeOptions(scope, apply));
-          }
-        },
-      ),
+      sectionEntry(scope, SECTION, { action: scope.ref === undefined ? 'create' : 'update', changes: [change], reason: reasonParts.join('; ') }, { ...target }),
     ];
+  },
+  async apply(entry, scope, ctx) {
+    const { live, remove, setUp } = entry.target as unknown as ReplicaTarget;
+    const ref = refForApply(scope, ctx);
+    for (const identifier of remove) {
+      try {
+        await ctx.api.removeAReadReplica(ref, { database_identifier: identifier }, writeOptions(scope, ctx));
+      } catch (error) {
+        if (!(error instanceof NotFoundError)) throw error;
+      }
+    }
+    for (const region of setUp) {
+      const intents = openIntents(await loadReplicaIntents(ctx.state, ref), live, ctx.clock.now());
+      const intent: ReplicaSetupIntent = { region, at: ctx.clock.now(), known: live.filter((r) => r.region === region).map((r) => r.identifier) };
+      await ctx.state.set(replicaIntentKey(ref), [...intents, intent]);
+      await ctx.api.setupAReadReplica(ref, { read_replica_region: region }, writeOptions(scope, ctx));
+    }
   },
   async export({ api, ref, read }) {
     const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);

@@ -2,7 +2,7 @@ import type { RestapiSpec } from '../../../manifests/types.js';
 import { changedSubset, diffFields } from '../../diff.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectRestapi', key: 'restapi' } as const;
 
@@ -30,13 +30,14 @@ export const restapiConfig: ConfigSection<'ProjectRestapi'> = {
       live = rest;
     }
     const changes = diffFields(desired, live ?? {}, { prefix: SECTION.key, equals: unsetEquals, ignore: ['jwt_secret'] });
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-    const body = changedSubset(desired, changes, SECTION.key);
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {
-        await apply.api.updateRestapiServiceConfig(refForApply(scope, apply), body, writeOptions(scope, apply));
-      }),
-    ];
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes })];
+  },
+  // The changed fields only.
+  async apply(entry, scope, ctx) {
+    const desired = { ...sectionSpec<RestapiSpec>(scope, SECTION.key) } as Record<string, unknown>;
+    const body = changedSubset(desired, entry.changes, SECTION.key);
+    await ctx.api.updateRestapiServiceConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getRestapiServiceConfig(ref)), 'RestapiSpec');

@@ -1,6 +1,6 @@
 import type { CallOptions } from '../../../api/request.js';
 import { deepEqual, makeEntry } from '../../diff.js';
-import type { FieldChange, KindContext, PlanAction, PlannedChange, ProjectScope, ResourceKind } from '../../types.js';
+import type { FieldChange, KindContext, PlanAction, PlanEntry, ProjectScope, ResourceKind } from '../../types.js';
 import { ProjectRefUnknownError } from './errors.js';
 
 /** What every configuration section module knows of itself. */
@@ -63,14 +63,9 @@ export interface EntryFields {
 
 /**
  * Builds the entry and enforces the observe policy in one place: under `observe` a change
- * is reported (observeOnly) and carries no apply closure, so nothing can write it.
+ * is reported (observeOnly), and the engine never hands such an entry to `apply`.
  */
-export function plannedChange(
-  scope: ProjectScope,
-  section: Section,
-  fields: EntryFields,
-  apply?: (ctx: KindContext) => Promise<void>,
-): PlannedChange {
+export function sectionEntry(scope: ProjectScope, section: Section, fields: EntryFields, target?: Record<string, unknown>): PlanEntry {
   const writes = fields.action === 'create' || fields.action === 'update' || fields.action === 'delete';
   const observeOnly = writes && isObserveOnly(scope);
   const entry = makeEntry({
@@ -84,7 +79,8 @@ export function plannedChange(
     // A section of a project created in this pass waits for that creation (and its health).
     ...(scope.ref === undefined ? { dependsOn: [`Project/${scope.name}`] } : {}),
     source: { file: scope.document.source.file, line: scope.document.source.line },
+    ...(target ? { target } : {}),
   });
   if (fields.pending) entry.pending = true;
-  return writes && apply && !observeOnly ? { entry, apply } : { entry };
+  return entry;
 }

@@ -1,7 +1,7 @@
 import type { SslEnforcementSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectSslEnforcement', key: 'ssl_enforcement' } as const;
 
@@ -29,12 +29,12 @@ export const sslEnforcementConfig: ConfigSection<'ProjectSslEnforcement'> = {
     const desired = sectionSpec<SslEnforcementSpec>(scope, SECTION.key);
     const live = scope.ref === undefined ? undefined : (await ctx.api.getSslEnforcementConfig(scope.ref, readOptions(scope, ctx))).currentConfig;
     const changes = diffFields({ database: desired.database }, live ?? {}, { prefix: SECTION.key });
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {
-        await apply.api.updateSslEnforcementConfig(refForApply(scope, apply), { requestedConfig: { database: desired.database } }, writeOptions(scope, apply));
-      }),
-    ];
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes })];
+  },
+  async apply(_entry, scope, ctx) {
+    const desired = sectionSpec<SslEnforcementSpec>(scope, SECTION.key);
+    await ctx.api.updateSslEnforcementConfig(refForApply(scope, ctx), { requestedConfig: { database: desired.database } }, writeOptions(scope, ctx));
   },
   async export({ api, ref, read }) {
     const ssl = await read(() => api.getSslEnforcementConfig(ref));

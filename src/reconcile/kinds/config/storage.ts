@@ -4,7 +4,7 @@ import { diffFields } from '../../diff.js';
 import type { FieldChange } from '../../types.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectStorage', key: 'storage' } as const;
 
@@ -30,13 +30,14 @@ export const storageConfig: ConfigSection<'ProjectStorage'> = {
     const desired = sectionSpec<StorageSpec>(scope, SECTION.key) as Record<string, unknown>;
     const live = scope.ref === undefined ? undefined : ((await ctx.api.getStorageConfig(scope.ref, readOptions(scope, ctx))) as unknown as Record<string, unknown>);
     const changes = diffFields(leaves(desired), leaves(live ?? {}), { prefix: SECTION.key, equals: unsetEquals });
-    if (changes.length === 0) return [plannedChange(scope, SECTION, { action: 'noop' })];
-    const body = patchBody(desired, live ?? {}, changes);
-    return [
-      plannedChange(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, async (apply) => {
-        await apply.api.updateStorageConfig(refForApply(scope, apply), body, writeOptions(scope, apply));
-      }),
-    ];
+    if (changes.length === 0) return [sectionEntry(scope, SECTION, { action: 'noop' })];
+    const kept = keptGroups(desired, live ?? {}, changes);
+    return [sectionEntry(scope, SECTION, { action: live === undefined ? 'create' : 'update', changes }, kept ? { live: kept } : undefined)];
+  },
+  async apply(entry, scope, ctx) {
+    const desired = sectionSpec<StorageSpec>(scope, SECTION.key) as Record<string, unknown>;
+    const live = (entry.target?.live ?? {}) as Record<string, unknown>;
+    await ctx.api.updateStorageConfig(refForApply(scope, ctx), patchBody(desired, live, entry.changes), writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getStorageConfig(ref)), 'StorageSpec');
@@ -53,6 +54,21 @@ export function leaves(value: Record<string, unknown>, prefix = ''): Record<stri
     else out[path] = item;
   }
   return out;
+}
+
+/**
+ * The live groups the PATCH body merges the desired leaves over, as observed at plan time
+ * (`{ features: { s3Protocol: {...} } }`); undefined when no changed group has any.
+ */
+function keptGroups(desired: Record<string, unknown>, live: Record<string, unknown>, changes: readonly FieldChange[]): Record<string, unknown> | undefined {
+  const kept: Record<string, Record<string, unknown>> = {};
+  for (const { path } of changes) {
+    const [top, group] = path.slice(SECTION.key.length + 1).split('.') as [string, string | undefined];
+    if (group === undefined || !isObject(desired[top]) || !isObject(desired[top][group]) || !isObject(live[top])) continue;
+    const haveGroup = live[top][group];
+    if (isObject(haveGroup)) (kept[top] ??= {})[group] = haveGroup;
+  }
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 /** The PATCH body: changed top-level scalars, and each changed second-level object whole. */

@@ -2,7 +2,7 @@ import type { VanitySubdomainSpec } from '../../../manifests/types.js';
 import { SubdomainUnavailableError } from './errors.js';
 import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { plannedChange, readOptions, refForApply, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 
 const SECTION = { kind: 'ProjectVanitySubdomain', key: 'vanity_subdomain' } as const;
 const PATH = `${SECTION.key}.vanity_subdomain`;
@@ -45,29 +45,26 @@ export const vanitySubdomainConfig: ConfigSection<'ProjectVanitySubdomain'> = {
     if (scope.ref !== undefined) {
       const live = await ctx.api.getVanitySubdomainConfig(scope.ref, readOptions(scope, ctx));
       const current = live.status === 'active' ? subdomainOf(live.custom_domain) : undefined;
-      if (current === subdomain.toLowerCase()) return [plannedChange(scope, SECTION, { action: 'noop' })];
+      if (current === subdomain.toLowerCase()) return [sectionEntry(scope, SECTION, { action: 'noop' })];
       if (live.status === 'custom-domain-used') {
-        return [plannedChange(scope, SECTION, { action: 'blocked', changes: [{ path: PATH, after: subdomain }], reason: 'a custom hostname is in use for this project' })];
+        return [sectionEntry(scope, SECTION, { action: 'blocked', changes: [{ path: PATH, after: subdomain }], reason: 'a custom hostname is in use for this project' })];
       }
       before = current;
     }
     return [
-      plannedChange(
-        scope,
-        SECTION,
-        {
-          action: scope.ref === undefined ? 'create' : 'update',
-          changes: [{ path: PATH, after: subdomain, ...(before ? { before } : {}) }],
-          reason: 'availability is checked before activation',
-        },
-        async (apply) => {
-          const ref = refForApply(scope, apply);
-          const { available } = await apply.api.checkVanitySubdomainAvailability(ref, { vanity_subdomain: subdomain }, writeOptions(scope, apply));
-          if (!available) throw new SubdomainUnavailableError(subdomain);
-          await apply.api.activateVanitySubdomainConfig(ref, { vanity_subdomain: subdomain }, writeOptions(scope, apply));
-        },
-      ),
+      sectionEntry(scope, SECTION, {
+        action: scope.ref === undefined ? 'create' : 'update',
+        changes: [{ path: PATH, after: subdomain, ...(before ? { before } : {}) }],
+        reason: 'availability is checked before activation',
+      }),
     ];
+  },
+  async apply(_entry, scope, ctx) {
+    const { vanity_subdomain: subdomain } = sectionSpec<VanitySubdomainSpec>(scope, SECTION.key);
+    const ref = refForApply(scope, ctx);
+    const { available } = await ctx.api.checkVanitySubdomainAvailability(ref, { vanity_subdomain: subdomain }, writeOptions(scope, ctx));
+    if (!available) throw new SubdomainUnavailableError(subdomain);
+    await ctx.api.activateVanitySubdomainConfig(ref, { vanity_subdomain: subdomain }, writeOptions(scope, ctx));
   },
   async export({ api, ref, read }) {
     const vanity = await read(() => api.getVanitySubdomainConfig(ref));

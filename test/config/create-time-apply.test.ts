@@ -20,7 +20,7 @@ describe('create-time apply steps', () => {
   it('fail with a typed error while the project has no ref', async () => {
     const document = projectDocument('never-created', { vanity_subdomain: { vanity_subdomain: 'never-created' } });
     const fresh = await planWith(h, vanitySubdomainConfig, document, undefined);
-    await expect(fresh.changes[0]!.apply!(fresh.ctx)).rejects.toBeInstanceOf(ProjectRefUnknownError);
+    await expect(applyAll(h, fresh)).rejects.toBeInstanceOf(ProjectRefUnknownError);
   });
 
   it('converge the custom hostname, vanity subdomain, read replicas and version once the project exists', async () => {
@@ -35,21 +35,21 @@ describe('create-time apply steps', () => {
     for (const module of modules) {
       const fresh = await planWith(h, module, document, undefined);
       expect(fresh.requests).toEqual([]);
-      expect(fresh.changes[0]!.entry.action).toBe('create');
+      expect(fresh.entries[0]!.action).toBe('create');
       planned.push(fresh);
     }
 
     const ref = await createLiveProject(h, 'born');
     for (const fresh of planned) fresh.ctx.projectRefs.set('born', ref);
     // In registry order: the version upgrade last (the project is unreadable while it upgrades).
-    for (const fresh of planned.slice(0, 3)) expect(writes(await applyAll(h, fresh.changes, fresh.ctx)).length).toBeGreaterThan(0);
+    for (const fresh of planned.slice(0, 3)) expect(writes(await applyAll(h, fresh)).length).toBeGreaterThan(0);
 
     expect((await h.client.api.getHostnameConfig(ref)).status).toBe('2_initiated');
-    expect((await planWith(h, vanitySubdomainConfig, document, ref)).changes[0]!.entry.action).toBe('noop');
-    expect((await planWith(h, readReplicasConfig, document, ref)).changes[0]!.entry.action).toBe('noop');
+    expect((await planWith(h, vanitySubdomainConfig, document, ref)).entries[0]!.action).toBe('noop');
+    expect((await planWith(h, readReplicasConfig, document, ref)).entries[0]!.action).toBe('noop');
 
-    expect(writes(await applyAll(h, planned[3]!.changes, planned[3]!.ctx)).map((r) => r.path)).toEqual([`/v1/projects/${ref}/upgrade`]);
+    expect(writes(await applyAll(h, planned[3]!)).map((r) => r.path)).toEqual([`/v1/projects/${ref}/upgrade`]);
     const upgrade = await planWith(h, postgresVersionConfig, document, ref);
-    expect(upgrade.changes[0]!.entry).toMatchObject({ action: 'noop', pending: true });
+    expect(upgrade.entries[0]!).toMatchObject({ action: 'noop', pending: true });
   });
 });
