@@ -30,7 +30,9 @@ export interface PassCostFigures {
 interface PlanFigures {
   loadMs: number;
   planMs: number;
+  /** The smallest peak RSS of the runs (and below, the largest). */
   peakRssMb: number;
+  peakRssMaxMb?: number;
 }
 
 /** Scenario 1 (and 5 for the largest fleet): requests of a no-change pass against the lower bound. */
@@ -74,18 +76,34 @@ async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>
   const file = join(await mkdtemp(join(tmpdir(), 'reconcile-plan-')), 'recording.json');
   await writeFile(file, JSON.stringify(recording));
   const child = fileURLToPath(new URL('./plan-child.js', import.meta.url));
-  const output = await new Promise<string>((resolve, reject) => {
-    const proc = spawn(process.execPath, [child, harness.fleet.dir, file, harness.stateDir], {
-      env: { ...process.env, ...harness.fleet.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
+  const once = () =>
+    new Promise<PlanFigures>((resolve, reject) => {
+      const proc = spawn(process.execPath, [child, harness.fleet.dir, file, harness.stateDir], {
+        env: { ...process.env, ...harness.fleet.env },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+      proc.on('error', reject);
+      proc.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as PlanFigures) : reject(new Error(`plan child exited ${code}`))));
     });
-    let out = '';
-    proc.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    proc.on('error', reject);
-    proc.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`plan child exited ${code}`))));
-  });
-  return JSON.parse(output) as PlanFigures;
+  // Peak RSS of one run depends on when V8 grows and collects the young heap (the same build
+  // has peaked anywhere from about 190 to 310 MB): three runs, the median time and the
+  // smallest and largest peak.
+  const runs: PlanFigures[] = [];
+  for (let i = 0; i < PLAN_RUNS; i++) runs.push(await once());
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+  const peaks = runs.map((run) => run.peakRssMb);
+  return {
+    loadMs: median(runs.map((run) => run.loadMs)),
+    planMs: median(runs.map((run) => run.planMs)),
+    peakRssMb: Math.min(...peaks),
+    peakRssMaxMb: Math.max(...peaks),
+  };
 }
+
+/** Runs of the planning process per measurement. */
+const PLAN_RUNS = 3;
 
 interface LongRunFigures {
   windows: number;
