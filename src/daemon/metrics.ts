@@ -64,6 +64,7 @@ interface MetricsOptions {
 
 /** What started a pass (the `trigger` label of the drift counters). */
 type MetricsTrigger = 'revision' | 'resync' | 'manual';
+const DRIFT_TRIGGERS: readonly MetricsTrigger[] = ['revision', 'resync', 'manual'];
 
 /** Which part of the fleet a pass covered: a restricted pass replaces only its projects' figures. */
 interface PassScope {
@@ -282,6 +283,8 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     registers: [registry],
   });
 
+  /** Kinds whose drift series exist (at 0 or more). */
+  const countedKinds = new Set<string>();
   const driftDetected = new Counter({
     name: 'reconciler_drift_detected_total',
     help: 'Resources a pass found different from their manifest (an update planned, or an observe-only difference), by kind and trigger.',
@@ -379,6 +382,16 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       if (result.result === 'invalid') return;
 
       const drifted = driftedEntries(result);
+      // Every kind the pass planned gets its drift series at 0 for each trigger, so that the
+      // first drift is an increase Prometheus sees (a series born at 1 has no increase).
+      for (const kind of new Set(result.plan.entries.map((entry) => entry.kind))) {
+        if (countedKinds.has(kind)) continue;
+        countedKinds.add(kind);
+        for (const trigger of DRIFT_TRIGGERS) {
+          driftDetected.inc({ kind, trigger }, 0);
+          driftRepaired.inc({ kind, trigger }, 0);
+        }
+      }
       if (scope.trigger) {
         const repaired = new Set(result.outcomes.filter((o) => o.action === 'update' && o.result === 'success').map((o) => o.entryId));
         for (const entry of drifted) {

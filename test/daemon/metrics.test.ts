@@ -147,9 +147,10 @@ describe('createMetrics', () => {
     expect(count('reconciler_drift_repaired_total', 'resync')).toBe(1);
     expect(count('reconciler_drift_detected_total', 'manual')).toBe(1);
     // Its update did not run in the manual pass (a dry run, a failure): detected, not repaired.
-    expect(count('reconciler_drift_repaired_total', 'manual')).toBeUndefined();
-    // A creation is no drift.
-    expect(samples.some((s) => s.name === 'reconciler_drift_detected_total' && s.labels.kind === 'Secret')).toBe(false);
+    expect(count('reconciler_drift_repaired_total', 'manual')).toBe(0);
+    // A creation is no drift: the kind's series exist (so that a first drift is an increase), at 0.
+    const secretSeries = samples.filter((s) => s.name === 'reconciler_drift_detected_total' && s.labels.kind === 'Secret');
+    expect(secretSeries.map((s) => [s.labels.trigger, s.value]).sort()).toEqual([['manual', 0], ['resync', 0], ['revision', 0]]);
     metrics.recordPass(passResult({ plan: { entries: [], summary: { create: 0, update: 0, delete: 0, noop: 0, blocked: 0 }, hasChanges: false }, outcomes: [] }), { trigger: 'resync' });
     ({ samples } = parseExposition(await metrics.render()));
     expect(samples.find((s) => s.name === 'reconciler_drift_resources' && s.labels.kind === 'ProjectAuth')?.value).toBe(0);

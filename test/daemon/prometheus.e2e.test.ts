@@ -1,7 +1,7 @@
 // A real Prometheus scrapes the built daemon on loopback; drift, request and budget metrics are
 // read back through Prometheus' HTTP API. CI sets REQUIRE_TOOLS=1: a missing binary fails there.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { staticToken } from '../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { BIN, DaemonProcess, NODE, REPO, assertBuilt } from './daemon-process.js';
+import { dashboardExpressions, substituteGrafanaVariables } from '../deploy/promql.js';
 
 const HAVE_PROMETHEUS = spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0;
 if (!HAVE_PROMETHEUS && process.env.REQUIRE_TOOLS === '1') {
@@ -221,7 +222,6 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping a daemon that repairs dri
       await new Promise((r) => setTimeout(r, 200));
     }
     shopRef = (await repairApi.api.listAllProjects()).find((p) => p.name === 'shop')!.ref;
-    await repairApi.api.updateRestapiServiceConfig(shopRef, { max_rows: 12_345 });
 
     const port = await freePort();
     repairUrl = `http://127.0.0.1:${port}`;
@@ -235,6 +235,10 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping a daemon that repairs dri
       [`--config.file=${config}`, `--storage.tsdb.path=${join(repairWork, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`],
       { stdio: ['ignore', 'ignore', 'ignore'] },
     );
+    // The drift series exist at 0 from the first pass on; once Prometheus has them, the change
+    // out of band is an increase its queries (and the dashboard's) can see.
+    await queryUntil(repairUrl, 'reconciler_drift_repaired_total{kind="ProjectRestapi",trigger="resync"} == 0', (r) => r.length === 1);
+    await repairApi.api.updateRestapiServiceConfig(shopRef, { max_rows: 12_345 });
   });
 
   afterAll(async () => {
@@ -262,5 +266,15 @@ describe.skipIf(!HAVE_PROMETHEUS)('Prometheus scraping a daemon that repairs dri
     expect(condition[0]!.metric.state).toBe('in_sync');
     const build = await queryUntil(repairUrl, 'reconciler_build_info', (r) => r.length === 1);
     expect(build[0]!.metric.version).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("the dashboard's drift detected and repaired panels have data after the repair", async () => {
+    const dashboard = JSON.parse(await readFile(join(REPO, 'helm/reconciler/dashboards/reconciler.json'), 'utf8')) as unknown;
+    const panels = dashboardExpressions(dashboard).filter(({ expr }) => /reconciler_drift_(detected|repaired)_total/.test(expr));
+    expect(panels.length).toBeGreaterThanOrEqual(2);
+    for (const { where, expr } of panels) {
+      const result = await queryUntil(repairUrl, substituteGrafanaVariables(expr), (r) => r.length > 0);
+      expect(result.map((sample) => sample.metric.kind), where).toContain('ProjectRestapi');
+    }
   });
 });
