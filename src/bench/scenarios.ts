@@ -35,14 +35,19 @@ interface PlanFigures {
   peakRssMaxMb?: number;
 }
 
-/** Scenario 1 (and 5 for the largest fleet): requests of a no-change pass against the lower bound. */
-export async function passCost(projects: number, options: { measurePlan?: boolean } = {}): Promise<PassCostFigures> {
-  const harness = await openFleetHarness({
+/** The fleet of the no-change scenarios (1, 5, 6), with no limit that counts while it converges. */
+function openNoChangeFleet(projects: number) {
+  return openFleetHarness({
     shape: { projects, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
     emulatorRate: FAST,
     clientRate: FAST,
     concurrency: 8,
   });
+}
+
+/** Scenario 1 (and 5 for the largest fleet): requests of a no-change pass against the lower bound. */
+export async function passCost(projects: number, options: { measurePlan?: boolean } = {}): Promise<PassCostFigures> {
+  const harness = await openNoChangeFleet(projects);
   try {
     const started = performance.now();
     await converge(harness);
@@ -285,12 +290,7 @@ const USER_SCOPED = new Set(['/v1/projects', '/v1/organizations', '/v1/snippets'
 export async function passByModel(model: 'user' | 'scoped', projects: number, windowMs = 1000): Promise<ModelPassFigures> {
   const budget = 50;
   // Converge without a limit that counts, then measure the pass with the real ones.
-  const harness = await openFleetHarness({
-    shape: { projects, secrets: 2, functions: 1, sections: ['auth', 'postgres', 'restapi'] },
-    emulatorRate: FAST,
-    clientRate: FAST,
-    concurrency: 8,
-  });
+  const harness = await openNoChangeFleet(projects);
   try {
     await converge(harness);
     harness.emulator.setRateLimit({ limit: 60, windowMs }, model);
