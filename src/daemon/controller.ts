@@ -409,9 +409,10 @@ export class Daemon {
   #recordObservations(request: DaemonPassRequest, result: PassResult): void {
     if (result.result === 'invalid') return;
     const seen = request.projects ?? result.projects.map((project) => project.name);
+    // Drifted, converging or not yet readable (pending): each is checked again sooner.
     const drifted = new Set<string>();
     for (const entry of result.plan.entries) {
-      if (entry.project !== undefined && entry.action !== 'noop') drifted.add(entry.project);
+      if (entry.project !== undefined && (entry.action !== 'noop' || entry.pending)) drifted.add(entry.project);
     }
     for (const project of seen) {
       const at = result.projects.find((p) => p.name === project)?.observedAt ?? result.finishedAt;

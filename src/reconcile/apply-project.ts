@@ -1,12 +1,15 @@
-// Applying one project's part of the plan: its creation (exactly once) or restore, the wait
-// until it and its services are healthy, a fresh plan of its kinds, their changes in registry
-// order, a pause last, and the read-back that verifies what was written.
+// Applying one project's part of the plan, as planned: its creation (exactly once) or
+// restore, the wait until it and its services are healthy, its kinds' entries in registry
+// order, the read-back that verifies what was written, and a pause last. The wait and the
+// read-back are steps of the apply (outcomes `wait` and `verify`), never a second plan; the
+// one plan made after a wait is the first of a project that could not be read before it.
 import type { Clock } from '../util/clock.js';
 import { describeError, rememberSecret } from './describe-error.js';
 import type { IntentLog } from './intents.js';
 import { saveInventory, type Inventory } from './inventory.js';
 import type { OrganizationUnit } from './organizations.js';
 import { planModules, type ProjectWork } from './project-work.js';
+import { isChange } from './summary.js';
 import { createProject, generatedPassword, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
 import type { SecretResolver } from './secret-check.js';
 import type { FileStateStore } from './state.js';
@@ -21,8 +24,8 @@ export interface WaitSettings {
 interface ApplyContext {
   organization: OrganizationUnit | undefined;
   runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
-  /** Runs a readiness wait: recorded as an outcome with action `wait` (a step, not a change). */
-  runWait: (id: string, wait: () => Promise<void>) => Promise<void>;
+  /** Runs a step of the apply that writes nothing: the readiness wait (`wait`) or the read-back (`verify`). */
+  runStep: (id: string, action: 'wait' | 'verify', step: () => Promise<void>) => Promise<void>;
   failed: Set<string>;
   context: KindContext;
   kinds: readonly KindModule[];
@@ -33,8 +36,8 @@ interface ApplyContext {
   clock: Clock;
   log: Logger;
   projectRefs: Map<string, string>;
-  /** Plan the project's kinds again once it is ready (a saved plan's apply does not: it applies what was saved). */
-  replanWhenReady: boolean;
+  /** A saved plan's apply: a project that was not readable at plan time is not planned now. */
+  appliesSavedPlan: boolean;
   signal?: AbortSignal;
   wait?: WaitSettings;
 }
@@ -125,16 +128,20 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     return;
   }
 
-  if (!ready) {
+  const pausesLast = lifecycle !== undefined && !restoring && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === true;
+  const planAfterWait = work.planWhenReady === true && !a.appliesSavedPlan;
+  // A saved plan's placeholders for a project that was not readable write nothing: no wait.
+  const nothingAfterWait = work.planWhenReady === true && a.appliesSavedPlan && !restoring && !pausesLast && !work.entries.some(isChange);
+  if (!ready && !nothingAfterWait) {
     // Waiting is a step of its own in the outcomes (action `wait`: nothing is written): when it
     // fails, the configuration waits for the next pass.
     const readyId = `${restoring ? lifecycle!.id : entry.id}#ready`;
-    await a.runWait(readyId, async () => {
+    await a.runStep(readyId, 'wait', async () => {
       const ready = await waitUntilReady(unit.name, ref, services, waitOptions);
       work.health = ready.health;
       work.scope = { ...work.scope, ref, status: ready.status };
-      // Plan again now that the live configuration can be read: apply only what differs.
-      if (a.replanWhenReady) Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
+      // Not readable at plan time (its entries were pending placeholders): this is its kinds' plan.
+      if (planAfterWait) Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
     });
     if (a.failed.has(readyId)) {
       a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
@@ -161,16 +168,20 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     if (isWrite && a.failed.size === before) applied.add(planned.kind);
   }
 
-  // Verify: read back what was written; the statuses come from this second look, and a write
-  // that still differs fails the pass (engine.ts).
+  // Verify: read back what was written, a step of its own (action `verify`). The statuses come
+  // from this second look, and a write that still differs fails the pass (engine.ts).
   if (applied.size > 0) {
     const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
-    try {
-      const verified = await planModules(work, a.kinds, a.context, a.log, only);
-      work.verified = [...verified.entries, ...verified.failures];
-    } catch (error) {
-      a.log.warn({ project: unit.name, error: describeError(error).message }, 'verification reads failed');
-    }
+    await a.runStep(`Project/${unit.name}#verify`, 'verify', async () => {
+      try {
+        const verified = await planModules(work, a.kinds, a.context, a.log, only);
+        work.verified = [...verified.entries, ...verified.failures];
+      } catch (error) {
+        throw new VerificationError(describeError(error).message);
+      }
+      const unread = work.verified.filter((e) => e.reason?.startsWith('could not observe'));
+      if (unread.length > 0) throw new VerificationError(unread.map((e) => `${e.kind}: ${e.reason}`).join('; '));
+    });
   }
 
   for (const planned of work.entries.filter(startsUpgrade)) {
@@ -178,11 +189,19 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   }
 
   // Pause last: the configuration above is written while the project runs.
-  if (lifecycle && !restoring && lifecycle.action === 'update' && lifecycle.changes[0]?.after === true) {
+  if (lifecycle && pausesLast) {
     await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
   }
 }
 
 function withDependency(entry: PlanEntry, id: string): PlanEntry {
   return { ...entry, dependsOn: [...new Set([...(entry.dependsOn ?? []), id])] };
+}
+
+/** The read-back after an apply could not be done: what was written is not confirmed. */
+class VerificationError extends Error {
+  constructor(detail: string) {
+    super(`the read-back after the apply failed, so what was written is not confirmed: ${detail}`);
+    this.name = 'VerificationError';
+  }
 }

@@ -13,8 +13,8 @@ import { loadInventory, saveInventory } from './inventory.js';
 import { observeFleet, type FleetObservation } from './observe.js';
 import { createOrganization } from './organizations.js';
 import { effectivePolicy } from './policy.js';
-import { documentsByProject, newWork, planModules, type ProjectWork } from './project-work.js';
-import { isPausedStatus, refOf } from './projects.js';
+import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
+import { isPausedStatus, isRunning, refOf } from './projects.js';
 import { KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver } from './secret-check.js';
@@ -70,6 +70,13 @@ export class StalePlanError extends Error {
     this.name = 'StalePlanError';
   }
 }
+
+/** The log messages of an outcome, by what it ran. */
+const STEP_WORDS = {
+  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped' },
+  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped' },
+  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped' },
+} as const;
 
 class BlockedError extends Error {
   constructor(reason: string) {
@@ -249,11 +256,21 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
           work.modulesSkipped = `paused (status ${status}): configuration is not checked while paused`;
           return work;
         }
-        // A project that is not running yet (or will be restored) cannot be read: plan without a ref.
-        const running = unit.live && !isPausedStatus(status) && (status === 'ACTIVE_HEALTHY' || status === 'ACTIVE_UNHEALTHY');
-        if (!running) {
+        if (!unit.live) {
+          // A project this pass creates: its kinds are planned from the manifests alone (the
+          // live side is the service's default), applied as planned once it is ready.
           work.deferred = true;
+        } else if (!isRunning(status)) {
+          // A project that exists but is not running (restored by this pass, coming up,
+          // upgrading) cannot be read: each managed kind is pending until it runs, and an apply
+          // plans them once the project is ready (its first plan of them). Never planned blind:
+          // a blind plan would set up replicas or providers it already has, or replace a root
+          // key without its confirmation.
+          work.deferred = true;
+          work.planWhenReady = true;
           delete work.scope.ref;
+          work.entries = pendingEntries(work, kinds, contextFor(unit.name), `the project is ${status ?? 'not running'}: its configuration is planned once it runs`);
+          return work;
         }
         Object.assign(work, await planModules(work, kinds, contextFor(unit.name), log));
         return work;
@@ -305,11 +322,12 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       if (result !== 'success') failed.add(step.entryId);
       outcomes.push(outcome);
       const fields = { entry: step.entryId, action: step.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
-      // A wait is a step, not a change: its lines say so.
-      if (result === 'failed') log.error(fields, step.action === 'wait' ? 'readiness wait failed' : 'change failed');
-      else if (result === 'skipped') log.warn(fields, step.action === 'wait' ? 'readiness wait skipped' : 'change skipped');
-      else log.info(fields, step.action === 'wait' ? 'project ready' : 'change applied');
-      if (step.action !== 'wait') progress(result);
+      // A wait or a read-back is a step, not a change: its lines say so.
+      const words = STEP_WORDS[step.action as keyof typeof STEP_WORDS] ?? STEP_WORDS.change;
+      if (result === 'failed') log.error(fields, words.failed);
+      else if (result === 'skipped') log.warn(fields, words.skipped);
+      else log.info(fields, words.success);
+      if (step.action !== 'wait' && step.action !== 'verify') progress(result);
     };
     const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
       if (entry.observeOnly || entry.action === 'noop') return;
@@ -327,13 +345,14 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
         record(step, 'failed', started, error);
       }
     };
-    // The wait until a project is ready: an outcome of its own (action `wait`), never a change.
-    const runWait = async (id: string, wait: () => Promise<void>) => {
+    // The wait until a project is ready and the read-back after its writes: outcomes of their
+    // own (actions `wait` and `verify`), never a change and never a second plan.
+    const runStep = async (id: string, action: 'wait' | 'verify', run: () => Promise<void>) => {
       const started = clock.now();
-      const step = { entryId: id, kind: 'Project' as const, action: 'wait' as const };
+      const step = { entryId: id, kind: 'Project' as const, action };
       if (options.signal?.aborted) return record(step, 'skipped', started, new PassAbortedError());
       try {
-        await wait();
+        await run();
         record(step, 'success', started);
       } catch (error) {
         record(step, 'failed', started, error);
@@ -370,7 +389,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
         applyProject(work, {
           organization: orgByName.get(work.unit.organization),
           runEntry,
-          runWait,
+          runStep,
+          appliesSavedPlan: options.savedPlan !== undefined,
           failed,
           context: contextFor(work.unit.name),
           kinds,
@@ -381,7 +401,6 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
           clock,
           log,
           projectRefs,
-          replanWhenReady: !options.savedPlan,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
         }).catch((error: unknown) => {
@@ -392,6 +411,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
 
     // Honest results: a write the read-back still shows as a difference did not do its work.
     for (const work of works) {
+      const differing: string[] = [];
       for (const after of work.verified ?? []) {
         if (!isChange(after) || after.pending) continue;
         const outcome = outcomes.find((o) => o.entryId === after.id && o.result === 'success');
@@ -399,7 +419,13 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
         outcome.result = 'failed';
         outcome.error = describeError(new StillDiffersError(after.changes.map((c) => c.path)));
         failed.add(after.id);
+        differing.push(after.id);
         log.error({ entry: after.id, fields: after.changes.map((c) => c.path) }, 'change failed: it still differs after the apply');
+      }
+      const verify = differing.length > 0 ? outcomes.find((o) => o.entryId === `Project/${work.unit.name}#verify` && o.result === 'success') : undefined;
+      if (verify) {
+        verify.result = 'failed';
+        verify.error = describeError(new StillDiffersError(differing));
       }
     }
 

@@ -13,8 +13,14 @@ export interface ProjectWork {
   scope: ProjectScope;
   /** The entries of the project's kinds, in registry order. */
   entries: PlanEntry[];
-  /** Modules were planned without a ref: plan again once the project is ready. */
+  /** The project is not ready at plan time (created by this pass, or not running): its writes wait until it is. */
   deferred: boolean;
+  /**
+   * The project exists but could not be read at plan time: its entries are pending
+   * placeholders, and a direct apply plans its kinds once it is ready (a saved plan's apply
+   * does not: it applies what was saved, and a placeholder writes nothing).
+   */
+  planWhenReady?: boolean;
   /** Modules not planned at all (paused project), with the reason. */
   modulesSkipped?: string;
   /** Module kinds whose observation failed. */
@@ -83,4 +89,21 @@ export async function planModules(
   }
   work.observedAt = ctx.clock.now();
   return { entries, failures };
+}
+
+/**
+ * The entries of a project that exists but cannot be read yet: one `pending` entry per kind
+ * the manifests manage (named like its planned entries where the kind has one name, else
+ * `*`). They write and read nothing; a direct apply plans the kinds once the project is ready.
+ */
+export function pendingEntries(work: ProjectWork, kinds: readonly KindModule[], ctx: KindContext, reason: string): PlanEntry[] {
+  const source = { file: work.unit.document.source.file, line: work.unit.document.source.line };
+  return kinds
+    .filter((kind) => kind.manages(work.scope, ctx))
+    .map((kind) => {
+      const key = (kind as { key?: unknown }).key;
+      const entry = makeEntry({ kind: kind.kind, project: work.unit.name, name: typeof key === 'string' ? key : '*', changes: [], action: 'noop', reason, source });
+      entry.pending = true;
+      return entry;
+    });
 }

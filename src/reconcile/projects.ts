@@ -54,6 +54,11 @@ export function isPausedStatus(status: string | undefined): boolean {
   return status !== undefined && PAUSED.has(status);
 }
 
+/** A project whose configuration can be read and written now. */
+export function isRunning(status: string | undefined): boolean {
+  return status === 'ACTIVE_HEALTHY' || status === 'ACTIVE_UNHEALTHY';
+}
+
 /** Finds the live project by an explicit ref or the inventory's ref. */
 export function matchByRef(unit: ProjectUnit, live: readonly LiveProject[], inventoried: InventoryProject | undefined): void {
   const ref = unit.document.spec.ref;

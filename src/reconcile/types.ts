@@ -69,12 +69,13 @@ export interface Plan {
 export type OutcomeResult = 'success' | 'failed' | 'skipped';
 
 /**
- * What an outcome ran: a plan entry's action, or `wait`, the wait until a new or restored
- * project is ready (`Project/<name>#ready`): a step of the apply that writes nothing. Only
- * `create`, `update` and `delete` outcomes are writes (`isWriteOutcome` in summary.ts):
- * the apply counts and the metrics count those alone.
+ * What an outcome ran: a plan entry's action, or a step of the apply that writes nothing:
+ * `wait`, the wait until a new or restored project is ready (`Project/<name>#ready`), and
+ * `verify`, the read-back of a project's writes (`Project/<name>#verify`), which fails when
+ * it cannot be read. Only `create`, `update` and `delete` outcomes are writes
+ * (`isWriteOutcome` in summary.ts): the apply counts and the metrics count those alone.
  */
-export type OutcomeAction = PlanAction | 'wait';
+export type OutcomeAction = PlanAction | 'wait' | 'verify';
 
 export interface ApplyOutcome {
   entryId: string;

@@ -49,7 +49,9 @@ describe('configuration sections in a pass', () => {
 
     const applied = await runPass({ manifests, client: h.client, stateDir, dryRun: false, env, log: silentLog, clock: h.clock });
     expect(applied.result).toBe('success');
-    const configOutcomes = applied.outcomes.filter((o) => o.kind.startsWith('Project') && o.kind !== 'ProjectLifecycle');
+    // The read-back of what was written is a step of the apply, an outcome of its own.
+    expect(applied.outcomes.filter((o) => o.action === 'verify')).toMatchObject([{ entryId: `Project/${project.metadata.name}#verify`, kind: 'Project', result: 'success' }]);
+    const configOutcomes = applied.outcomes.filter((o) => o.kind.startsWith('Project') && o.kind !== 'ProjectLifecycle' && o.action !== 'verify');
     expect(configOutcomes.map((o) => o.kind).sort()).toEqual(
       ['ProjectAuth', 'ProjectCryptoext', 'ProjectNetworkRestrictions', 'ProjectPooler', 'ProjectPostgres', 'ProjectReadReplicas', 'ProjectRestapi', 'ProjectSslEnforcement', 'ProjectStorage'].sort(),
     );

@@ -96,10 +96,10 @@ describe('examples/ through the built command', () => {
     expectExit(run, 0);
     expect(run.stdout).toMatch(/Apply: \d+ succeeded, 0 failed, 0 skipped\./);
     // The getting-started page shows this run's summary: the plan, the apply (writes only,
-    // so it adds up to the plan) and the readiness line, exactly as printed.
+    // so it adds up to the plan), the readiness and read-back lines, exactly as printed.
     const readme = await readFile(new URL('../../docs/getting-started.md', import.meta.url), 'utf8');
     const quickstart = readme.slice(readme.indexOf('<!-- section:quickstart -->'), readme.indexOf('<!-- /section:quickstart -->'));
-    for (const prefix of ['Plan: ', 'Apply: ', 'Waited for ']) {
+    for (const prefix of ['Plan: ', 'Apply: ', 'Waited for ', 'Read back ']) {
       const documented = quickstart.split('\n').map((line) => line.trim()).find((line) => line.startsWith(prefix));
       expect(documented, prefix).toBeDefined();
       expect(run.stdout.split('\n'), prefix).toContain(documented);

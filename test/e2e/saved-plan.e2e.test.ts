@@ -68,7 +68,7 @@ afterAll(async () => {
 });
 
 describe('saved plans (built command, against the emulator)', () => {
-  it('saves a plan from empty and applies exactly its entries: creations and readiness waits are steps, not a second plan', async () => {
+  it('saves a plan from empty and applies exactly its entries: creations, readiness waits and read-backs are steps, not a second plan', async () => {
     const file = join(work, 'create.json');
     await planTo(file);
     const saved = JSON.parse(await readFile(file, 'utf8'));
@@ -81,12 +81,16 @@ describe('saved plans (built command, against the emulator)', () => {
     const doc = JSON.parse(run.stdout);
     expect(doc.result).toBe('success');
     // Every write outcome is a saved entry with its saved action; the waits are the new projects' `#ready` steps.
-    const writes = doc.outcomes.filter((o: { action: string }) => o.action !== 'wait');
+    const writes = doc.outcomes.filter((o: { action: string }) => o.action !== 'wait' && o.action !== 'verify');
     expect(writes.length).toBeGreaterThan(0);
     for (const o of writes) expect(planned.get(o.entryId)).toBe(o.action);
     const changes = [...planned].filter(([, action]) => action === 'create' || action === 'update' || action === 'delete').map(([id]) => id).sort();
     expect(writes.map((o: { entryId: string }) => o.entryId).sort()).toEqual(changes);
     expect(doc.outcomes.filter((o: { action: string }) => o.action === 'wait').map((o: { entryId: string }) => o.entryId).sort()).toEqual(['Project/blog#ready', 'Project/shop#ready', 'Project/web#ready']);
+    // The read-back of each new project's writes is a step too: it confirms, it plans nothing.
+    expect(doc.outcomes.filter((o: { action: string }) => o.action === 'verify').map((o: { entryId: string; result: string }) => `${o.entryId} ${o.result}`).sort()).toEqual(
+      ['Project/blog#verify success', 'Project/shop#verify success', 'Project/web#verify success'],
+    );
     expect(writesSince(from).filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(3);
 
     const again = await runCli([dir, '--dry-run', '--detailed-exitcode'], env);

@@ -251,6 +251,8 @@ describe('creation without duplicates', () => {
       { entryId: 'Project/shop', action: 'create', result: 'success' },
       // The wait is a step of its own, not a change: never an `update` of the project.
       { entryId: 'Project/shop#ready', kind: 'Project', action: 'wait', result: 'success' },
+      // So is the read-back of what was written: it confirms the writes, it plans nothing.
+      { entryId: 'Project/shop#verify', kind: 'Project', action: 'verify', result: 'success' },
     ]);
     const log = h.emulator.requests();
     expect(log.filter((r) => r.method === 'POST' && r.route === '/v1/projects')).toHaveLength(1);

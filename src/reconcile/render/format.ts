@@ -86,6 +86,15 @@ export function waitLine(result: PassResult): string | undefined {
   return `Waited for ${total} project${total === 1 ? '' : 's'} to become ready: ${parts.join(', ')}.`;
 }
 
+/** The read-back line (`Read back the writes of 2 projects: 2 confirmed.`), or undefined when the pass wrote nothing to read back. */
+export function verifyLine(result: PassResult): string | undefined {
+  const checks = countResults(result.outcomes.filter((o) => o.action === 'verify'));
+  const total = checks.success + checks.failed + checks.skipped;
+  if (total === 0) return undefined;
+  const parts = [`${checks.success} confirmed`, ...(checks.failed ? [`${checks.failed} not confirmed`] : []), ...(checks.skipped ? [`${checks.skipped} skipped`] : [])];
+  return `Read back the writes of ${total} project${total === 1 ? '' : 's'}: ${parts.join(', ')}.`;
+}
+
 /**
  * A failed pass that planned nothing could not observe the fleet (bad token, API down): the
  * error it stopped on (class and secret-free message), so no renderer claims the live state

@@ -4,7 +4,7 @@
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
 import type { PassResult, PlanEntry } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -104,6 +104,8 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
     out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
     const waits = waitLine(result);
     if (waits) out.push('', waits);
+    const checks = verifyLine(result);
+    if (checks) out.push('', checks);
     const problems = result.outcomes.filter((o) => o.result !== 'success');
     if (problems.length > 0) {
       out.push('', '<details><summary>Failed, skipped and blocked</summary>', '');

@@ -2,7 +2,7 @@
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
 import type { PassResult } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -56,6 +56,8 @@ export function renderText(result: PassResult, options: TextOptions): string {
     lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
     const waits = waitLine(result);
     if (waits) lines.push(waits);
+    const checks = verifyLine(result);
+    if (checks) lines.push(checks);
     for (const outcome of result.outcomes.filter((o) => o.result !== 'success')) {
       const { marker, word } = problemLabel(outcome);
       lines.push(paint(COLORS['-'], `  ${marker} ${outcome.entryId} ${word}${outcome.error ? `: ${outcome.error.message}` : ''}`));

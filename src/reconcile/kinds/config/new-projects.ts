@@ -7,8 +7,9 @@ const plannedAsNew = new WeakMap<Map<string, string>, Set<string>>();
 
 /**
  * Notes a project the pass will create (no ref and no live status at plan time). The engine
- * plans the project's sections again once it is up, now with a ref; `createdInThisPass` then
- * tells that second plan the live state is the service's fresh default, not the user's data.
+ * reads the sections it wrote back once they are applied, now with a ref; `createdInThisPass`
+ * then tells that read-back the live state it compares with is this pass's own, on a project
+ * that holds no user data yet.
  */
 export function noteIfNew(scope: ProjectScope, ctx: KindContext): void {
   if (scope.ref !== undefined || scope.status !== undefined) return;

@@ -31,13 +31,7 @@ export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const target = String(scope.document.spec.postgres_version);
-    if (scope.ref === undefined && scope.status !== undefined) {
-      // The project exists but is not running (the engine plans it again once it is): say what is known.
-      if (majorVersion(scope.database?.version) === majorVersion(target)) return [sectionEntry(scope, SECTION, { action: 'noop' })];
-      if (scope.status === 'UPGRADING') {
-        return [sectionEntry(scope, SECTION, { action: 'noop', pending: true, reason: 'the project is upgrading' })];
-      }
-    }
+    // No ref: a project this pass creates (one that exists but is not running is not planned).
     if (scope.ref === undefined) {
       return [
         sectionEntry(scope, SECTION, { action: 'create', changes: [{ path: SECTION.key, after: target }], reason: 'upgraded after creation when the new project runs an older version' }),
