@@ -1,4 +1,6 @@
-// Helpers shared by the sub-resource kinds (secrets, functions, SSO providers, branches).
+// Helpers shared by every per-project kind (configuration sections and sub-resources) and the
+// Project module: the observe policy, the live ref at apply time, the deletion of undeclared
+// children.
 import { createHash } from 'node:crypto';
 import type { AnyDocument, ManifestKind, Policy } from '../../manifests/types.js';
 import type { KindContext, ProjectScope } from '../types.js';
@@ -23,6 +25,10 @@ function policyOf(doc: AnyDocument): Policy {
   return (doc.spec as { policy?: Policy }).policy ?? {};
 }
 
+/**
+ * The document is under the observe policy: drift is reported, never written. A section's
+ * document is its Project; a sub-resource's, its own document.
+ */
 export function isObserveOnly(doc: AnyDocument): boolean {
   return policyOf(doc).management === 'observe';
 }
@@ -38,16 +44,16 @@ export function projectDependency(project: ProjectScope): string[] {
  */
 export function refAtApply(project: ProjectScope, ctx: KindContext): string {
   const ref = ctx.projectRefs.get(project.name) ?? project.ref;
-  if (!ref) throw new ProjectNotReadyError(project.name);
+  if (!ref) throw new ProjectRefUnknownError(project.name);
   return ref;
 }
 
-/** A sub-resource change ran before its project had a ref (its creation failed or was skipped). */
-export class ProjectNotReadyError extends Error {
+/** A change ran before its project had a live ref (its creation failed, was skipped or was not recorded). */
+export class ProjectRefUnknownError extends Error {
   readonly project: string;
   constructor(project: string) {
-    super(`Project \`${project}\` has no live ref yet: its creation did not complete`);
-    this.name = 'ProjectNotReadyError';
+    super(`Project \`${project}\` has no live ref yet: its creation did not complete, so nothing of it can be applied`);
+    this.name = 'ProjectRefUnknownError';
     this.project = project;
   }
 }

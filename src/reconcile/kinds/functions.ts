@@ -218,7 +218,7 @@ function pruneEnabled(project: ProjectScope): boolean {
   return project.document.spec.prune?.functions === true;
 }
 
-export const functionsKind: KindModule = {
+export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
   manages(project) {
     return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);

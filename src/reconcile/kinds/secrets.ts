@@ -9,7 +9,7 @@ import { makeEntry } from '../diff.js';
 import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
-export const secretsKind: KindModule = {
+export const secretsKind: KindModule<'Secret'> = {
   kind: 'Secret',
   manages(project) {
     return activeDocuments(project, 'Secrets').length > 0;

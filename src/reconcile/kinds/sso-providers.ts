@@ -20,7 +20,7 @@ function providerBody(doc: SsoProviderDocument): UpdateProviderBody {
   return body;
 }
 
-export const ssoProvidersKind: KindModule = {
+export const ssoProvidersKind: KindModule<'SsoProvider'> = {
   kind: 'SsoProvider',
   manages(project) {
     return activeDocuments(project, 'SsoProvider').length > 0 || pruneEnabled(project);
