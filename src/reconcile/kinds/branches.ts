@@ -7,7 +7,7 @@ import { NotFoundError } from '../../api/errors.js';
 import type { BranchDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { changedSubset, makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
 
 /** Branch statuses on the way to a usable branch. */
 const CONVERGING = new Set(['CREATING_PROJECT', 'RUNNING_MIGRATIONS']);
@@ -102,25 +102,17 @@ export const branchesKind: KindModule<'Branch'> = {
 
     // Declared names, suspended documents included: those branches are never pruned.
     const declared = new Set(allDocuments<BranchDocument>(project, 'Branch').map(branchName));
-    for (const branch of live) {
-      if (declared.has(branch.name) || branch.is_default) continue;
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
-        continue;
-      }
-      planned.push(
-        makeEntry({
-          kind: 'Branch',
-          name: branch.name,
-          project: project.name,
-          action: 'delete',
-          changes: [],
-          reason: 'not declared in the manifests and spec.prune.branches is true',
-          dependsOn: projectDependency(project),
-          target: { id: branch.id },
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'Branch',
+        undeclared: live.filter((branch) => !declared.has(branch.name) && !branch.is_default),
+        enabled: pruneEnabled(project),
+        child: (branch) => ({ name: branch.name, reason: 'not declared in the manifests and spec.prune.branches is true', target: { id: branch.id } }),
+        kept: (branches) => {
+          for (const branch of branches) ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
+        },
+      }),
+    );
     return planned;
   },
   async apply(entry, project, ctx) {

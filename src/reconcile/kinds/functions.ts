@@ -7,7 +7,7 @@ import type { FunctionResponse } from '../../api/types.js';
 import type { FunctionDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
@@ -244,24 +244,17 @@ export const functionsKind: KindModule<'Function'> = {
 
     // Every declared slug, suspended ones included: a suspended function is never pruned.
     const declared = new Set(allDocuments<FunctionDocument>(project, 'Function').map((doc) => doc.spec.slug ?? doc.metadata.name));
-    for (const fn of live) {
-      if (declared.has(fn.slug)) continue;
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
-        continue;
-      }
-      planned.push(
-        makeEntry({
-          kind: 'Function',
-          name: fn.slug,
-          project: project.name,
-          changes: [],
-          action: 'delete',
-          reason: 'not declared in the manifests and spec.prune.functions is true',
-          dependsOn: projectDependency(project),
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'Function',
+        undeclared: live.filter((fn) => !declared.has(fn.slug)),
+        enabled: pruneEnabled(project),
+        child: (fn) => ({ name: fn.slug, reason: 'not declared in the manifests and spec.prune.functions is true' }),
+        kept: (functions) => {
+          for (const fn of functions) ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
+        },
+      }),
+    );
     return planned;
   },
   apply(entry, project, ctx) {

@@ -6,7 +6,7 @@
 import type { SecretsDocument } from '../../manifests/types.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
 export const secretsKind: KindModule<'Secret'> = {
@@ -74,17 +74,21 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
   const prune = doc.spec.prune === true;
 
   const upserts = [...diff.create, ...diff.update];
-  const removals = prune ? diff.extra : [];
   const post = { batch: upserts };
   for (const name of diff.create) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'create', target: post }));
   for (const name of diff.update) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'update', target: post }));
   for (const name of diff.unchanged) planned.push(makeEntry({ ...base, name, changes: [] }));
-  const removal = { batch: removals };
-  for (const name of removals) {
-    planned.push(makeEntry({ ...base, name, changes: [], action: 'delete', reason: 'not listed and the Secrets document says `prune: true`', target: removal }));
-  }
-  if (!prune && diff.extra.length) {
-    ctx.log.debug({ project: project.name, count: diff.extra.length }, 'live secrets not listed; kept (prune is not true)');
-  }
+  // One bulk DELETE removes them all: every entry names the whole batch.
+  const removal = { batch: [...diff.extra] };
+  planned.push(
+    ...planPrune(project, {
+      kind: 'Secret',
+      undeclared: diff.extra,
+      enabled: prune,
+      child: (name) => ({ name, reason: 'not listed and the Secrets document says `prune: true`', target: removal }),
+      kept: (names) => ctx.log.debug({ project: project.name, count: names.length }, 'live secrets not listed; kept (prune is not true)'),
+      document: { source: base.source, observeOnly },
+    }),
+  );
   return planned;
 }

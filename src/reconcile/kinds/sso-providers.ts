@@ -4,7 +4,7 @@ import type { CreateProviderBody, UpdateProviderBody } from '../../api/types.js'
 import type { SsoProviderDocument } from '../../manifests/types.js';
 import type { KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
 import { diffProvider, entityIdConflict, matchProviders, providerDomains, type LiveProvider } from './sso-match.js';
 import { NotFoundError } from '../../api/errors.js';
 
@@ -87,25 +87,25 @@ export const ssoProvidersKind: KindModule<'SsoProvider'> = {
       planned.push(makeEntry({ ...base, changes, ...(changes.length > 0 ? { target: { id: current.id } } : {}) }));
     }
 
-    for (const provider of match.unmatched) {
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, provider: provider.id }, 'live SSO provider not in the manifests; kept (spec.prune.ssoProviders is not true)');
-        continue;
-      }
-      const domains = providerDomains(provider);
-      planned.push(
-        makeEntry({
-          kind: 'SsoProvider',
-          name: domains[0] ?? provider.id,
-          project: project.name,
-          action: 'delete',
-          changes: [{ path: 'domains', before: domains }],
-          reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
-          dependsOn: projectDependency(project),
-          target: { id: provider.id },
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'SsoProvider',
+        undeclared: match.unmatched,
+        enabled: pruneEnabled(project),
+        child: (provider) => {
+          const domains = providerDomains(provider);
+          return {
+            name: domains[0] ?? provider.id,
+            changes: [{ path: 'domains', before: domains }],
+            reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
+            target: { id: provider.id },
+          };
+        },
+        kept: (providers) => {
+          for (const provider of providers) ctx.log.debug({ project: project.name, provider: provider.id }, 'live SSO provider not in the manifests; kept (spec.prune.ssoProviders is not true)');
+        },
+      }),
+    );
     return planned;
   },
   async apply(entry, project, ctx) {
