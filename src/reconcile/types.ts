@@ -4,7 +4,8 @@
 // kinds within a project KindModule.
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
-import type { AnyDocument, ManifestError } from '../manifests/types.js';
+import type { AnyDocument, ManifestError, SecretRef } from '../manifests/types.js';
+import type { ExportedFile } from './export-functions.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
 import type { FleetInput, FleetObservation } from './observe.js';
@@ -193,6 +194,38 @@ export interface KindModule<K extends string = ResourceKind> {
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
   /** Performs one entry of this kind whose action is a write (never one under the observe policy). */
   apply(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void>;
+  /** The kind's documents for one readable live project, as `export` writes them (a sub-resource's own documents). */
+  exportDocuments?(context: KindExportContext): Promise<KindExport>;
+}
+
+/** What a kind's export works with: one readable live project, whose Project document is exported already. */
+export interface KindExportContext {
+  api: ManagementApi;
+  ref: string;
+  /** The project's manifest name. */
+  name: string;
+  /** The exported Project spec (its configuration sections included). */
+  spec: Record<string, unknown>;
+  /**
+   * Reads through `fetch`; an answer the service does not give for this project (404, other
+   * client errors) is logged under `what` and yields undefined.
+   */
+  read<T>(fetch: () => Promise<T>, what: string): Promise<T | undefined>;
+  /** The reference a secret is exported as: an environment variable named after the project and `field`. */
+  secretRef(field: string): SecretRef;
+  /** Function sources are exported; false: live functions are only named (`leftOut`). */
+  functions: boolean;
+  /** A directory for the project's function sources, unique within the export (asked for only when there are some). */
+  functionDir(): string;
+  log: Logger;
+}
+
+export interface KindExport {
+  documents: Array<Record<string, unknown>>;
+  /** Files the documents point at (function sources), relative to the output directory. */
+  files?: ExportedFile[];
+  /** `project/slug` of what was not exported because `functions` was false. */
+  leftOut?: string[];
 }
 
 /** What a fleet-level module applies with: the pass's observation and its shared state. */

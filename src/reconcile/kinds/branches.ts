@@ -4,7 +4,7 @@
 // `branching_disabled: true`, as one destructive entry.
 import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
 import { NotFoundError } from '../../api/errors.js';
-import type { BranchDocument } from '../../manifests/types.js';
+import { API_VERSION, type BranchDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { changedSubset, makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
@@ -135,6 +135,29 @@ export const branchesKind: KindModule<'Branch'> = {
       await ctx.api.updateABranchConfig(id!, patch, options);
       ctx.log.info({ project: project.name, branch: entry.name }, 'branch updated');
     }
+  },
+  // One document per preview branch; the default branch is the project itself.
+  async exportDocuments({ api, ref, name, read }) {
+    const list = async () => {
+      try {
+        return await api.listAllBranches(ref, { project: name });
+      } catch (error) {
+        // A project without branching has no branch list: nothing to export, nothing to warn about.
+        if (error instanceof NotFoundError) return [];
+        throw error;
+      }
+    };
+    const branches = (await read(list, 'branches')) ?? [];
+    const documents = branches
+      .filter((branch) => !branch.is_default)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((branch) => {
+        const spec: Record<string, unknown> = { project: name, branch_name: branch.name };
+        if (branch.git_branch !== undefined && branch.git_branch !== null) spec.git_branch = branch.git_branch;
+        spec.persistent = branch.persistent;
+        return { apiVersion: API_VERSION, kind: 'Branch', metadata: { name: branch.name }, spec };
+      });
+    return { documents };
   },
 };
 

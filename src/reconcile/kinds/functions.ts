@@ -11,6 +11,7 @@ import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPr
 import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
+import { exportFunction, type ExportedFile } from '../export-functions.js';
 
 /** What the state store keeps per deployed function (key: `functionStateKey`). */
 interface DeployedFunctionRecord {
@@ -259,5 +260,21 @@ export const functionsKind: KindModule<'Function'> = {
   },
   apply(entry, project, ctx) {
     return entry.action === 'delete' ? remove(entry, project, ctx) : deploy(entry, project, ctx);
+  },
+  // A document per live function, with its source files; without sources they are only named.
+  async exportDocuments({ api, ref, name, read, functions: withSources, functionDir, log }) {
+    const functions = (await read(() => api.listAllFunctions(ref, { project: name }), 'functions')) ?? [];
+    const live = functions.filter((fn: FunctionResponse) => fn.status !== 'REMOVED').sort((a, b) => a.slug.localeCompare(b.slug));
+    if (!withSources) return { documents: [], leftOut: live.map((fn) => `${name}/${fn.slug}`) };
+    if (live.length === 0) return { documents: [] };
+    const dir = functionDir();
+    const documents: Array<Record<string, unknown>> = [];
+    const files: ExportedFile[] = [];
+    for (const fn of live) {
+      const exported = await exportFunction({ api, ref, project: name, dir, live: fn, log });
+      documents.push(exported.document);
+      files.push(...exported.files);
+    }
+    return { documents, files };
   },
 };

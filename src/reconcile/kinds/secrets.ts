@@ -3,7 +3,7 @@
 // entries of the secrets they cover (each entry's `target.batch` names them). Values are
 // resolved again when the request is sent: entries carry names and `sensitive` markers,
 // never a value or a digest of one.
-import type { SecretsDocument } from '../../manifests/types.js';
+import { API_VERSION, type SecretRef, type SecretsDocument } from '../../manifests/types.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
@@ -40,6 +40,16 @@ export const secretsKind: KindModule<'Secret'> = {
       await ctx.api.bulkCreateSecrets(ref, secrets, { priority: 'write', ...(ctx.signal ? { signal: ctx.signal } : {}) });
       ctx.log.info({ project: project.name, count: batch.length }, 'secrets written');
     });
+  },
+  // One Secrets document naming the project's secrets; each value is a reference to fill in.
+  async exportDocuments({ api, ref, name, read, secretRef }) {
+    const secrets = await read(() => api.listAllSecrets(ref), 'secrets');
+    // The service's own secrets (reserved prefix) are not the team's to manage.
+    const own = (secrets ?? []).filter((secret) => !secret.name.startsWith(RESERVED_SECRET_PREFIX));
+    if (own.length === 0) return { documents: [] };
+    const values: Record<string, SecretRef> = {};
+    for (const secret of own.sort((a, b) => a.name.localeCompare(b.name))) values[secret.name] = secretRef(secret.name);
+    return { documents: [{ apiVersion: API_VERSION, kind: 'Secrets', metadata: { name: `${name}-secrets` }, spec: { project: name, values } }] };
   },
 };
 
