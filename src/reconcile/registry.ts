@@ -12,6 +12,7 @@
 //   - secrets, functions, SSO providers, branches: src/reconcile/kinds/<name>.ts
 import { organizationModule } from './kinds/organization.js';
 import { projectModule } from './kinds/project.js';
+import type { ManifestKind } from '../manifests/types.js';
 
 // --- configuration sections ---
 import { authConfig } from './kinds/config/auth.js';
@@ -61,3 +62,9 @@ export const SUB_RESOURCES = [
 ] as const;
 
 export const KIND_MODULES = [...CONFIG_SECTIONS, ...SUB_RESOURCES] as const;
+
+/** The manifest document kinds the modules are declared in, in the order of the field reference. */
+export const DOCUMENT_KINDS: readonly ManifestKind[] = [
+  ...FLEET_MODULES.map((module) => module.document),
+  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])),
+];

@@ -4,7 +4,7 @@
 // kinds within a project KindModule.
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
-import type { AnyDocument, ManifestError, SecretRef } from '../manifests/types.js';
+import type { AnyDocument, ManifestError, ManifestKind, SecretRef } from '../manifests/types.js';
 import type { ExportedFile } from './export-functions.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
@@ -189,6 +189,12 @@ export interface ProjectScope {
  */
 export interface KindModule<K extends string = ResourceKind> {
   readonly kind: K;
+  /**
+   * The kind of manifest document the module's resources are declared in, when it is its own
+   * (a sub-resource's; a section is a field of the Project): the schema and the field
+   * reference are generated for every document kind of the registry.
+   */
+  readonly document?: ManifestKind;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
@@ -257,6 +263,8 @@ export interface FleetApplyContext {
  */
 export interface FleetModule<K extends string = ResourceKind, P extends string = K> {
   readonly kind: K;
+  /** The kind of manifest document it is declared in. */
+  readonly document: ManifestKind;
   /** Every kind of entry the module plans, its own first. */
   readonly produces: readonly P[];
   plan(fleet: FleetObservation, input: FleetInput): PlanEntry[];

@@ -52,6 +52,7 @@ async function listBranches(project: ProjectScope, ctx: KindContext): Promise<Br
 
 export const branchesKind: KindModule<'Branch'> = {
   kind: 'Branch',
+  document: 'Branch',
   manages(project) {
     return activeDocuments(project, 'Branch').length > 0 || pruneEnabled(project) || branchingDisabled(project);
   },

@@ -221,6 +221,7 @@ function pruneEnabled(project: ProjectScope): boolean {
 
 export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
+  document: 'Function',
   manages(project) {
     return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);
   },

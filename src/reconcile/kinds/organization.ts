@@ -133,6 +133,7 @@ function sourceOf(unit: OrganizationUnit): { file: string; line: number } {
 
 export const organizationModule: FleetModule<'Organization'> = {
   kind: 'Organization',
+  document: 'Organization',
   produces: ['Organization'],
   plan(fleet) {
     for (const org of fleet.organizations) planOrganization(org);

@@ -351,6 +351,7 @@ function unitNamed(fleet: FleetObservation, name: string): ProjectUnit {
 
 export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle'> = {
   kind: 'Project',
+  document: 'Project',
   // The lifecycle (pause, restore) entries are planned here and applied by the project's own
   // apply (apply-project.ts), around its configuration.
   produces: ['Project', 'ProjectLifecycle'],

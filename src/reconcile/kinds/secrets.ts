@@ -11,6 +11,7 @@ import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX,
 
 export const secretsKind: KindModule<'Secret'> = {
   kind: 'Secret',
+  document: 'Secrets',
   manages(project) {
     return activeDocuments(project, 'Secrets').length > 0;
   },

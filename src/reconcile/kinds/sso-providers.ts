@@ -22,6 +22,7 @@ function providerBody(doc: SsoProviderDocument): UpdateProviderBody {
 
 export const ssoProvidersKind: KindModule<'SsoProvider'> = {
   kind: 'SsoProvider',
+  document: 'SsoProvider',
   manages(project) {
     return activeDocuments(project, 'SsoProvider').length > 0 || pruneEnabled(project);
   },
