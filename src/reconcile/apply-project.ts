@@ -3,12 +3,8 @@
 // order, a pause last, and the read-back that verifies what was written.
 import type { Clock } from '../util/clock.js';
 import { describeError } from './describe-error.js';
-import type { IntentLog } from './intents.js';
-import type { Inventory } from './inventory.js';
 import { servicesNeeded, waitUntilReady } from './project-readiness.js';
 import { planModules, type ProjectWork } from './project-work.js';
-import type { SecretResolver } from './secret-check.js';
-import type { FileStateStore } from './state.js';
 import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
 
 export interface WaitSettings {
@@ -26,10 +22,6 @@ interface ApplyContext {
   failed: Set<string>;
   context: KindContext;
   kinds: readonly KindModule[];
-  inventory: Inventory;
-  intents: IntentLog;
-  state: FileStateStore;
-  secrets: SecretResolver;
   clock: Clock;
   log: Logger;
   projectRefs: Map<string, string>;
