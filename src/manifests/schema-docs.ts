@@ -78,8 +78,6 @@ function authSummary(definition: JsonSchema): string {
   return ['| group | fields | for example | secret-bearing (references only) |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-const KIND_ORDER: ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
-
 /** The reference page of each kind, and of the fields every kind shares, under docs/reference/. */
 const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
   Organization: 'organization.md',
@@ -94,11 +92,14 @@ const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
 const GENERATED_HEADER = '<!-- generated from schemas/ by `npm run generate:schemas`: edit src/manifests/schema-source.ts, not this file -->';
 
 /** Markdown reference pages (file name under docs/reference/ to content): each kind, its fields, and the Project's field groups. */
-export function renderFieldReference(schemas: Record<ManifestKind, JsonSchema>): Map<string, string> {
+export function renderFieldReference(
+  schemas: Record<ManifestKind, JsonSchema>,
+  kinds: readonly ManifestKind[] = Object.keys(schemas) as ManifestKind[],
+): Map<string, string> {
   const pages = new Map<string, string>();
   const shared = schemas.Project.$defs as Record<string, JsonSchema>;
   const sharedNote = `The fields every kind shares (\`metadata\`, \`policy\`, secret references) are on [the common page](${REFERENCE_PAGES.common}).`;
-  for (const kind of KIND_ORDER) {
+  for (const kind of kinds) {
     const defs = schemas[kind].$defs as Record<string, JsonSchema>;
     const spec = defs[`${kind}Spec`]!;
     const out: string[] = [GENERATED_HEADER, '', `# ${kind}`, '', String(spec.description ?? ''), '', `Schema: \`schemas/${REFERENCE_PAGES[kind].replace('.md', '.schema.json')}\`. ${sharedNote}`, '', '## spec', '', fieldTable(spec), ''];

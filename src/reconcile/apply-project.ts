@@ -4,15 +4,10 @@
 // read-back are steps of the apply (outcomes `wait` and `verify`), never a second plan; the
 // one plan made after a wait is the first of a project that could not be read before it.
 import type { Clock } from '../util/clock.js';
-import { describeError, rememberSecret } from './describe-error.js';
-import type { IntentLog } from './intents.js';
-import { saveInventory, type Inventory } from './inventory.js';
-import type { OrganizationUnit } from './organizations.js';
+import { describeError } from './describe-error.js';
+import { servicesNeeded, waitUntilReady } from './project-readiness.js';
 import { planModules, type ProjectWork } from './project-work.js';
 import { isChange } from './summary.js';
-import { createProject, generatedPassword, refOf, servicesNeeded, setPaused, waitUntilReady } from './projects.js';
-import type { SecretResolver } from './secret-check.js';
-import type { FileStateStore } from './state.js';
 import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
 
 export interface WaitSettings {
@@ -22,17 +17,14 @@ export interface WaitSettings {
 }
 
 interface ApplyContext {
-  organization: OrganizationUnit | undefined;
+  /** Applies an entry of the fleet-level modules (the project's creation, its pause or restore). */
+  applyFleetEntry: (entry: PlanEntry) => Promise<void>;
   runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
   /** Runs a step of the apply that writes nothing: the readiness wait (`wait`) or the read-back (`verify`). */
   runStep: (id: string, action: 'wait' | 'verify', step: () => Promise<void>) => Promise<void>;
   failed: Set<string>;
   context: KindContext;
   kinds: readonly KindModule[];
-  inventory: Inventory;
-  intents: IntentLog;
-  state: FileStateStore;
-  secrets: SecretResolver;
   clock: Clock;
   log: Logger;
   projectRefs: Map<string, string>;
@@ -59,42 +51,9 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
 
   if (entry.action === 'create' && !entry.observeOnly) {
     await a.runEntry(entry, async () => {
-      const organizationId = a.organization?.id;
-      if (organizationId === undefined) throw new Error(`organization \`${unit.organization}\` has no id`);
-      const dbPass = unit.document.spec.db_pass;
-      const created = await createProject(unit, organizationId, {
-        api: a.context.api,
-        intents: a.intents,
-        clock: a.clock,
-        log: a.log,
-        // Generated here rather than in createProject so that the pass knows it and scrubs it.
-        resolveDbPass: async () => {
-          const value = dbPass === undefined ? generatedPassword() : await a.secrets.resolve(dbPass, unit.document);
-          rememberSecret(value);
-          return value;
-        },
-        ...(a.signal ? { signal: a.signal } : {}),
-      });
-      const ref = refOf(created as { ref?: string; id: string });
-      a.projectRefs.set(unit.name, ref);
-      // Recorded before anything else can fail: the project is ours from now on.
-      const org = a.organization!;
-      a.inventory.projects[unit.name] = {
-        ref,
-        name: unit.apiName,
-        organization: unit.organization,
-        organizationId,
-        deletion: unit.policy.deletion,
-        management: unit.policy.management,
-        file: unit.document.source.file,
-        origin: 'created',
-        since: a.clock.now(),
-      };
-      a.inventory.organizations[org.name] = { id: organizationId, name: org.name };
-      await saveInventory(a.state, a.inventory, a.clock.now());
-      await a.intents.clearProject(unit.name);
-      work.scope.ref = ref;
-      work.scope.status = (created as { status?: string }).status ?? 'COMING_UP';
+      await a.applyFleetEntry(entry);
+      work.scope.ref = unit.created!.ref;
+      work.scope.status = unit.created!.status;
     });
     if (a.failed.has(entry.id)) {
       // Its dependants are skipped through dependsOn; entries without it still cannot run.
@@ -117,7 +76,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   const lifecycle = unit.lifecycle;
   const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === false;
   if (restoring) {
-    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, false, a.signal));
+    await a.runEntry(lifecycle, () => a.applyFleetEntry(lifecycle));
     if (a.failed.has(lifecycle.id)) {
       for (const planned of work.entries) await a.runEntry(withDependency(planned, lifecycle.id), undefined);
       return;
@@ -190,7 +149,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
 
   // Pause last: the configuration above is written while the project runs.
   if (lifecycle && pausesLast) {
-    await a.runEntry(lifecycle, () => setPaused(a.context.api, unit.name, ref, true, a.signal));
+    await a.runEntry(lifecycle, () => a.applyFleetEntry(lifecycle));
   }
 }
 

@@ -10,18 +10,17 @@ import { applyProgress } from './apply-progress.js';
 import { describeError, redactingLogger, Redactor, withRedactor } from './describe-error.js';
 import { IntentLog } from './intents.js';
 import { loadInventory, saveInventory } from './inventory.js';
-import { observeFleet, type FleetObservation } from './observe.js';
-import { createOrganization } from './organizations.js';
+import { observeFleet, type FleetInput, type FleetObservation } from './observe.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
-import { isPausedStatus, isRunning, refOf } from './projects.js';
-import { KIND_MODULES } from './registry.js';
+import { isPausedStatus, isRunning, refOf } from './kinds/project.js';
+import { FLEET_MODULES, KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver } from './secret-check.js';
 import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
-import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
+import type { ApplyOutcome, FleetApplyContext, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 import type { Refusal } from './plan-file.js';
 
 export interface PassOptions {
@@ -207,10 +206,11 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     (d) => !effectivePolicy(d.spec?.policy).suspend && (!selection || neededOrganizations.has(d.metadata.name)),
   );
 
-  // 3. Observe.
+  // 3. Observe the fleet once; its modules (Organization, then Project) plan from what it found.
   let fleet: FleetObservation;
+  let fleetEntries: PlanEntry[];
   try {
-    fleet = await observeFleet({
+    const fleetInput: FleetInput = {
       api: passApi,
       organizationDocuments: activeOrganizations,
       projectDocuments: activeProjects,
@@ -225,7 +225,10 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       readPriority,
       ...(options.signal ? { signal: options.signal } : {}),
       log,
-    });
+    };
+    const observed = await observeFleet(fleetInput);
+    fleet = observed;
+    fleetEntries = FLEET_MODULES.flatMap((module) => module.plan(observed, fleetInput));
   } catch (error) {
     log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
     return observationFailed(error);
@@ -282,11 +285,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     return observationFailed(error);
   }
 
-  const organizationEntries = fleet.organizations.map((org) => org.entry!).filter(Boolean);
   const assemble = (): PlanEntry[] => [
-    ...organizationEntries,
-    ...fleet.projects.map((unit) => unit.entry!),
-    ...fleet.removals.map((removal) => removal.entry),
+    ...fleetEntries,
     ...works.flatMap((work) => [
       ...work.entries,
       ...work.failures,
@@ -359,45 +359,42 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       }
     };
 
-    // Organizations first.
-    for (const org of fleet.organizations) {
-      const entry = org.entry!;
-      await runEntry(entry, entry.action === 'create' ? () => createOrganization(org, passApi, intents, () => clock.now(), log).then(() => undefined) : undefined);
-      if (entry.action === 'create' && !failed.has(entry.id) && org.id !== undefined) {
-        inventory.organizations[org.name] = { id: org.id, name: org.name };
-        await saveInventory(state, inventory, clock.now());
-        await intents.clearOrganization(org.name);
-      }
-    }
-    const orgByName = new Map(fleet.organizations.map((org) => [org.name, org]));
+    const fleetContext: FleetApplyContext = {
+      fleet,
+      api: passApi,
+      apiFor,
+      inventory,
+      intents,
+      state,
+      secrets,
+      clock,
+      log,
+      projectRefs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    };
+    // The fleet-level module that planned an entry applies it.
+    const applyFleetEntry = (entry: PlanEntry): Promise<void> => {
+      const module = FLEET_MODULES.find((candidate) => (candidate.produces as readonly string[]).includes(entry.kind));
+      if (!module) throw new Error(`no fleet-level module applies ${entry.kind} entries`);
+      return module.apply(entry, fleetContext);
+    };
 
-    // Renames: the live project stays as it is; only its inventory record moves.
-    for (const unit of fleet.projects) {
-      const from = unit.renamedFrom;
-      if (from === undefined || unit.entry?.action !== 'update') continue;
-      await runEntry(unit.entry, async () => {
-        const record = inventory.projects[from];
-        if (record) inventory.projects[unit.name] = { ...record, file: unit.document.source.file };
-        delete inventory.projects[from];
-        await saveInventory(state, inventory, clock.now());
-      });
+    // Fleet-level entries that come before any project's own changes: organizations' creations, then renames.
+    for (const module of FLEET_MODULES) {
+      for (const entry of module.leading(fleet)) await runEntry(entry, () => module.apply(entry, fleetContext));
     }
 
     // Then every project on its own: one failing never stops the others.
     await Promise.all(
       works.map((work) =>
         applyProject(work, {
-          organization: orgByName.get(work.unit.organization),
+          applyFleetEntry,
           runEntry,
           runStep,
           appliesSavedPlan: options.savedPlan !== undefined,
           failed,
           context: contextFor(work.unit.name),
           kinds,
-          inventory,
-          intents,
-          state,
-          secrets,
           clock,
           log,
           projectRefs,
@@ -429,15 +426,9 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       }
     }
 
-    // Deletions last, each only from the inventory and only under its recorded policy.
-    for (const removal of fleet.removals) {
-      const ref = refOf(removal.live);
-      await runEntry(removal.entry, async () => {
-        await passApi.deleteAProject(ref, { priority: 'write', project: removal.name });
-      });
-      if (removal.entry.action === 'delete' && !failed.has(removal.entry.id) && !removal.entry.observeOnly) {
-        delete inventory.projects[removal.name];
-      }
+    // Fleet-level entries that come after every project's changes: deletions.
+    for (const module of FLEET_MODULES) {
+      for (const entry of module.trailing(fleet)) await runEntry(entry, () => module.apply(entry, fleetContext));
     }
   }
 

@@ -7,15 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { NotFoundError, isApiError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
-import type { BranchResponse, FunctionResponse, ListProvidersResponse, OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
+import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
 import { sectionsInSpecOrder } from '../manifests/schema-source.js';
 import { API_VERSION, type SecretRef } from '../manifests/types.js';
 import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
-import { CONFIG_SECTIONS } from './registry.js';
-import { RESERVED_SECRET_PREFIX } from './kinds/secret-diff.js';
-import type { Logger } from './types.js';
-import { exportFunction, type ExportedFile } from './export-functions.js';
+import { CONFIG_SECTIONS, KIND_MODULES } from './registry.js';
+import type { KindExportContext, Logger } from './types.js';
+import type { ExportedFile } from './export-functions.js';
 import { listUnknown } from '../manifests/suggest.js';
 
 export { FunctionExportError, type ExportedFile } from './export-functions.js';
@@ -210,94 +209,46 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
     const file = fileName(name);
     documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec } });
     if (state === 'readable') {
-      const secrets = await optional(() => api.listAllSecrets(project.ref), log, name, 'secrets');
-      // The service's own secrets (reserved prefix) are not the team's to manage.
-      const own = (secrets ?? []).filter((secret) => !secret.name.startsWith(RESERVED_SECRET_PREFIX));
-      if (own.length > 0) {
-        const values: Record<string, SecretRef> = {};
-        for (const secret of own.sort((a, b) => a.name.localeCompare(b.name))) values[secret.name] = reference(envName(name, secret.name));
-        documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Secrets', metadata: { name: `${name}-secrets` }, spec: { project: name, values } } });
-      }
-
-      const functions = (await optional(() => api.listAllFunctions(project.ref, { project: name }), log, name, 'functions')) ?? [];
-      const live = functions.filter((fn: FunctionResponse) => fn.status !== 'REMOVED').sort((a, b) => a.slug.localeCompare(b.slug));
-      if (options.functions === false) {
-        functionsLeftOut.push(...live.map((fn) => `${name}/${fn.slug}`));
-      } else if (live.length > 0) {
+      // Every per-project kind of the registry that has documents of its own, in registry order.
+      const context = kindExportContext(api, project.ref, name, spec, options.functions !== false, () => {
         let dir = `functions/${baseName(name)}`;
         if (functionDirs.has(dir)) dir = `${dir}-${project.ref}`;
         functionDirs.add(dir);
-        for (const fn of live) {
-          const exported = await exportFunction({ api, ref: project.ref, project: name, dir, live: fn, log });
-          documents.push({ file, document: exported.document });
-          files.push(...exported.files);
-        }
+        return dir;
+      }, log);
+      for (const module of KIND_MODULES) {
+        if (!module.exportDocuments) continue;
+        const exported = await module.exportDocuments(context);
+        for (const document of exported.documents) documents.push({ file, document });
+        files.push(...(exported.files ?? []));
+        functionsLeftOut.push(...(exported.leftOut ?? []));
       }
-
-      // The service answers 404 on every SSO call while SAML is off: not worth a call then.
-      const samlEnabled = (spec.auth as Json | undefined)?.saml_enabled === true;
-      if (samlEnabled) {
-        const providers = await optional(() => api.listAllSsoProvider(project.ref, { project: name }), log, name, 'sso_providers');
-        for (const document of ssoDocuments(providers?.items ?? [], name, log)) documents.push({ file, document });
-      }
-
-      for (const document of branchDocuments(await listBranches(api, project.ref, name, log), name)) documents.push({ file, document });
     }
   }
   return { documents, files, functionsLeftOut, unreadable };
 }
 
-type LiveProvider = ListProvidersResponse['items'][number];
-
-/** One document per provider, named after its first domain (domains belong to one provider only). */
-function ssoDocuments(providers: LiveProvider[], project: string, log: Logger): Json[] {
-  const out: Json[] = [];
-  for (const provider of providers) {
-    const domains = (provider.domains ?? []).map((d) => d.domain?.toLowerCase()).filter((d): d is string => typeof d === 'string' && d !== '');
-    if (domains.length === 0) {
-      // A provider is matched to its document by domain: one without domains cannot be declared.
-      log.warn({ project, provider: provider.id }, 'SSO provider not exported: it has no domains');
-      continue;
-    }
-    const spec: Json = { project, type: 'saml' };
-    // The service fetches the document from the URL: the URL is what was declared.
-    if (provider.saml?.metadata_url) spec.metadata_url = provider.saml.metadata_url;
-    else if (provider.saml?.metadata_xml) spec.metadata_xml = provider.saml.metadata_xml;
-    else {
-      log.warn({ project, provider: provider.id }, 'SSO provider not exported: the service reports neither a metadata URL nor a metadata document');
-      continue;
-    }
-    spec.domains = domains;
-    if (provider.saml?.attribute_mapping) spec.attribute_mapping = provider.saml.attribute_mapping;
-    out.push({ apiVersion: API_VERSION, kind: 'SsoProvider', metadata: { name: domains[0] }, spec });
-  }
-  return out.sort((a, b) => String((a.metadata as Json).name).localeCompare(String((b.metadata as Json).name)));
-}
-
-async function listBranches(api: ManagementApi, ref: string, project: string, log: Logger): Promise<BranchResponse[]> {
-  const read = async () => {
-    try {
-      return await api.listAllBranches(ref, { project });
-    } catch (error) {
-      // A project without branching has no branch list: nothing to export, nothing to warn about.
-      if (error instanceof NotFoundError) return [];
-      throw error;
-    }
+/** What each kind's export of documents works with, for one readable project. */
+function kindExportContext(
+  api: ManagementApi,
+  ref: string,
+  name: string,
+  spec: Json,
+  functions: boolean,
+  functionDir: () => string,
+  log: Logger,
+): KindExportContext {
+  return {
+    api,
+    ref,
+    name,
+    spec,
+    read: (fetch, what) => optional(fetch, log, name, what),
+    secretRef: (field) => reference(envName(name, field)),
+    functions,
+    functionDir,
+    log,
   };
-  return (await optional(read, log, project, 'branches')) ?? [];
-}
-
-/** One document per preview branch; the default branch is the project itself. */
-function branchDocuments(branches: BranchResponse[], project: string): Json[] {
-  return branches
-    .filter((branch) => !branch.is_default)
-    .sort((a, b) => a.name.localeCompare(b.name))
-    .map((branch) => {
-      const spec: Json = { project, branch_name: branch.name };
-      if (branch.git_branch !== undefined && branch.git_branch !== null) spec.git_branch = branch.git_branch;
-      spec.persistent = branch.persistent;
-      return { apiVersion: API_VERSION, kind: 'Branch', metadata: { name: branch.name }, spec };
-    });
 }
 
 /** What each section's export works with; a read sections share is made once per project. */

@@ -1,23 +1,33 @@
 // Observation of the fleet: one project list, the organization list only when something
-// needs it, and the matching of manifests to live organizations and projects.
+// needs it, and the matching of manifests to live organizations and projects. What the
+// matching finds is planned by the fleet-level modules of the registry (Organization, then
+// Project: src/reconcile/kinds/organization.ts and project.ts).
 import type { ManagementApi } from '../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../api/types.js';
 import type { OrganizationDocument, ProjectDocument } from '../manifests/types.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
-import { confirmFromProject, organizationUnit, planOrganization, resolveFromList, type OrganizationUnit } from './organizations.js';
-import { findByName, inOrganization, matchByRef, planProject, planRemoval, projectUnit, refOf, type LiveProject, type ProjectUnit } from './projects.js';
-import { makeEntry } from './diff.js';
+import { confirmFromProject, organizationUnit, resolveFromList, type OrganizationUnit } from './kinds/organization.js';
+import { findByName, inOrganization, matchByRef, projectUnit, refOf, type LiveProject, type ProjectUnit } from './kinds/project.js';
 import type { Logger, PlanEntry } from './types.js';
 import type { Priority } from '../api/request.js';
 
 export interface FleetObservation {
   live: LiveProject[];
+  /** Live projects by ref and by id. */
+  liveByRef: Map<string, LiveProject>;
   organizations: OrganizationUnit[];
   projects: ProjectUnit[];
+  /** Manifest names whose API name matches more than one live project in the organization (how many). */
+  ambiguous: Map<string, number>;
+  /** Manifest names that claim the same live project (or name) as another document, with the reason. */
+  conflicts: Map<string, string>;
+  /** Refs claimed by a current document: never deleted, whatever else happens. */
+  claimedBy: Map<string, ProjectUnit>;
   /**
-   * Entries for inventoried projects whose manifest is gone (delete, orphan note, or blocked).
-   * `keep`: a current document still claims the project, so its record stays.
+   * Entries for inventoried projects whose manifest is gone (delete, orphan note, or blocked),
+   * filled when the Project module plans. `keep`: a current document still claims the
+   * project, so its record stays.
    */
   removals: Array<{ name: string; entry: PlanEntry; live: LiveProject; keep?: boolean }>;
   /** Inventoried projects whose manifest is gone and that are gone from the live list too. */
@@ -25,7 +35,7 @@ export interface FleetObservation {
   organizationsListed: boolean;
 }
 
-interface ObserveInput {
+export interface FleetInput {
   api: ManagementApi;
   organizationDocuments: OrganizationDocument[];
   /** Active (not suspended, within the pass's selection) Project documents. */
@@ -45,7 +55,7 @@ interface ObserveInput {
   log: Logger;
 }
 
-export async function observeFleet(input: ObserveInput): Promise<FleetObservation> {
+export async function observeFleet(input: FleetInput): Promise<FleetObservation> {
   const call = { priority: input.readPriority, ...(input.signal ? { signal: input.signal } : {}) };
   const live = await input.api.listAllProjects(call);
 
@@ -136,64 +146,5 @@ export async function observeFleet(input: ObserveInput): Promise<FleetObservatio
     if (unit?.live && !conflicts.has(unit.name) && !input.inventory.projects[unit.name]) unit.renamedFrom ??= name;
   }
 
-  for (const org of organizations) planOrganization(org);
-  for (const unit of projects) {
-    const org = byName.get(unit.organization);
-    const organizationEntry = org?.entry;
-    planProject(unit, {
-      ...(organizationEntry ? { organizationEntry } : {}),
-      organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
-      ...(org ? { organization: { ...(org.id !== undefined ? { id: org.id } : {}), confirmed: org.confirmed } } : {}),
-      ...(ambiguous.has(unit.name) ? { ambiguous: ambiguous.get(unit.name)! } : {}),
-      ...(conflicts.has(unit.name) ? { conflict: conflicts.get(unit.name)! } : {}),
-      ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
-    });
-  }
-
-  // 4. Inventoried projects whose manifest is gone. A project a current document still claims
-  // (by its live match, its spec.ref, or, for a document not matched this pass (suspended,
-  // outside the selection, or to be created), its API name) is never deleted.
-  const matched = new Set([...claimedBy.values()].map((unit) => unit.name));
-  const removals: FleetObservation['removals'] = [];
-  const vanished: string[] = [];
-  for (const [name, inventoried] of Object.entries(input.inventory.projects)) {
-    if (declaredNames.has(name)) continue;
-    if (input.selection && !input.selection.has(name)) continue;
-    const found = liveByRef.get(inventoried.ref);
-    if (!found) {
-      vanished.push(name);
-      continue;
-    }
-    const withSource = { kind: 'Project' as const, name, changes: [], ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}) };
-    const claimant = claimedBy.get(refOf(found));
-    if (claimant) {
-      // Renamed: the claimant's entry moves the record. A second stale record of the same project is dropped.
-      if (claimant.renamedFrom === name && claimant.entry?.action === 'update') continue;
-      const kept = claimant.renamedFrom === name || conflicts.has(claimant.name);
-      removals.push({
-        name, live: found, keep: kept,
-        entry: makeEntry({
-          ...withSource,
-          reason: kept
-            ? `its project ${refOf(found)} is claimed by \`${claimant.name}\`, whose entry cannot be applied: never deleted, the record is kept`
-            : `its project ${refOf(found)} is managed as \`${claimant.name}\`: never deleted, this older record is dropped`,
-        }),
-      });
-      continue;
-    }
-    const declaring = input.declaredDocuments.find(
-      (d) => d.spec.ref === refOf(found) || d.spec.ref === found.id || (d.spec.ref === undefined && !matched.has(d.metadata.name) && (d.spec.name ?? d.metadata.name) === found.name),
-    );
-    if (declaring) {
-      removals.push({
-        name, live: found, keep: true,
-        entry: makeEntry({ ...withSource, reason: `\`${declaring.metadata.name}\` still declares its project ${refOf(found)}: never deleted, the record is kept` }),
-      });
-      continue;
-    }
-    const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty, checkoutClean: input.checkoutClean });
-    if (entry) removals.push({ name, entry, live: found });
-  }
-
-  return { live, organizations, projects, removals, vanished, organizationsListed };
+  return { live, liveByRef, organizations, projects, ambiguous, conflicts, claimedBy, removals: [], vanished: [], organizationsListed };
 }

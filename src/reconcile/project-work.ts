@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../api/errors.js';
 import type { AnyDocument } from '../manifests/types.js';
 import { describeError } from './describe-error.js';
 import { makeEntry } from './diff.js';
-import { refOf, type ProjectUnit } from './projects.js';
+import { refOf, type ProjectUnit } from './kinds/project.js';
 import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope } from './types.js';
 
 /** Per project work of a pass: the same scope object goes to every module. */

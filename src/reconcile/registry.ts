@@ -1,12 +1,18 @@
-// The one table of per-project kinds. The engine runs, for every existing or to-be-created
-// project, each module whose `manages()` is true, in the order of this list (which is also
-// the apply order within a project: configuration sections first, then sub-resources).
+// The one table of managed kinds; `ResourceKind` is the union of the kinds declared here.
+//   - FLEET_MODULES: Organization, then Project (src/reconcile/kinds/organization.ts and
+//     project.ts), planned from the pass's one observation of the fleet, in this order.
+//   - KIND_MODULES: the kinds within a project. The engine runs, for every existing or
+//     to-be-created project, each module whose `manages()` is true, in the order of this list
+//     (which is also the apply order within a project: configuration sections first, then
+//     sub-resources).
 //
 // A module is registered with one import and one line in an array:
 //   - configuration sections: src/reconcile/kinds/config/<section>.ts, in CONFIG_SECTIONS (the
-//     Project schema, `servicesNeeded`, `ResourceKind` and the export read that list too)
+//     Project schema, `servicesNeeded` and the export read that list too)
 //   - secrets, functions, SSO providers, branches: src/reconcile/kinds/<name>.ts
-import type { KindModule } from './types.js';
+import { organizationModule } from './kinds/organization.js';
+import { projectModule } from './kinds/project.js';
+import type { ManifestKind } from '../manifests/types.js';
 
 // --- configuration sections ---
 import { authConfig } from './kinds/config/auth.js';
@@ -43,12 +49,22 @@ export const CONFIG_SECTIONS = [
   postgresVersionConfig,
 ] as const;
 
-export const KIND_MODULES: readonly KindModule[] = [
-  ...CONFIG_SECTIONS,
-  // --- sub-resources, in apply order ---
+/** The fleet-level kinds, in plan and apply order: a project is created in its organization. */
+export const FLEET_MODULES = [organizationModule, projectModule] as const;
+
+/** The sub-resource kinds of a project, in apply order. */
+export const SUB_RESOURCES = [
   // Secrets before functions: a deployed function may read its secrets as soon as it starts.
   secretsKind,
   functionsKind,
   ssoProvidersKind,
   branchesKind,
+] as const;
+
+export const KIND_MODULES = [...CONFIG_SECTIONS, ...SUB_RESOURCES] as const;
+
+/** The manifest document kinds the modules are declared in, in the order of the field reference. */
+export const DOCUMENT_KINDS: readonly ManifestKind[] = [
+  ...FLEET_MODULES.map((module) => module.document),
+  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])),
 ];

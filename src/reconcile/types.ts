@@ -1,18 +1,25 @@
 // The reconciler's contract. The plan is a value: observe + diff produce PlanEntries,
-// `--dry-run` renders them, apply executes them. Every managed kind implements KindModule
-// and is registered in one table (src/reconcile/registry.ts).
+// `--dry-run` renders them, apply executes them. Every managed kind is a module registered in
+// one table (src/reconcile/registry.ts): Organization and Project implement FleetModule, the
+// kinds within a project KindModule.
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
-import type { AnyDocument, ManifestError, ManifestKind } from '../manifests/types.js';
-import type { CONFIG_SECTIONS } from './registry.js';
+import type { AnyDocument, ManifestError, ManifestKind, SecretRef } from '../manifests/types.js';
+import type { ExportedFile } from './export-functions.js';
+import type { IntentLog } from './intents.js';
+import type { Inventory } from './inventory.js';
+import type { FleetInput, FleetObservation } from './observe.js';
+import type { FLEET_MODULES, KIND_MODULES } from './registry.js';
+import type { SecretResolver } from './secret-check.js';
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'noop' | 'blocked';
 
 /**
- * Kinds of managed resources: manifest kinds, a project's secrets and its lifecycle (pause,
- * restore), plus one per configuration section of the registry.
+ * Kinds of managed resources, as the registry's modules declare them: every kind a fleet-level
+ * module produces (Organization; Project and its lifecycle, pause and restore) and the kind of
+ * every per-project module (one per configuration section, `Secret`, `Function`, ...).
  */
-export type ResourceKind = ManifestKind | 'Secret' | 'ProjectLifecycle' | (typeof CONFIG_SECTIONS)[number]['kind'];
+export type ResourceKind = (typeof FLEET_MODULES)[number]['produces'][number] | (typeof KIND_MODULES)[number]['kind'];
 
 export interface FieldChange {
   /** Dotted field path inside the resource, for example `auth.site_url`. */
@@ -181,11 +188,89 @@ export interface ProjectScope {
  * `apply` computes what it sends from the entry, the project's documents and the context
  * (secrets through `ctx.resolveSecret`), never from anything the plan kept aside.
  */
-export interface KindModule {
-  readonly kind: ResourceKind;
+export interface KindModule<K extends string = ResourceKind> {
+  readonly kind: K;
+  /**
+   * The kind of manifest document the module's resources are declared in, when it is its own
+   * (a sub-resource's; a section is a field of the Project): the schema and the field
+   * reference are generated for every document kind of the registry.
+   */
+  readonly document?: ManifestKind;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
   /** Performs one entry of this kind whose action is a write (never one under the observe policy). */
   apply(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void>;
+  /** The kind's documents for one readable live project, as `export` writes them (a sub-resource's own documents). */
+  exportDocuments?(context: KindExportContext): Promise<KindExport>;
+}
+
+/** What a kind's export works with: one readable live project, whose Project document is exported already. */
+export interface KindExportContext {
+  api: ManagementApi;
+  ref: string;
+  /** The project's manifest name. */
+  name: string;
+  /** The exported Project spec (its configuration sections included). */
+  spec: Record<string, unknown>;
+  /**
+   * Reads through `fetch`; an answer the service does not give for this project (404, other
+   * client errors) is logged under `what` and yields undefined.
+   */
+  read<T>(fetch: () => Promise<T>, what: string): Promise<T | undefined>;
+  /** The reference a secret is exported as: an environment variable named after the project and `field`. */
+  secretRef(field: string): SecretRef;
+  /** Function sources are exported; false: live functions are only named (`leftOut`). */
+  functions: boolean;
+  /** A directory for the project's function sources, unique within the export (asked for only when there are some). */
+  functionDir(): string;
+  log: Logger;
+}
+
+export interface KindExport {
+  documents: Array<Record<string, unknown>>;
+  /** Files the documents point at (function sources), relative to the output directory. */
+  files?: ExportedFile[];
+  /** `project/slug` of what was not exported because `functions` was false. */
+  leftOut?: string[];
+}
+
+/** What a fleet-level module applies with: the pass's observation and its shared state. */
+export interface FleetApplyContext {
+  fleet: FleetObservation;
+  /** The pass's API. */
+  api: ManagementApi;
+  /** The API as the kinds of that project use it (its requests are counted and tagged under it). */
+  apiFor(project: string): ManagementApi;
+  inventory: Inventory;
+  intents: IntentLog;
+  state: StateStore;
+  secrets: SecretResolver;
+  clock: Clock;
+  log: Logger;
+  /** Live project refs by project manifest name: a creation adds its project's. */
+  projectRefs: Map<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * One module per fleet-level kind (Organization, then Project: the registry's order is the
+ * order in which they plan and apply). The pass observes the fleet once (observe.ts: the
+ * project list, the organization list when needed, the matching of documents to live
+ * objects); `plan` diffs that observation into entries, plain data, without a request. The
+ * engine applies `leading` entries before any project's own changes and `trailing` ones after
+ * all of them; a project's own entries (its creation, its lifecycle) are applied with that
+ * project (apply-project.ts). Every write goes through `apply`.
+ */
+export interface FleetModule<K extends string = ResourceKind, P extends string = K> {
+  readonly kind: K;
+  /** The kind of manifest document it is declared in. */
+  readonly document: ManifestKind;
+  /** Every kind of entry the module plans, its own first. */
+  readonly produces: readonly P[];
+  plan(fleet: FleetObservation, input: FleetInput): PlanEntry[];
+  leading(fleet: FleetObservation): PlanEntry[];
+  trailing(fleet: FleetObservation): PlanEntry[];
+  /** Performs one entry of a kind it produces whose action is a write (never one under the observe policy). */
+  apply(entry: PlanEntry, ctx: FleetApplyContext): Promise<void>;
 }

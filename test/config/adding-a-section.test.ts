@@ -15,7 +15,7 @@ import type { ProjectDocument } from '../../src/manifests/types.js';
 import { exportFleet } from '../../src/reconcile/export.js';
 import { POOLER_LIST } from '../../src/reconcile/kinds/config/pooler-list.js';
 import type { ConfigSection } from '../../src/reconcile/kinds/config/section.js';
-import { servicesNeeded } from '../../src/reconcile/projects.js';
+import { servicesNeeded } from '../../src/reconcile/project-readiness.js';
 import { CONFIG_SECTIONS } from '../../src/reconcile/registry.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';

@@ -5,7 +5,7 @@ import { customHostnameConfig } from '../../src/reconcile/kinds/config/custom-ho
 import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres-version.js';
 import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
 import { vanitySubdomainConfig } from '../../src/reconcile/kinds/config/vanity-subdomain.js';
-import { ProjectRefUnknownError } from '../../src/reconcile/kinds/config/errors.js';
+import { ProjectRefUnknownError } from '../../src/reconcile/kinds/common.js';
 import { applyAll, createLiveProject, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
 
 let h: Harness;

@@ -1,7 +1,7 @@
 // Deletion's own guard (defence in depth): a removal is planned as a deletion only from a
 // checkout that was read without an error, whatever the caller checked before.
 import { describe, expect, it } from 'vitest';
-import { planRemoval, type LiveProject } from '../../src/reconcile/projects.js';
+import { planRemoval, type LiveProject } from '../../src/reconcile/kinds/project.js';
 import type { InventoryProject } from '../../src/reconcile/inventory.js';
 
 const record: InventoryProject = {

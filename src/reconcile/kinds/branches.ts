@@ -4,10 +4,10 @@
 // `branching_disabled: true`, as one destructive entry.
 import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
 import { NotFoundError } from '../../api/errors.js';
-import type { BranchDocument } from '../../manifests/types.js';
+import { API_VERSION, type BranchDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { changedSubset, makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
 
 /** Branch statuses on the way to a usable branch. */
 const CONVERGING = new Set(['CREATING_PROJECT', 'RUNNING_MIGRATIONS']);
@@ -50,8 +50,9 @@ async function listBranches(project: ProjectScope, ctx: KindContext): Promise<Br
   }
 }
 
-export const branchesKind: KindModule = {
+export const branchesKind: KindModule<'Branch'> = {
   kind: 'Branch',
+  document: 'Branch',
   manages(project) {
     return activeDocuments(project, 'Branch').length > 0 || pruneEnabled(project) || branchingDisabled(project);
   },
@@ -102,25 +103,17 @@ export const branchesKind: KindModule = {
 
     // Declared names, suspended documents included: those branches are never pruned.
     const declared = new Set(allDocuments<BranchDocument>(project, 'Branch').map(branchName));
-    for (const branch of live) {
-      if (declared.has(branch.name) || branch.is_default) continue;
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
-        continue;
-      }
-      planned.push(
-        makeEntry({
-          kind: 'Branch',
-          name: branch.name,
-          project: project.name,
-          action: 'delete',
-          changes: [],
-          reason: 'not declared in the manifests and spec.prune.branches is true',
-          dependsOn: projectDependency(project),
-          target: { id: branch.id },
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'Branch',
+        undeclared: live.filter((branch) => !declared.has(branch.name) && !branch.is_default),
+        enabled: pruneEnabled(project),
+        child: (branch) => ({ name: branch.name, reason: 'not declared in the manifests and spec.prune.branches is true', target: { id: branch.id } }),
+        kept: (branches) => {
+          for (const branch of branches) ctx.log.debug({ project: project.name, branch: branch.name }, 'live branch not in the manifests; kept (spec.prune.branches is not true)');
+        },
+      }),
+    );
     return planned;
   },
   async apply(entry, project, ctx) {
@@ -143,6 +136,29 @@ export const branchesKind: KindModule = {
       await ctx.api.updateABranchConfig(id!, patch, options);
       ctx.log.info({ project: project.name, branch: entry.name }, 'branch updated');
     }
+  },
+  // One document per preview branch; the default branch is the project itself.
+  async exportDocuments({ api, ref, name, read }) {
+    const list = async () => {
+      try {
+        return await api.listAllBranches(ref, { project: name });
+      } catch (error) {
+        // A project without branching has no branch list: nothing to export, nothing to warn about.
+        if (error instanceof NotFoundError) return [];
+        throw error;
+      }
+    };
+    const branches = (await read(list, 'branches')) ?? [];
+    const documents = branches
+      .filter((branch) => !branch.is_default)
+      .sort((a, b) => a.name.localeCompare(b.name))
+      .map((branch) => {
+        const spec: Record<string, unknown> = { project: name, branch_name: branch.name };
+        if (branch.git_branch !== undefined && branch.git_branch !== null) spec.git_branch = branch.git_branch;
+        spec.persistent = branch.persistent;
+        return { apiVersion: API_VERSION, kind: 'Branch', metadata: { name: branch.name }, spec };
+      });
+    return { documents };
   },
 };
 

@@ -1,8 +1,10 @@
-// Helpers shared by the sub-resource kinds (secrets, functions, SSO providers, branches).
+// Helpers shared by every per-project kind (configuration sections and sub-resources) and the
+// Project module: the observe policy, the live ref at apply time, the deletion of undeclared
+// children.
 import { createHash } from 'node:crypto';
 import type { AnyDocument, ManifestKind, Policy } from '../../manifests/types.js';
-import type { KindContext, ProjectScope } from '../types.js';
-import { entryId } from '../diff.js';
+import type { FieldChange, KindContext, PlanEntry, ProjectScope, ResourceKind } from '../types.js';
+import { entryId, makeEntry } from '../diff.js';
 
 /** Lowercase hex SHA-256, the form the service uses for masked values. */
 export function sha256Hex(data: string | Uint8Array): string {
@@ -23,6 +25,10 @@ function policyOf(doc: AnyDocument): Policy {
   return (doc.spec as { policy?: Policy }).policy ?? {};
 }
 
+/**
+ * The document is under the observe policy: drift is reported, never written. A section's
+ * document is its Project; a sub-resource's, its own document.
+ */
 export function isObserveOnly(doc: AnyDocument): boolean {
   return policyOf(doc).management === 'observe';
 }
@@ -38,16 +44,16 @@ export function projectDependency(project: ProjectScope): string[] {
  */
 export function refAtApply(project: ProjectScope, ctx: KindContext): string {
   const ref = ctx.projectRefs.get(project.name) ?? project.ref;
-  if (!ref) throw new ProjectNotReadyError(project.name);
+  if (!ref) throw new ProjectRefUnknownError(project.name);
   return ref;
 }
 
-/** A sub-resource change ran before its project had a ref (its creation failed or was skipped). */
-export class ProjectNotReadyError extends Error {
+/** A change ran before its project had a live ref (its creation failed, was skipped or was not recorded). */
+export class ProjectRefUnknownError extends Error {
   readonly project: string;
   constructor(project: string) {
-    super(`Project \`${project}\` has no live ref yet: its creation did not complete`);
-    this.name = 'ProjectNotReadyError';
+    super(`Project \`${project}\` has no live ref yet: its creation did not complete, so nothing of it can be applied`);
+    this.name = 'ProjectRefUnknownError';
     this.project = project;
   }
 }
@@ -58,6 +64,54 @@ export class DocumentGoneError extends Error {
     super(`no active ${kind} document declares \`${name}\` in project \`${project}\`: the entry cannot be applied`);
     this.name = 'DocumentGoneError';
   }
+}
+
+/** What a prune deletion entry says of one undeclared live child. */
+export interface PrunedChild {
+  name: string;
+  reason: string;
+  changes?: FieldChange[];
+  /** The live id (or the batch) the delete needs at apply time. */
+  target?: Record<string, unknown>;
+}
+
+export interface PruneOptions<L> {
+  kind: ResourceKind;
+  /** Live children no document declares (a suspended document still declares its child: it is never pruned). */
+  undeclared: readonly L[];
+  /** The manifests opt in to deleting them (`spec.prune.<kind>` on the Project, `prune: true` on Secrets). */
+  enabled: boolean;
+  child(item: L): PrunedChild;
+  /** Says, at debug level, what is kept because pruning is not enabled: the manifests do not manage it. */
+  kept(items: readonly L[]): void;
+  /** Fields of the declaring document every deletion carries too (the Secrets document's source and policy). */
+  document?: { source?: { file: string; line: number }; observeOnly?: boolean };
+}
+
+/**
+ * The deletion entries of the live children of a project that no document declares, one per
+ * child, each waiting for the project; none unless the manifests opt in to pruning.
+ */
+export function planPrune<L>(project: ProjectScope, options: PruneOptions<L>): PlanEntry[] {
+  if (!options.enabled) {
+    if (options.undeclared.length > 0) options.kept(options.undeclared);
+    return [];
+  }
+  return options.undeclared.map((item) => {
+    const child = options.child(item);
+    return makeEntry({
+      kind: options.kind,
+      name: child.name,
+      project: project.name,
+      changes: child.changes ?? [],
+      action: 'delete',
+      reason: child.reason,
+      ...(options.document?.observeOnly ? { observeOnly: true } : {}),
+      dependsOn: projectDependency(project),
+      ...(options.document?.source ? { source: options.document.source } : {}),
+      ...(child.target ? { target: child.target } : {}),
+    });
+  });
 }
 
 export function sourceOf(doc: AnyDocument): { file: string; line: number } {

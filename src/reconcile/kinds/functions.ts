@@ -7,10 +7,11 @@ import type { FunctionResponse } from '../../api/types.js';
 import type { FunctionDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
+import { exportFunction, type ExportedFile } from '../export-functions.js';
 
 /** What the state store keeps per deployed function (key: `functionStateKey`). */
 interface DeployedFunctionRecord {
@@ -218,8 +219,9 @@ function pruneEnabled(project: ProjectScope): boolean {
   return project.document.spec.prune?.functions === true;
 }
 
-export const functionsKind: KindModule = {
+export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
+  document: 'Function',
   manages(project) {
     return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);
   },
@@ -244,27 +246,36 @@ export const functionsKind: KindModule = {
 
     // Every declared slug, suspended ones included: a suspended function is never pruned.
     const declared = new Set(allDocuments<FunctionDocument>(project, 'Function').map((doc) => doc.spec.slug ?? doc.metadata.name));
-    for (const fn of live) {
-      if (declared.has(fn.slug)) continue;
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
-        continue;
-      }
-      planned.push(
-        makeEntry({
-          kind: 'Function',
-          name: fn.slug,
-          project: project.name,
-          changes: [],
-          action: 'delete',
-          reason: 'not declared in the manifests and spec.prune.functions is true',
-          dependsOn: projectDependency(project),
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'Function',
+        undeclared: live.filter((fn) => !declared.has(fn.slug)),
+        enabled: pruneEnabled(project),
+        child: (fn) => ({ name: fn.slug, reason: 'not declared in the manifests and spec.prune.functions is true' }),
+        kept: (functions) => {
+          for (const fn of functions) ctx.log.debug({ project: project.name, function: fn.slug }, 'live function not in the manifests; kept (spec.prune.functions is not true)');
+        },
+      }),
+    );
     return planned;
   },
   apply(entry, project, ctx) {
     return entry.action === 'delete' ? remove(entry, project, ctx) : deploy(entry, project, ctx);
+  },
+  // A document per live function, with its source files; without sources they are only named.
+  async exportDocuments({ api, ref, name, read, functions: withSources, functionDir, log }) {
+    const functions = (await read(() => api.listAllFunctions(ref, { project: name }), 'functions')) ?? [];
+    const live = functions.filter((fn: FunctionResponse) => fn.status !== 'REMOVED').sort((a, b) => a.slug.localeCompare(b.slug));
+    if (!withSources) return { documents: [], leftOut: live.map((fn) => `${name}/${fn.slug}`) };
+    if (live.length === 0) return { documents: [] };
+    const dir = functionDir();
+    const documents: Array<Record<string, unknown>> = [];
+    const files: ExportedFile[] = [];
+    for (const fn of live) {
+      const exported = await exportFunction({ api, ref, project: name, dir, live: fn, log });
+      documents.push(exported.document);
+      files.push(...exported.files);
+    }
+    return { documents, files };
   },
 };

@@ -3,14 +3,15 @@
 // entries of the secrets they cover (each entry's `target.batch` names them). Values are
 // resolved again when the request is sent: entries carry names and `sensitive` markers,
 // never a value or a digest of one.
-import type { SecretsDocument } from '../../manifests/types.js';
+import { API_VERSION, type SecretRef, type SecretsDocument } from '../../manifests/types.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
-export const secretsKind: KindModule = {
+export const secretsKind: KindModule<'Secret'> = {
   kind: 'Secret',
+  document: 'Secrets',
   manages(project) {
     return activeDocuments(project, 'Secrets').length > 0;
   },
@@ -40,6 +41,16 @@ export const secretsKind: KindModule = {
       await ctx.api.bulkCreateSecrets(ref, secrets, { priority: 'write', ...(ctx.signal ? { signal: ctx.signal } : {}) });
       ctx.log.info({ project: project.name, count: batch.length }, 'secrets written');
     });
+  },
+  // One Secrets document naming the project's secrets; each value is a reference to fill in.
+  async exportDocuments({ api, ref, name, read, secretRef }) {
+    const secrets = await read(() => api.listAllSecrets(ref), 'secrets');
+    // The service's own secrets (reserved prefix) are not the team's to manage.
+    const own = (secrets ?? []).filter((secret) => !secret.name.startsWith(RESERVED_SECRET_PREFIX));
+    if (own.length === 0) return { documents: [] };
+    const values: Record<string, SecretRef> = {};
+    for (const secret of own.sort((a, b) => a.name.localeCompare(b.name))) values[secret.name] = secretRef(secret.name);
+    return { documents: [{ apiVersion: API_VERSION, kind: 'Secrets', metadata: { name: `${name}-secrets` }, spec: { project: name, values } }] };
   },
 };
 
@@ -74,17 +85,21 @@ async function planSecrets(doc: SecretsDocument, project: ProjectScope, ctx: Kin
   const prune = doc.spec.prune === true;
 
   const upserts = [...diff.create, ...diff.update];
-  const removals = prune ? diff.extra : [];
   const post = { batch: upserts };
   for (const name of diff.create) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'create', target: post }));
   for (const name of diff.update) planned.push(makeEntry({ ...base, name, changes: [{ path: 'value', sensitive: true }], action: 'update', target: post }));
   for (const name of diff.unchanged) planned.push(makeEntry({ ...base, name, changes: [] }));
-  const removal = { batch: removals };
-  for (const name of removals) {
-    planned.push(makeEntry({ ...base, name, changes: [], action: 'delete', reason: 'not listed and the Secrets document says `prune: true`', target: removal }));
-  }
-  if (!prune && diff.extra.length) {
-    ctx.log.debug({ project: project.name, count: diff.extra.length }, 'live secrets not listed; kept (prune is not true)');
-  }
+  // One bulk DELETE removes them all: every entry names the whole batch.
+  const removal = { batch: [...diff.extra] };
+  planned.push(
+    ...planPrune(project, {
+      kind: 'Secret',
+      undeclared: diff.extra,
+      enabled: prune,
+      child: (name) => ({ name, reason: 'not listed and the Secrets document says `prune: true`', target: removal }),
+      kept: (names) => ctx.log.debug({ project: project.name, count: names.length }, 'live secrets not listed; kept (prune is not true)'),
+      document: { source: base.source, observeOnly },
+    }),
+  );
   return planned;
 }

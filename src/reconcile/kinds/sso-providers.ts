@@ -1,10 +1,10 @@
 // `SsoProvider`: SAML providers, matched to live ones by domain (see sso-match.ts). One list
 // per project; create with POST, update with PUT, delete only with `spec.prune.ssoProviders`.
-import type { CreateProviderBody, UpdateProviderBody } from '../../api/types.js';
-import type { SsoProviderDocument } from '../../manifests/types.js';
-import type { KindModule, PlanEntry, ProjectScope } from '../types.js';
+import type { CreateProviderBody, ListProvidersResponse, UpdateProviderBody } from '../../api/types.js';
+import { API_VERSION, type SsoProviderDocument } from '../../manifests/types.js';
+import type { KindModule, Logger, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
 import { diffProvider, entityIdConflict, matchProviders, providerDomains, type LiveProvider } from './sso-match.js';
 import { NotFoundError } from '../../api/errors.js';
 
@@ -20,8 +20,9 @@ function providerBody(doc: SsoProviderDocument): UpdateProviderBody {
   return body;
 }
 
-export const ssoProvidersKind: KindModule = {
+export const ssoProvidersKind: KindModule<'SsoProvider'> = {
   kind: 'SsoProvider',
+  document: 'SsoProvider',
   manages(project) {
     return activeDocuments(project, 'SsoProvider').length > 0 || pruneEnabled(project);
   },
@@ -87,25 +88,25 @@ export const ssoProvidersKind: KindModule = {
       planned.push(makeEntry({ ...base, changes, ...(changes.length > 0 ? { target: { id: current.id } } : {}) }));
     }
 
-    for (const provider of match.unmatched) {
-      if (!pruneEnabled(project)) {
-        ctx.log.debug({ project: project.name, provider: provider.id }, 'live SSO provider not in the manifests; kept (spec.prune.ssoProviders is not true)');
-        continue;
-      }
-      const domains = providerDomains(provider);
-      planned.push(
-        makeEntry({
-          kind: 'SsoProvider',
-          name: domains[0] ?? provider.id,
-          project: project.name,
-          action: 'delete',
-          changes: [{ path: 'domains', before: domains }],
-          reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
-          dependsOn: projectDependency(project),
-          target: { id: provider.id },
-        }),
-      );
-    }
+    planned.push(
+      ...planPrune(project, {
+        kind: 'SsoProvider',
+        undeclared: match.unmatched,
+        enabled: pruneEnabled(project),
+        child: (provider) => {
+          const domains = providerDomains(provider);
+          return {
+            name: domains[0] ?? provider.id,
+            changes: [{ path: 'domains', before: domains }],
+            reason: `provider ${provider.id} is not declared and spec.prune.ssoProviders is true`,
+            target: { id: provider.id },
+          };
+        },
+        kept: (providers) => {
+          for (const provider of providers) ctx.log.debug({ project: project.name, provider: provider.id }, 'live SSO provider not in the manifests; kept (spec.prune.ssoProviders is not true)');
+        },
+      }),
+    );
     return planned;
   },
   async apply(entry, project, ctx) {
@@ -128,4 +129,38 @@ export const ssoProvidersKind: KindModule = {
     await ctx.api.updateASsoProvider(ref, id, body, options);
     ctx.log.info({ project: project.name, provider: entry.name, id }, 'SSO provider updated');
   },
+  async exportDocuments({ api, ref, name, spec, read, log }) {
+    // The service answers 404 on every SSO call while SAML is off: not worth a call then.
+    const samlEnabled = (spec.auth as Record<string, unknown> | undefined)?.saml_enabled === true;
+    if (!samlEnabled) return { documents: [] };
+    const providers = await read(() => api.listAllSsoProvider(ref, { project: name }), 'sso_providers');
+    return { documents: ssoDocuments(providers?.items ?? [], name, log) };
+  },
 };
+
+type Json = Record<string, unknown>;
+
+/** One document per provider, named after its first domain (domains belong to one provider only). */
+function ssoDocuments(providers: ListProvidersResponse['items'], project: string, log: Logger): Json[] {
+  const out: Json[] = [];
+  for (const provider of providers) {
+    const domains = (provider.domains ?? []).map((d) => d.domain?.toLowerCase()).filter((d): d is string => typeof d === 'string' && d !== '');
+    if (domains.length === 0) {
+      // A provider is matched to its document by domain: one without domains cannot be declared.
+      log.warn({ project, provider: provider.id }, 'SSO provider not exported: it has no domains');
+      continue;
+    }
+    const spec: Json = { project, type: 'saml' };
+    // The service fetches the document from the URL: the URL is what was declared.
+    if (provider.saml?.metadata_url) spec.metadata_url = provider.saml.metadata_url;
+    else if (provider.saml?.metadata_xml) spec.metadata_xml = provider.saml.metadata_xml;
+    else {
+      log.warn({ project, provider: provider.id }, 'SSO provider not exported: the service reports neither a metadata URL nor a metadata document');
+      continue;
+    }
+    spec.domains = domains;
+    if (provider.saml?.attribute_mapping) spec.attribute_mapping = provider.saml.attribute_mapping;
+    out.push({ apiVersion: API_VERSION, kind: 'SsoProvider', metadata: { name: domains[0] }, spec });
+  }
+  return out.sort((a, b) => String((a.metadata as Json).name).localeCompare(String((b.metadata as Json).name)));
+}

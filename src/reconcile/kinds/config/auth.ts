@@ -5,7 +5,8 @@ import type { FieldChange } from '../../types.js';
 import type { ConfigSection } from './section.js';
 import { isSecretAuthField } from '../../../manifests/secret-fields.js';
 import { matchesAuthSecretDigest } from './hmac-digest.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectAuth', key: 'auth' } as const;
 
@@ -50,7 +51,7 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
     for (const [field, ref] of secretRefs) {
       if (changed.has(field)) body[field] = await ctx.resolveSecret(ref, scope.document);
     }
-    await ctx.api.updateAuthServiceConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
+    await ctx.api.updateAuthServiceConfig(refAtApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune, fieldsOf, secretRef }) {
     const auth = await read(() => api.getAuthServiceConfig(ref));

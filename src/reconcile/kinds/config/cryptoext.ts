@@ -3,7 +3,8 @@ import type { CryptoextSpec } from '../../../manifests/types.js';
 import { sameSecret } from './hmac-digest.js';
 import { createdInThisPass, noteIfNew } from './new-projects.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectCryptoext', key: 'cryptoext' } as const;
 const PATH = `${SECTION.key}.root_key`;
@@ -74,7 +75,7 @@ export const cryptoextConfig: ConfigSection<'ProjectCryptoext'> = {
   async apply(_entry, scope, ctx) {
     const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
     const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
-    await ctx.api.updateCryptoextConfig(refForApply(scope, ctx), { root_key: rootKey }, writeOptions(scope, ctx));
+    await ctx.api.updateCryptoextConfig(refAtApply(scope, ctx), { root_key: rootKey }, writeOptions(scope, ctx));
   },
   // Deliberately not exported: a reference to fill in would make the next pass propose a
   // root key change, which can make encrypted data unreadable.

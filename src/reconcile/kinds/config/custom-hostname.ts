@@ -4,7 +4,8 @@ import type { CustomHostnameSpec } from '../../../manifests/types.js';
 import type { KindContext, PlanEntry, ProjectScope } from '../../types.js';
 import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectCustomHostname', key: 'custom_hostname' } as const;
 const HOSTNAME_PATH = `${SECTION.key}.custom_hostname`;
@@ -88,12 +89,12 @@ export const customHostnameConfig: ConfigSection<'ProjectCustomHostname'> = {
   async apply(entry, scope, ctx) {
     const change = entry.changes[0];
     if (change?.path === STATUS_PATH && change.after === ACTIVE) {
-      await ctx.api.activateCustomHostname(refForApply(scope, ctx), writeOptions(scope, ctx));
+      await ctx.api.activateCustomHostname(refAtApply(scope, ctx), writeOptions(scope, ctx));
     } else if (change?.path === STATUS_PATH) {
       await reverify(scope, ctx);
     } else {
       const desired = sectionSpec<CustomHostnameSpec>(scope, SECTION.key);
-      await ctx.api.updateHostnameConfig(refForApply(scope, ctx), { custom_hostname: desired.custom_hostname }, writeOptions(scope, ctx));
+      await ctx.api.updateHostnameConfig(refAtApply(scope, ctx), { custom_hostname: desired.custom_hostname }, writeOptions(scope, ctx));
     }
   },
   async export({ api, ref, read }) {
@@ -114,7 +115,7 @@ function initialize(scope: ProjectScope, desired: CustomHostnameSpec, live: Upda
 
 async function reverify(scope: ProjectScope, ctx: KindContext): Promise<void> {
   try {
-    await ctx.api.verifyDnsConfig(refForApply(scope, ctx), writeOptions(scope, ctx));
+    await ctx.api.verifyDnsConfig(refAtApply(scope, ctx), writeOptions(scope, ctx));
   } catch (error) {
     // The service refuses a reverify while the records are not there yet: still pending, not a failure.
     if (!(error instanceof InvalidRequestError)) throw error;

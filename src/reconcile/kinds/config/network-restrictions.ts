@@ -2,7 +2,8 @@ import type { NetworkRestrictionsSpec } from '../../../manifests/types.js';
 import type { FieldChange } from '../../types.js';
 import { cidrSet, sameCidrSet } from './cidr-set.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectNetworkRestrictions', key: 'network_restrictions' } as const;
 const LISTS = ['dbAllowedCidrs', 'dbAllowedCidrsV6'] as const;
@@ -65,7 +66,7 @@ export const networkRestrictionsConfig: ConfigSection<'ProjectNetworkRestriction
       dbAllowedCidrs: desired.dbAllowedCidrs ? cidrSet(desired.dbAllowedCidrs) : (kept.dbAllowedCidrs ?? []),
       dbAllowedCidrsV6: desired.dbAllowedCidrsV6 ? cidrSet(desired.dbAllowedCidrsV6) : (kept.dbAllowedCidrsV6 ?? []),
     };
-    await ctx.api.updateNetworkRestrictions(refForApply(scope, ctx), body, writeOptions(scope, ctx));
+    await ctx.api.updateNetworkRestrictions(refAtApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     const network = await read(() => api.getNetworkRestrictions(ref));

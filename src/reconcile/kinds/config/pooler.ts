@@ -3,7 +3,8 @@ import { diffFields } from '../../diff.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import { POOLER_LIST, readPoolerList } from './pooler-list.js';
 import type { ConfigSection } from './section.js';
-import { refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectPooler', key: 'pooler' } as const;
 
@@ -39,7 +40,7 @@ export const poolerConfig: ConfigSection<'ProjectPooler'> = {
   },
   async apply(_entry, scope, ctx) {
     const desired = sectionSpec<PoolerSpec>(scope, SECTION.key);
-    await ctx.api.updatePoolerConfig(refForApply(scope, ctx), { default_pool_size: desired.default_pool_size }, writeOptions(scope, ctx));
+    await ctx.api.updatePoolerConfig(refAtApply(scope, ctx), { default_pool_size: desired.default_pool_size }, writeOptions(scope, ctx));
   },
   async export({ api, ref, read }) {
     const poolers = await read(() => api.getPoolerConfig(ref), POOLER_LIST);

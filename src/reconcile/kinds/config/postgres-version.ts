@@ -1,7 +1,8 @@
 import type { DatabaseUpgradeStatusResponse } from '../../../api/types.js';
 import type { KindContext, PlanEntry, ProjectScope } from '../../types.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectPostgresVersion', key: 'postgres_version' } as const;
 const DONE = new Set(['9_completed_upgrade', '10_completed_post_physical_backup']);
@@ -43,7 +44,7 @@ export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
   // A project planned before it existed: its version is known only now, so decide now, and
   // start the upgrade when that decision is one. An `update` starts the planned upgrade.
   async apply(entry, scope, ctx) {
-    const ref = refForApply(scope, ctx);
+    const ref = refAtApply(scope, ctx);
     if (entry.action === 'create') {
       const project = await ctx.api.getProject(ref, readOptions(scope, ctx));
       const next = await decide({ ...scope, ref }, ctx, ref, project.database?.version, String(scope.document.spec.postgres_version));

@@ -3,7 +3,8 @@ import type { PostgresSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
 import { sectionFromBody, type JsonSchema, type OpenApiDocument } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectPostgres', key: 'postgres' } as const;
 
@@ -35,7 +36,7 @@ export const postgresConfig: ConfigSection<'ProjectPostgres'> = {
   async apply(_entry, scope, ctx) {
     const { restart_database: restart, ...desired } = sectionSpec<PostgresSpec>(scope, SECTION.key);
     const body: UpdatePostgresConfigBody = { ...desired, ...(restart === true ? { restart_database: true } : {}) };
-    await ctx.api.updatePostgresConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
+    await ctx.api.updatePostgresConfig(refAtApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getPostgresConfig(ref)), 'PostgresSpec');

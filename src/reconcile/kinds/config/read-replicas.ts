@@ -5,7 +5,8 @@ import { NotFoundError } from '../../../api/errors.js';
 import { POOLER_LIST, readPoolerList } from './pooler-list.js';
 import { loadReplicaIntents, openIntents, replicaIntentKey, type ReplicaSetupIntent } from './replica-intents.js';
 import type { ConfigSection } from './section.js';
-import { refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectReadReplicas', key: 'read_replicas' } as const;
 
@@ -124,7 +125,7 @@ export const readReplicasConfig: ConfigSection<'ProjectReadReplicas'> = {
   },
   async apply(entry, scope, ctx) {
     const { live, remove, setUp } = entry.target as unknown as ReplicaTarget;
-    const ref = refForApply(scope, ctx);
+    const ref = refAtApply(scope, ctx);
     for (const identifier of remove) {
       try {
         await ctx.api.removeAReadReplica(ref, { database_identifier: identifier }, writeOptions(scope, ctx));

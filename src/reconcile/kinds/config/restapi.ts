@@ -2,7 +2,8 @@ import type { RestapiSpec } from '../../../manifests/types.js';
 import { changedSubset, diffFields } from '../../diff.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectRestapi', key: 'restapi' } as const;
 
@@ -37,7 +38,7 @@ export const restapiConfig: ConfigSection<'ProjectRestapi'> = {
   async apply(entry, scope, ctx) {
     const desired = { ...sectionSpec<RestapiSpec>(scope, SECTION.key) } as Record<string, unknown>;
     const body = changedSubset(desired, entry.changes, SECTION.key);
-    await ctx.api.updateRestapiServiceConfig(refForApply(scope, ctx), body, writeOptions(scope, ctx));
+    await ctx.api.updateRestapiServiceConfig(refAtApply(scope, ctx), body, writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getRestapiServiceConfig(ref)), 'RestapiSpec');

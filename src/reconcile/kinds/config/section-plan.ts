@@ -1,7 +1,7 @@
 import type { CallOptions } from '../../../api/request.js';
 import { deepEqual, makeEntry } from '../../diff.js';
 import type { FieldChange, KindContext, PlanAction, PlanEntry, ProjectScope, ResourceKind } from '../../types.js';
-import { ProjectRefUnknownError } from './errors.js';
+import { isObserveOnly } from '../common.js';
 
 /** What every configuration section module knows of itself. */
 export interface Section {
@@ -24,10 +24,6 @@ export function sectionSpec<T>(scope: ProjectScope, key: string): T {
   return (scope.document.spec as unknown as Record<string, unknown>)[key] as T;
 }
 
-export function isObserveOnly(scope: ProjectScope): boolean {
-  return scope.document.spec.policy?.management === 'observe';
-}
-
 /**
  * Reads name no priority on purpose: a read defaults to `verify`, and the engine's per-pass
  * API turns it into `drift` for a scheduled background re-check.
@@ -38,13 +34,6 @@ export function readOptions(scope: ProjectScope, ctx: KindContext): CallOptions 
 
 export function writeOptions(scope: ProjectScope, ctx: KindContext): CallOptions {
   return { priority: 'write', project: scope.name, ...(ctx.signal ? { signal: ctx.signal } : {}) };
-}
-
-/** The live ref at apply time: known at plan time, or recorded by the engine once the project was created in this pass. */
-export function refForApply(scope: ProjectScope, ctx: KindContext): string {
-  const ref = scope.ref ?? ctx.projectRefs.get(scope.name);
-  if (!ref) throw new ProjectRefUnknownError(scope.name);
-  return ref;
 }
 
 /** `null` and absent both mean "unset" in the service's answers; the manifest may spell either. */
@@ -67,7 +56,7 @@ export interface EntryFields {
  */
 export function sectionEntry(scope: ProjectScope, section: Section, fields: EntryFields, target?: Record<string, unknown>): PlanEntry {
   const writes = fields.action === 'create' || fields.action === 'update' || fields.action === 'delete';
-  const observeOnly = writes && isObserveOnly(scope);
+  const observeOnly = writes && isObserveOnly(scope.document);
   const entry = makeEntry({
     kind: section.kind,
     name: section.key,

@@ -10,7 +10,7 @@ import type { KindModule } from '../../types.js';
  * how it is exported. Registered in CONFIG_SECTIONS (src/reconcile/registry.ts); the schema
  * generator, `servicesNeeded`, `ResourceKind` and the export read that list.
  */
-export interface ConfigSection<K extends `Project${string}` = `Project${string}`> extends Omit<KindModule, 'kind'> {
+export interface ConfigSection<K extends `Project${string}` = `Project${string}`> extends KindModule<K> {
   readonly kind: K;
   /** The section's field in the Project spec (for example `ssl_enforcement`). */
   readonly key: string;

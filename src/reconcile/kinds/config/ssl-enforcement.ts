@@ -1,7 +1,8 @@
 import type { SslEnforcementSpec } from '../../../manifests/types.js';
 import { diffFields } from '../../diff.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectSslEnforcement', key: 'ssl_enforcement' } as const;
 
@@ -34,7 +35,7 @@ export const sslEnforcementConfig: ConfigSection<'ProjectSslEnforcement'> = {
   },
   async apply(_entry, scope, ctx) {
     const desired = sectionSpec<SslEnforcementSpec>(scope, SECTION.key);
-    await ctx.api.updateSslEnforcementConfig(refForApply(scope, ctx), { requestedConfig: { database: desired.database } }, writeOptions(scope, ctx));
+    await ctx.api.updateSslEnforcementConfig(refAtApply(scope, ctx), { requestedConfig: { database: desired.database } }, writeOptions(scope, ctx));
   },
   async export({ api, ref, read }) {
     const ssl = await read(() => api.getSslEnforcementConfig(ref));

@@ -4,7 +4,8 @@ import { diffFields } from '../../diff.js';
 import type { FieldChange } from '../../types.js';
 import { describeNested, sectionFromBody } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, unsetEquals, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectStorage', key: 'storage' } as const;
 
@@ -37,7 +38,7 @@ export const storageConfig: ConfigSection<'ProjectStorage'> = {
   async apply(entry, scope, ctx) {
     const desired = sectionSpec<StorageSpec>(scope, SECTION.key) as Record<string, unknown>;
     const live = (entry.target?.live ?? {}) as Record<string, unknown>;
-    await ctx.api.updateStorageConfig(refForApply(scope, ctx), patchBody(desired, live, entry.changes), writeOptions(scope, ctx));
+    await ctx.api.updateStorageConfig(refAtApply(scope, ctx), patchBody(desired, live, entry.changes), writeOptions(scope, ctx));
   },
   async export({ api, ref, read, prune }) {
     return prune(await read(() => api.getStorageConfig(ref)), 'StorageSpec');

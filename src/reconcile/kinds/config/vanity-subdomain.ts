@@ -2,7 +2,8 @@ import type { VanitySubdomainSpec } from '../../../manifests/types.js';
 import { SubdomainUnavailableError } from './errors.js';
 import { convertOpenApiSchema, type JsonSchema } from '../../../manifests/schema-source.js';
 import type { ConfigSection } from './section.js';
-import { readOptions, refForApply, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
+import { refAtApply } from '../common.js';
 
 const SECTION = { kind: 'ProjectVanitySubdomain', key: 'vanity_subdomain' } as const;
 const PATH = `${SECTION.key}.vanity_subdomain`;
@@ -61,7 +62,7 @@ export const vanitySubdomainConfig: ConfigSection<'ProjectVanitySubdomain'> = {
   },
   async apply(_entry, scope, ctx) {
     const { vanity_subdomain: subdomain } = sectionSpec<VanitySubdomainSpec>(scope, SECTION.key);
-    const ref = refForApply(scope, ctx);
+    const ref = refAtApply(scope, ctx);
     const { available } = await ctx.api.checkVanitySubdomainAvailability(ref, { vanity_subdomain: subdomain }, writeOptions(scope, ctx));
     if (!available) throw new SubdomainUnavailableError(subdomain);
     await ctx.api.activateVanitySubdomainConfig(ref, { vanity_subdomain: subdomain }, writeOptions(scope, ctx));

@@ -1,15 +1,16 @@
-// Organizations: found by slug or name, created when declared and missing. The organization
-// list is read only when something needs it; an id cached in the inventory is trusted when
-// the project list shows one of our projects in it.
-import { TransientError } from '../api/errors.js';
-import type { ManagementApi } from '../api/endpoints.js';
-import type { OrganizationResponseV1 } from '../api/types.js';
-import type { OrganizationDocument } from '../manifests/types.js';
-import { makeEntry } from './diff.js';
-import type { IntentLog } from './intents.js';
-import type { Inventory } from './inventory.js';
-import { effectivePolicy, type EffectivePolicy } from './policy.js';
-import type { Logger, PlanEntry } from './types.js';
+// `Organization`, the first fleet-level module of the registry: found by slug or name (the
+// matching is in observe.ts), created when declared and missing. The organization list is
+// read only when something needs it; an id cached in the inventory is trusted when the
+// project list shows one of our projects in it.
+import { TransientError } from '../../api/errors.js';
+import type { ManagementApi } from '../../api/endpoints.js';
+import type { OrganizationResponseV1 } from '../../api/types.js';
+import type { OrganizationDocument } from '../../manifests/types.js';
+import { makeEntry } from '../diff.js';
+import type { IntentLog } from '../intents.js';
+import { saveInventory, type Inventory } from '../inventory.js';
+import { effectivePolicy, type EffectivePolicy } from '../policy.js';
+import type { FleetModule, Logger, PlanEntry } from '../types.js';
 
 export interface OrganizationUnit {
   /** Manifest name, also the organization's name in the API. */
@@ -129,3 +130,30 @@ export async function createOrganization(unit: OrganizationUnit, api: Management
 function sourceOf(unit: OrganizationUnit): { file: string; line: number } {
   return { file: unit.document.source.file, line: unit.document.source.line };
 }
+
+export const organizationModule: FleetModule<'Organization'> = {
+  kind: 'Organization',
+  document: 'Organization',
+  produces: ['Organization'],
+  plan(fleet) {
+    for (const org of fleet.organizations) planOrganization(org);
+    return fleet.organizations.map((org) => org.entry!).filter(Boolean);
+  },
+  // Organizations come first: a project is created in one.
+  leading(fleet) {
+    return fleet.organizations.map((org) => org.entry!);
+  },
+  trailing() {
+    return [];
+  },
+  async apply(entry, ctx) {
+    const org = ctx.fleet.organizations.find((unit) => unit.entry === entry) ?? ctx.fleet.organizations.find((unit) => unit.name === entry.name);
+    if (!org) throw new Error(`no declared organization is named \`${entry.name}\``);
+    await createOrganization(org, ctx.api, ctx.intents, () => ctx.clock.now(), ctx.log);
+    if (org.id !== undefined) {
+      ctx.inventory.organizations[org.name] = { id: org.id, name: org.name };
+      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+      await ctx.intents.clearOrganization(org.name);
+    }
+  },
+};

@@ -1,27 +1,27 @@
-// Project lifecycle: find (by ref, inventory, or name within the organization), create with an
-// intent and without ever duplicating, wait until the project and the services its
-// configuration needs are healthy, pause and restore, and delete under the strict rules.
+// `Project`, the second fleet-level module of the registry, and its lifecycle: find (by ref,
+// inventory, or name within the organization: the matching is in observe.ts), create with an
+// intent and without ever duplicating, rename (the inventory record alone), pause and restore,
+// and delete under the strict rules. The wait until a project is ready is in
+// project-readiness.ts; the rest of a project's apply in apply-project.ts.
 import { randomBytes } from 'node:crypto';
-import { TransientError } from '../api/errors.js';
-import type { ManagementApi } from '../api/endpoints.js';
-import type { V1ProjectWithDatabaseResponse } from '../api/types.js';
-import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
-import type { Clock } from '../util/clock.js';
-import { formatElapsed, progressGate } from '../util/progress.js';
-import { makeEntry } from './diff.js';
-import type { IntentLog } from './intents.js';
-import type { InventoryProject } from './inventory.js';
-import type { ConfigSection } from './kinds/config/section.js';
-import { effectivePolicy, type EffectivePolicy } from './policy.js';
-import { CONFIG_SECTIONS } from './registry.js';
-import type { FieldChange, Logger, PlanEntry } from './types.js';
+import { TransientError } from '../../api/errors.js';
+import type { ManagementApi } from '../../api/endpoints.js';
+import type { V1ProjectWithDatabaseResponse } from '../../api/types.js';
+import type { AnyDocument, ProjectDocument } from '../../manifests/types.js';
+import type { Clock } from '../../util/clock.js';
+import { makeEntry } from '../diff.js';
+import { rememberSecret } from '../describe-error.js';
+import type { IntentLog } from '../intents.js';
+import { saveInventory, type InventoryProject } from '../inventory.js';
+import type { FleetObservation } from '../observe.js';
+import { effectivePolicy, type EffectivePolicy } from '../policy.js';
+import type { FieldChange, FleetApplyContext, FleetModule, Logger, PlanEntry } from '../types.js';
+import { ProjectRefUnknownError } from './common.js';
 
 export type LiveProject = V1ProjectWithDatabaseResponse;
 
 /** Statuses in which a project is (or is becoming) paused. */
 const PAUSED = new Set(['INACTIVE', 'PAUSING', 'PAUSE_FAILED']);
-/** Statuses from which a project will not come up by waiting. */
-const TERMINAL = new Set(['INIT_FAILED', 'REMOVED', 'RESTORE_FAILED', 'PAUSE_FAILED', 'GOING_DOWN']);
 
 export interface ProjectUnit {
   /** Manifest name. */
@@ -38,6 +38,8 @@ export interface ProjectUnit {
   renamedFrom?: string;
   entry?: PlanEntry;
   lifecycle?: PlanEntry;
+  /** Set once this pass created the project: its ref and the status the create answered. */
+  created?: { ref: string; status: string };
 }
 
 export function projectUnit(document: ProjectDocument): ProjectUnit {
@@ -338,96 +340,6 @@ export function generatedPassword(): string {
   return randomBytes(24).toString('base64url');
 }
 
-export class ProjectNotReadyError extends Error {
-  constructor(readonly project: string, readonly status: string, detail: string) {
-    super(`project ${project} is not ready (status ${status}): ${detail}`);
-    this.name = 'ProjectNotReadyError';
-  }
-}
-
-/**
- * Services whose health the configuration of this project needs before it is written: the
- * database, each declared section's `services`, and auth for SSO providers.
- */
-export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], sections: readonly ConfigSection[] = CONFIG_SECTIONS): string[] {
-  const spec = document.spec as unknown as Record<string, unknown>;
-  const services = new Set<string>(['db']);
-  for (const section of sections) if (spec[section.key]) for (const service of section.services) services.add(service);
-  const mine = documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name);
-  if (mine.some((d) => d.kind === 'SsoProvider')) services.add('auth');
-  return [...services];
-}
-
-export interface WaitOptions {
-  api: ManagementApi;
-  clock: Clock;
-  log: Logger;
-  signal?: AbortSignal;
-  /** Give up after this long (clock time). */
-  timeoutMs?: number;
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-}
-
-export interface Readiness {
-  status: string;
-  health: Record<string, boolean>;
-}
-
-/**
- * Waits, polling with backoff on the injected clock at `verify` priority, until the project
- * is ACTIVE_HEALTHY and every needed service reports healthy: ACTIVE_HEALTHY alone does not
- * mean a configuration write will succeed.
- */
-export async function waitUntilReady(name: string, ref: string, services: readonly string[], options: WaitOptions): Promise<Readiness> {
-  const timeoutMs = options.timeoutMs ?? 30 * 60_000;
-  const started = options.clock.now();
-  let delay = options.initialDelayMs ?? 500;
-  const maxDelay = options.maxDelayMs ?? 15_000;
-  const call = { priority: 'verify' as const, project: name, ...(options.signal ? { signal: options.signal } : {}) };
-  let status = 'UNKNOWN';
-  let health: Record<string, boolean> = {};
-  // A new project takes minutes: say what it waits for, at most every few seconds of clock time.
-  const progressDue = progressGate(options.clock);
-  const progress = (waitingFor: string, fields: Record<string, unknown>) => {
-    if (!progressDue()) return;
-    const elapsedS = Math.round((options.clock.now() - started) / 1000);
-    options.log.info({ wait: 'project', project: name, elapsedS, ...fields }, `waiting for project ${name} ${waitingFor} (${formatElapsed(elapsedS)} so far)`);
-  };
-  const pause = async () => {
-    if (options.clock.now() - started + delay > timeoutMs) {
-      throw new ProjectNotReadyError(name, status, `not ready after ${Math.round(timeoutMs / 1000)}s`);
-    }
-    await options.clock.sleep(delay, options.signal);
-    delay = Math.min(maxDelay, Math.round(delay * 1.6));
-  };
-  for (;;) {
-    try {
-      status = (await options.api.getProject(ref, call)).status;
-    } catch (error) {
-      if (!(error instanceof TransientError)) throw error;
-      await pause();
-      continue;
-    }
-    if (status === 'ACTIVE_HEALTHY') break;
-    if (TERMINAL.has(status)) throw new ProjectNotReadyError(name, status, 'the project will not come up by waiting');
-    progress(`to become ACTIVE_HEALTHY: ${status}`, { status });
-    await pause();
-  }
-  for (;;) {
-    try {
-      const items = await options.api.getServicesHealth(ref, { ...call, query: { services: [...services] } });
-      health = Object.fromEntries(items.map((item) => [item.name, item.healthy === true || item.status === 'ACTIVE_HEALTHY']));
-      if (services.every((service) => health[service] === true)) return { status, health };
-      const unhealthy = services.filter((service) => health[service] !== true);
-      progress(`to report its services healthy: ${unhealthy.join(', ')} not yet`, { services: unhealthy });
-    } catch (error) {
-      if (!(error instanceof TransientError)) throw error;
-    }
-    await pause();
-  }
-}
-
 /** Pauses or restores; returns when the request was accepted (the wait follows separately). */
 export async function setPaused(api: ManagementApi, name: string, ref: string, paused: boolean, signal?: AbortSignal): Promise<void> {
   const call = { priority: 'write' as const, project: name, ...(signal ? { signal } : {}) };
@@ -435,23 +347,150 @@ export async function setPaused(api: ManagementApi, name: string, ref: string, p
   else await api.restoreAProject(ref, call);
 }
 
-/** Waits until a pause has settled (INACTIVE). */
-export async function waitUntilPaused(name: string, ref: string, options: WaitOptions): Promise<string> {
-  const timeoutMs = options.timeoutMs ?? 30 * 60_000;
-  const started = options.clock.now();
-  let delay = options.initialDelayMs ?? 500;
-  const call = { priority: 'verify' as const, project: name, ...(options.signal ? { signal: options.signal } : {}) };
-  for (;;) {
-    let status = 'UNKNOWN';
-    try {
-      status = (await options.api.getProject(ref, call)).status;
-    } catch (error) {
-      if (!(error instanceof TransientError)) throw error;
+/** The pass's Project units, by manifest name (names are unique: validation rejects duplicates). */
+function unitNamed(fleet: FleetObservation, name: string): ProjectUnit {
+  const unit = fleet.projects.find((candidate) => candidate.name === name);
+  if (!unit) throw new Error(`no declared project is named \`${name}\``);
+  return unit;
+}
+
+export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle'> = {
+  kind: 'Project',
+  document: 'Project',
+  // The lifecycle (pause, restore) entries are planned here and applied by the project's own
+  // apply (apply-project.ts), around its configuration.
+  produces: ['Project', 'ProjectLifecycle'],
+  plan(fleet, input) {
+    const byName = new Map(fleet.organizations.map((unit) => [unit.name, unit]));
+    const declaredNames = new Set(input.declaredDocuments.map((d) => d.metadata.name));
+    for (const unit of fleet.projects) {
+      const org = byName.get(unit.organization);
+      const organizationEntry = org?.entry;
+      planProject(unit, {
+        ...(organizationEntry ? { organizationEntry } : {}),
+        organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
+        ...(org ? { organization: { ...(org.id !== undefined ? { id: org.id } : {}), confirmed: org.confirmed } } : {}),
+        ...(fleet.ambiguous.has(unit.name) ? { ambiguous: fleet.ambiguous.get(unit.name)! } : {}),
+        ...(fleet.conflicts.has(unit.name) ? { conflict: fleet.conflicts.get(unit.name)! } : {}),
+        ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
+      });
     }
-    if (status === 'INACTIVE') return status;
-    if (status === 'PAUSE_FAILED') throw new ProjectNotReadyError(name, status, 'the pause failed');
-    if (options.clock.now() - started + delay > timeoutMs) throw new ProjectNotReadyError(name, status, 'not paused in time');
-    await options.clock.sleep(delay, options.signal);
-    delay = Math.min(options.maxDelayMs ?? 15_000, Math.round(delay * 1.6));
-  }
+
+    // 4. Inventoried projects whose manifest is gone. A project a current document still claims
+    // (by its live match, its spec.ref, or, for a document not matched this pass (suspended,
+    // outside the selection, or to be created), its API name) is never deleted.
+    const matched = new Set([...fleet.claimedBy.values()].map((unit) => unit.name));
+    const removals = fleet.removals;
+    const vanished = fleet.vanished;
+    for (const [name, inventoried] of Object.entries(input.inventory.projects)) {
+      if (declaredNames.has(name)) continue;
+      if (input.selection && !input.selection.has(name)) continue;
+      const found = fleet.liveByRef.get(inventoried.ref);
+      if (!found) {
+        vanished.push(name);
+        continue;
+      }
+      const withSource = { kind: 'Project' as const, name, changes: [], ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}) };
+      const claimant = fleet.claimedBy.get(refOf(found));
+      if (claimant) {
+        // Renamed: the claimant's entry moves the record. A second stale record of the same project is dropped.
+        if (claimant.renamedFrom === name && claimant.entry?.action === 'update') continue;
+        const kept = claimant.renamedFrom === name || fleet.conflicts.has(claimant.name);
+        removals.push({
+          name, live: found, keep: kept,
+          entry: makeEntry({
+            ...withSource,
+            reason: kept
+              ? `its project ${refOf(found)} is claimed by \`${claimant.name}\`, whose entry cannot be applied: never deleted, the record is kept`
+              : `its project ${refOf(found)} is managed as \`${claimant.name}\`: never deleted, this older record is dropped`,
+          }),
+        });
+        continue;
+      }
+      const declaring = input.declaredDocuments.find(
+        (d) => d.spec.ref === refOf(found) || d.spec.ref === found.id || (d.spec.ref === undefined && !matched.has(d.metadata.name) && (d.spec.name ?? d.metadata.name) === found.name),
+      );
+      if (declaring) {
+        removals.push({
+          name, live: found, keep: true,
+          entry: makeEntry({ ...withSource, reason: `\`${declaring.metadata.name}\` still declares its project ${refOf(found)}: never deleted, the record is kept` }),
+        });
+        continue;
+      }
+      const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty, checkoutClean: input.checkoutClean });
+      if (entry) removals.push({ name, entry, live: found });
+    }
+    return [...fleet.projects.map((unit) => unit.entry!), ...removals.map((removal) => removal.entry)];
+  },
+  // Renames go before any project's own changes: only the inventory record moves.
+  leading(fleet) {
+    return fleet.projects.filter((unit) => unit.renamedFrom !== undefined && unit.entry?.action === 'update').map((unit) => unit.entry!);
+  },
+  // Deletions last, each only from the inventory and only under its recorded policy.
+  trailing(fleet) {
+    return fleet.removals.map((removal) => removal.entry);
+  },
+  async apply(entry, ctx) {
+    if (entry.kind === 'ProjectLifecycle') {
+      const name = entry.project!;
+      const ref = ctx.projectRefs.get(name);
+      if (!ref) throw new ProjectRefUnknownError(name);
+      await setPaused(ctx.apiFor(name), name, ref, entry.changes[0]?.after === true, ctx.signal);
+      return;
+    }
+    if (entry.action === 'create') return create(unitNamed(ctx.fleet, entry.name), ctx);
+    if (entry.action === 'update') {
+      // A rename: the live project stays as it is; only its inventory record moves.
+      const unit = unitNamed(ctx.fleet, entry.name);
+      const from = unit.renamedFrom!;
+      const record = ctx.inventory.projects[from];
+      if (record) ctx.inventory.projects[unit.name] = { ...record, file: unit.document.source.file };
+      delete ctx.inventory.projects[from];
+      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+      return;
+    }
+    const removal = ctx.fleet.removals.find((candidate) => candidate.entry === entry) ?? ctx.fleet.removals.find((candidate) => candidate.name === entry.name);
+    if (!removal) throw new Error(`no inventoried project \`${entry.name}\` is to be deleted`);
+    await ctx.api.deleteAProject(refOf(removal.live), { priority: 'write', project: removal.name });
+    delete ctx.inventory.projects[removal.name];
+  },
+};
+
+/** Creates the project (exactly once) and records it in the inventory before anything else can fail. */
+async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> {
+  const org = ctx.fleet.organizations.find((candidate) => candidate.name === unit.organization);
+  const organizationId = org?.id;
+  if (organizationId === undefined) throw new Error(`organization \`${unit.organization}\` has no id`);
+  const dbPass = unit.document.spec.db_pass;
+  const created = await createProject(unit, organizationId, {
+    api: ctx.apiFor(unit.name),
+    intents: ctx.intents,
+    clock: ctx.clock,
+    log: ctx.log,
+    // Generated here rather than in createProject so that the pass knows it and scrubs it.
+    resolveDbPass: async () => {
+      const value = dbPass === undefined ? generatedPassword() : await ctx.secrets.resolve(dbPass, unit.document);
+      rememberSecret(value);
+      return value;
+    },
+    ...(ctx.signal ? { signal: ctx.signal } : {}),
+  });
+  const ref = refOf(created as { ref?: string; id: string });
+  ctx.projectRefs.set(unit.name, ref);
+  // Recorded before anything else can fail: the project is ours from now on.
+  ctx.inventory.projects[unit.name] = {
+    ref,
+    name: unit.apiName,
+    organization: unit.organization,
+    organizationId,
+    deletion: unit.policy.deletion,
+    management: unit.policy.management,
+    file: unit.document.source.file,
+    origin: 'created',
+    since: ctx.clock.now(),
+  };
+  ctx.inventory.organizations[org!.name] = { id: organizationId, name: org!.name };
+  await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+  await ctx.intents.clearProject(unit.name);
+  unit.created = { ref, status: (created as { status?: string }).status ?? 'COMING_UP' };
 }
