@@ -311,6 +311,21 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     }
   }
 
+  // What the fleet-level modules apply and record with.
+  const fleetContext: FleetApplyContext = {
+    fleet,
+    api: passApi,
+    apiFor,
+    inventory,
+    intents,
+    state,
+    secrets,
+    clock,
+    log,
+    projectRefs,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+
   const outcomes: ApplyOutcome[] = [];
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
@@ -359,19 +374,6 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       }
     };
 
-    const fleetContext: FleetApplyContext = {
-      fleet,
-      api: passApi,
-      apiFor,
-      inventory,
-      intents,
-      state,
-      secrets,
-      clock,
-      log,
-      projectRefs,
-      ...(options.signal ? { signal: options.signal } : {}),
-    };
     // The fleet-level module that planned an entry applies it.
     const applyFleetEntry = (entry: PlanEntry): Promise<void> => {
       const module = FLEET_MODULES.find((candidate) => (candidate.produces as readonly string[]).includes(entry.kind));
@@ -432,49 +434,13 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     }
   }
 
-  // 6. Record: the inventory (apply only) and the statuses of this pass.
+  // 6. Record: the inventory (apply only; each fleet-level module records its kind) and the statuses of this pass.
   const entries = assemble();
   const plan = summarizePlan(entries);
   const now = clock.now();
   const resources = statusesFor(entries, outcomes, options.dryRun, now, works.flatMap((w) => w.verified ?? []));
   if (!options.dryRun) {
-    for (const org of fleet.organizations) {
-      if (org.confirmed && org.id !== undefined) {
-        inventory.organizations[org.name] = { id: org.id, name: org.name };
-        await intents.clearOrganization(org.name);
-      }
-    }
-    for (const unit of fleet.projects) {
-      const ref = projectRefs.get(unit.name);
-      const org = fleet.organizations.find((o) => o.name === unit.organization);
-      if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
-      const previous = inventory.projects[unit.name];
-      if (unit.entry?.action === 'blocked') {
-        // A project whose identity is in question is not adopted; a record it has keeps its
-        // identity (ref, name, organization) and takes the manifest's policies.
-        if (previous) {
-          inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
-        }
-        continue;
-      }
-      inventory.projects[unit.name] = {
-        ref,
-        name: unit.live?.name ?? unit.apiName,
-        organization: unit.organization,
-        organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
-        deletion: unit.policy.deletion,
-        management: unit.policy.management,
-        file: unit.document.source.file,
-        origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
-        since: previous?.since ?? now,
-      };
-      if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
-    }
-    for (const removal of fleet.removals) {
-      // Orphaned (or an older record of a project managed under another name): no longer managed here.
-      if (removal.entry.action === 'noop' && !removal.keep) delete inventory.projects[removal.name];
-    }
-    for (const name of fleet.vanished) delete inventory.projects[name];
+    for (const module of FLEET_MODULES) await module.record(fleetContext, now);
     inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
     await saveInventory(state, inventory, now);
   }

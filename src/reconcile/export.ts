@@ -4,16 +4,20 @@
 // files), SSO providers and non-default branches. Values that are secret are never exported:
 // each becomes a `valueFrom: {env: ...}` reference to fill in. Only fields the manifest schema
 // knows are written, so the output validates.
+//
+// Each registry module builds its own documents (a fleet-level module's `exportDocuments`, a
+// section's `export`, a sub-resource's `exportDocuments`); this file walks the registry and
+// owns what they share: which projects are exported and under which names, the files the
+// documents go in, reads the service does not answer, and pruning to the schema.
 import { readFileSync } from 'node:fs';
 import { NotFoundError, isApiError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
 import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
-import { sectionsInSpecOrder } from '../manifests/schema-source.js';
-import { API_VERSION, type SecretRef } from '../manifests/types.js';
+import type { SecretRef } from '../manifests/types.js';
 import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
-import { CONFIG_SECTIONS, KIND_MODULES } from './registry.js';
-import type { KindExportContext, Logger } from './types.js';
+import { CONFIG_SECTIONS, FLEET_MODULES, KIND_MODULES } from './registry.js';
+import type { FleetExportContext, KindExportContext, Logger } from './types.js';
 import type { ExportedFile } from './export-functions.js';
 import { listUnknown } from '../manifests/suggest.js';
 
@@ -60,18 +64,6 @@ export interface UnreadableProject {
   name: string;
   ref: string;
   status: string;
-}
-
-/** Statuses in which the service answers configuration and sub-resource reads. */
-const READABLE_STATUSES: ReadonlySet<string> = new Set(['ACTIVE_HEALTHY', 'ACTIVE_UNHEALTHY']);
-/** Paused projects are adopted as paused (`spec.paused`); their configuration cannot be read either. */
-const PAUSED_STATUSES: ReadonlySet<string> = new Set(['INACTIVE', 'PAUSING']);
-
-/** How a project's status decides what can be exported of it. */
-function readability(project: V1ProjectWithDatabaseResponse): 'readable' | 'paused' | 'unreadable' {
-  if (READABLE_STATUSES.has(project.status)) return 'readable';
-  if (PAUSED_STATUSES.has(project.status)) return 'paused';
-  return 'unreadable';
 }
 
 export class ExportSelectionError extends Error {
@@ -159,6 +151,9 @@ function baseName(name: string): string {
   return name.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|-+$/g, '') || 'project';
 }
 
+/** The file of the fleet-level documents that are not of one project (the organizations). */
+const FLEET_FILE = 'organizations.yaml';
+
 function fileName(name: string): string {
   return `${baseName(name)}.yaml`;
 }
@@ -174,7 +169,6 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
     selected = live.filter((p) => wanted.some((w) => p.ref === w || p.id === w || p.name === w));
   }
   const organizations: OrganizationResponseV1[] = await api.listAllOrganizations();
-  const names = manifestNames(selected);
   const documents: ExportedDocument[] = [];
   const files: ExportedFile[] = [];
   const functionsLeftOut: string[] = [];
@@ -182,44 +176,42 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
   // Two names can reduce to the same directory name: the second gets its ref appended.
   const functionDirs = new Set<string>();
 
-  const usedOrganizations = organizations.filter((org) => selected.some((p) => p.organization_id === org.id || p.organization_slug === org.slug));
-  const orgName = new Map<string, string>();
-  for (const org of usedOrganizations) {
-    const duplicate = usedOrganizations.filter((o) => o.name === org.name).length > 1;
-    const name = duplicate ? `${org.name}-${org.slug ?? org.id}` : org.name;
-    orgName.set(org.id, name);
-    documents.push({
-      file: 'organizations.yaml',
-      document: { apiVersion: API_VERSION, kind: 'Organization', metadata: { name }, spec: { slug: org.slug ?? org.id } },
-    });
-  }
-
-  for (const project of selected) {
-    const name = names.get(project.ref)!;
-    const org = usedOrganizations.find((o) => o.id === project.organization_id || o.slug === project.organization_slug);
-    if (!org) {
-      log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
-      continue;
-    }
-    const state = readability(project);
-    // One project the service cannot read yet (creating, failed to initialize, restoring...)
-    // must not cost the rest of the fleet its export: it is adopted by ref, sections later.
-    if (state === 'unreadable') unreadable.push({ name, ref: project.ref, status: project.status });
-    const spec = await projectSpec(api, project, name, orgName.get(org.id)!, options.sections ?? CONFIG_SECTIONS, log);
-    const file = fileName(name);
-    documents.push({ file, document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec } });
-    if (state === 'readable') {
+  const context: FleetExportContext = {
+    api,
+    projects: selected,
+    organizations,
+    projectNames: manifestNames(selected),
+    organizationNames: new Map(),
+    sections: options.sections ?? CONFIG_SECTIONS,
+    sectionContexts: (project, name) => sectionExportContexts(api, project, name, log),
+    log,
+  };
+  // The fleet-level modules' documents in registry order (organizations, then projects), each
+  // project's followed by the documents of its per-project kinds.
+  for (const module of FLEET_MODULES) {
+    for await (const { document, project } of module.exportDocuments(context)) {
+      if (!project) {
+        documents.push({ file: FLEET_FILE, document });
+        continue;
+      }
+      const { ref, name } = project;
+      const file = fileName(name);
+      documents.push({ file, document });
+      // One project the service cannot read yet (creating, failed to initialize, restoring...)
+      // must not cost the rest of the fleet its export: it is adopted by ref, sections later.
+      if (project.state === 'unreadable') unreadable.push({ name, ref, status: project.status });
+      if (project.state !== 'readable') continue;
       // Every per-project kind of the registry that has documents of its own, in registry order.
-      const context = kindExportContext(api, project.ref, name, spec, options.functions !== false, () => {
+      const kindContext = kindExportContext(api, ref, name, document.spec as Json, options.functions !== false, () => {
         let dir = `functions/${baseName(name)}`;
-        if (functionDirs.has(dir)) dir = `${dir}-${project.ref}`;
+        if (functionDirs.has(dir)) dir = `${dir}-${ref}`;
         functionDirs.add(dir);
         return dir;
       }, log);
-      for (const module of KIND_MODULES) {
-        if (!module.exportDocuments) continue;
-        const exported = await module.exportDocuments(context);
-        for (const document of exported.documents) documents.push({ file, document });
+      for (const kind of KIND_MODULES) {
+        if (!kind.exportDocuments) continue;
+        const exported = await kind.exportDocuments(kindContext);
+        for (const kindDocument of exported.documents) documents.push({ file, document: kindDocument });
         files.push(...(exported.files ?? []));
         functionsLeftOut.push(...(exported.leftOut ?? []));
       }
@@ -268,24 +260,4 @@ function sectionExportContexts(api: ManagementApi, project: V1ProjectWithDatabas
     fieldsOf: (def) => Object.keys(sectionSchema(def)?.properties ?? {}),
     secretRef: (field) => reference(envName(name, field)),
   });
-}
-
-async function projectSpec(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, organization: string, sections: readonly ConfigSection[], log: Logger): Promise<Json> {
-  const ref = project.ref;
-  const spec: Json = { organization, ref, region: project.region };
-  if (project.name !== name) spec.name = project.name;
-  const state = readability(project);
-  if (state === 'paused') {
-    // A paused project's configuration cannot be read: adopt it as paused, add the sections after a restore.
-    spec.paused = true;
-    return spec;
-  }
-  // Nor can one that is not running: adopt it by ref alone, export again once it is healthy.
-  if (state === 'unreadable') return spec;
-  const contextFor = sectionExportContexts(api, project, name, log);
-  for (const section of sectionsInSpecOrder(sections)) {
-    const value = await section.export(contextFor(section.key));
-    if (value !== undefined) spec[section.key] = value;
-  }
-  return spec;
 }

@@ -3,9 +3,11 @@
 // one table (src/reconcile/registry.ts): Organization and Project implement FleetModule, the
 // kinds within a project KindModule.
 import type { ManagementApi } from '../api/endpoints.js';
+import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
 import type { AnyDocument, ManifestError, ManifestKind, SecretRef } from '../manifests/types.js';
 import type { ExportedFile } from './export-functions.js';
+import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
 import type { FleetInput, FleetObservation } from './observe.js';
@@ -260,7 +262,9 @@ export interface FleetApplyContext {
  * objects); `plan` diffs that observation into entries, plain data, without a request. The
  * engine applies `leading` entries before any project's own changes and `trailing` ones after
  * all of them; a project's own entries (its creation, its lifecycle) are applied with that
- * project (apply-project.ts). Every write goes through `apply`.
+ * project (apply-project.ts). Every write goes through `apply`. After the apply, `record`
+ * brings the inventory up to date with what the pass found and did; `exportDocuments` is the
+ * module's part of `export`.
  */
 export interface FleetModule<K extends string = ResourceKind, P extends string = K> {
   readonly kind: K;
@@ -273,4 +277,44 @@ export interface FleetModule<K extends string = ResourceKind, P extends string =
   trailing(fleet: FleetObservation): PlanEntry[];
   /** Performs one entry of a kind it produces whose action is a write (never one under the observe policy). */
   apply(entry: PlanEntry, ctx: FleetApplyContext): Promise<void>;
+  /**
+   * Records in `ctx.inventory` (and clears from `ctx.intents`) what this pass established of
+   * the module's kind, after the apply (never in a dry run); `now` is the time the pass
+   * records. The engine calls each module in registry order, then saves the inventory.
+   */
+  record(ctx: FleetApplyContext, now: number): Promise<void>;
+  /** The module's documents for the live fleet, in the order `export` writes them. */
+  exportDocuments(context: FleetExportContext): AsyncIterable<FleetExportDocument>;
+}
+
+/** What a fleet-level module's export works with: the live fleet selected for export. */
+export interface FleetExportContext {
+  api: ManagementApi;
+  /** The live projects selected for export, in the order of the project list. */
+  projects: readonly V1ProjectWithDatabaseResponse[];
+  /** Every organization visible to the token. */
+  organizations: readonly OrganizationResponseV1[];
+  /** Each selected project's manifest name (unique within the export), by ref. */
+  projectNames: ReadonlyMap<string, string>;
+  /**
+   * Manifest names of the exported organizations, by id: the Organization module fills it,
+   * and the Project module names each project's organization with it.
+   */
+  organizationNames: Map<string, string>;
+  /** The configuration sections to export. */
+  sections: readonly ConfigSection[];
+  /** What each section's export works with, for one project (`name` is its manifest name). */
+  sectionContexts(project: V1ProjectWithDatabaseResponse, name: string): (section: string) => SectionExportContext;
+  log: Logger;
+}
+
+/** One document of a fleet-level module's export. */
+export interface FleetExportDocument {
+  document: Record<string, unknown>;
+  /**
+   * The live project the document declares (a Project document's): the project's documents
+   * share a file named after it, and those of the per-project kinds follow it when the
+   * service serves its configuration (`readable`).
+   */
+  project?: { ref: string; name: string; status: string; state: 'readable' | 'paused' | 'unreadable' };
 }

@@ -5,7 +5,7 @@
 import { TransientError } from '../../api/errors.js';
 import type { ManagementApi } from '../../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../../api/types.js';
-import type { OrganizationDocument } from '../../manifests/types.js';
+import { API_VERSION, type OrganizationDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
 import type { IntentLog } from '../intents.js';
 import { saveInventory, type Inventory } from '../inventory.js';
@@ -154,6 +154,25 @@ export const organizationModule: FleetModule<'Organization'> = {
       ctx.inventory.organizations[org.name] = { id: org.id, name: org.name };
       await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
       await ctx.intents.clearOrganization(org.name);
+    }
+  },
+  // An organization's id is recorded only once the project list or the organization list confirmed it.
+  async record(ctx) {
+    for (const org of ctx.fleet.organizations) {
+      if (org.confirmed && org.id !== undefined) {
+        ctx.inventory.organizations[org.name] = { id: org.id, name: org.name };
+        await ctx.intents.clearOrganization(org.name);
+      }
+    }
+  },
+  // One document per organization a selected project is in, adopted by its slug.
+  async *exportDocuments(ctx) {
+    const usedOrganizations = ctx.organizations.filter((org) => ctx.projects.some((p) => p.organization_id === org.id || p.organization_slug === org.slug));
+    for (const org of usedOrganizations) {
+      const duplicate = usedOrganizations.filter((o) => o.name === org.name).length > 1;
+      const name = duplicate ? `${org.name}-${org.slug ?? org.id}` : org.name;
+      ctx.organizationNames.set(org.id, name);
+      yield { document: { apiVersion: API_VERSION, kind: 'Organization', metadata: { name }, spec: { slug: org.slug ?? org.id } } };
     }
   },
 };

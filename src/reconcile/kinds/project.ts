@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { TransientError } from '../../api/errors.js';
 import type { ManagementApi } from '../../api/endpoints.js';
 import type { V1ProjectWithDatabaseResponse } from '../../api/types.js';
-import type { AnyDocument, ProjectDocument } from '../../manifests/types.js';
+import { sectionsInSpecOrder } from '../../manifests/schema-source.js';
+import { API_VERSION, type AnyDocument, type ProjectDocument } from '../../manifests/types.js';
 import type { Clock } from '../../util/clock.js';
 import { makeEntry } from '../diff.js';
 import { rememberSecret } from '../describe-error.js';
@@ -15,7 +16,7 @@ import type { IntentLog } from '../intents.js';
 import { saveInventory, type InventoryProject } from '../inventory.js';
 import type { FleetObservation } from '../observe.js';
 import { effectivePolicy, type EffectivePolicy } from '../policy.js';
-import type { FieldChange, FleetApplyContext, FleetModule, Logger, PlanEntry } from '../types.js';
+import type { FieldChange, FleetApplyContext, FleetExportContext, FleetModule, Logger, PlanEntry } from '../types.js';
 import { ProjectRefUnknownError } from './common.js';
 
 export type LiveProject = V1ProjectWithDatabaseResponse;
@@ -454,7 +455,90 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
     await ctx.api.deleteAProject(refOf(removal.live), { priority: 'write', project: removal.name });
     delete ctx.inventory.projects[removal.name];
   },
+  async record(ctx, now) {
+    const { fleet, inventory, intents, projectRefs } = ctx;
+    for (const unit of fleet.projects) {
+      const ref = projectRefs.get(unit.name);
+      const org = fleet.organizations.find((o) => o.name === unit.organization);
+      if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
+      const previous = inventory.projects[unit.name];
+      if (unit.entry?.action === 'blocked') {
+        // A project whose identity is in question is not adopted; a record it has keeps its
+        // identity (ref, name, organization) and takes the manifest's policies.
+        if (previous) {
+          inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
+        }
+        continue;
+      }
+      inventory.projects[unit.name] = {
+        ref,
+        name: unit.live?.name ?? unit.apiName,
+        organization: unit.organization,
+        organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
+        deletion: unit.policy.deletion,
+        management: unit.policy.management,
+        file: unit.document.source.file,
+        origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
+        since: previous?.since ?? now,
+      };
+      if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
+    }
+    for (const removal of fleet.removals) {
+      // Orphaned (or an older record of a project managed under another name): no longer managed here.
+      if (removal.entry.action === 'noop' && !removal.keep) delete inventory.projects[removal.name];
+    }
+    for (const name of fleet.vanished) delete inventory.projects[name];
+  },
+  // One document per selected live project, adopted by `spec.ref`, with the configuration the service serves.
+  async *exportDocuments(ctx) {
+    for (const project of ctx.projects) {
+      const name = ctx.projectNames.get(project.ref)!;
+      const org = ctx.organizations.find((o) => o.id === project.organization_id || o.slug === project.organization_slug);
+      const organization = org && ctx.organizationNames.get(org.id);
+      if (organization === undefined) {
+        ctx.log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
+        continue;
+      }
+      const spec = await exportedSpec(project, name, organization, ctx);
+      yield {
+        document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec },
+        project: { ref: project.ref, name, status: project.status, state: readability(project) },
+      };
+    }
+  },
 };
+
+/** Statuses in which the service answers configuration and sub-resource reads. */
+const READABLE_STATUSES: ReadonlySet<string> = new Set(['ACTIVE_HEALTHY', 'ACTIVE_UNHEALTHY']);
+/** Paused projects are adopted as paused (`spec.paused`); their configuration cannot be read either. */
+const PAUSED_STATUSES: ReadonlySet<string> = new Set(['INACTIVE', 'PAUSING']);
+
+/** How a project's status decides what can be exported of it. */
+function readability(project: LiveProject): 'readable' | 'paused' | 'unreadable' {
+  if (READABLE_STATUSES.has(project.status)) return 'readable';
+  if (PAUSED_STATUSES.has(project.status)) return 'paused';
+  return 'unreadable';
+}
+
+async function exportedSpec(project: LiveProject, name: string, organization: string, ctx: FleetExportContext): Promise<Record<string, unknown>> {
+  const ref = project.ref;
+  const spec: Record<string, unknown> = { organization, ref, region: project.region };
+  if (project.name !== name) spec.name = project.name;
+  const state = readability(project);
+  if (state === 'paused') {
+    // A paused project's configuration cannot be read: adopt it as paused, add the sections after a restore.
+    spec.paused = true;
+    return spec;
+  }
+  // Nor can one that is not running: adopt it by ref alone, export again once it is healthy.
+  if (state === 'unreadable') return spec;
+  const contextFor = ctx.sectionContexts(project, name);
+  for (const section of sectionsInSpecOrder(ctx.sections)) {
+    const value = await section.export(contextFor(section.key));
+    if (value !== undefined) spec[section.key] = value;
+  }
+  return spec;
+}
 
 /** Creates the project (exactly once) and records it in the inventory before anything else can fail. */
 async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> {
