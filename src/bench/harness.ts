@@ -23,6 +23,8 @@ interface FleetHarness {
   stateDir: string;
   /** When the client sent each request (ms since the epoch), retries included. */
   sendTimes: number[];
+  /** The method of each request sent, in send order (parallel to `sendTimes`). */
+  sendMethods: string[];
   pass(options?: { dryRun?: boolean; priority?: 'write' | 'drift'; client?: ApiClient; signal?: AbortSignal }): Promise<PassResult>;
   /** Project refs by manifest name, from the project list. */
   refs(): Promise<Map<string, string>>;
@@ -51,11 +53,13 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
   const emulator = await startEmulator({ port: 0, rateLimit: options.emulatorRate, rateModel, speed: options.speed ?? 2000 });
   const stateDir = join(root, 'state');
   const sendTimes: number[] = [];
+  const sendMethods: string[] = [];
   const concurrency = options.concurrency ?? 4;
   const inner = undiciTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: concurrency + 1 });
   const transport: Transport = {
     send(request) {
       sendTimes.push(Date.now());
+      sendMethods.push(request.method);
       return inner.send(request);
     },
     close: () => inner.close(),
@@ -77,6 +81,7 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
     manifests,
     stateDir,
     sendTimes,
+    sendMethods,
     pass: (o = {}) =>
       runPass({
         manifests,

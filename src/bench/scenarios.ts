@@ -202,7 +202,7 @@ interface ConvergeFigures {
 
 /**
  * Scenario 3: time to converge a fleet from empty over the minimum the budget allows
- * (requests needed / rate). Scenario 4 on the converged fleet: request slots between a write
+ * (requests needed / rate). Scenario 4 (on a converged fleet of its own): request slots between a write
  * being asked for and its send, while a full drift sweep waits in the queue.
  */
 export async function convergeAndLatency(projects = 10, windowMs = 1000): Promise<ConvergeFigures> {
@@ -227,7 +227,7 @@ export async function convergeAndLatency(projects = 10, windowMs = 1000): Promis
     const naiveReads = naiveObservation(harness.fleet, await harness.refs()).length;
     const naiveSeconds = ((writes + 2 * naiveReads) / 60) * (windowMs / 1000);
 
-    const latency = await writeLatency(harness, windowMs);
+    const latency = await writeLatency();
     return {
       projects,
       requests: log.length,
@@ -243,23 +243,45 @@ export async function convergeAndLatency(projects = 10, windowMs = 1000): Promis
   }
 }
 
-async function writeLatency(harness: Awaited<ReturnType<typeof openFleetHarness>>, windowMs: number): Promise<{ slots: number; naiveSlots: number }> {
+/**
+ * Scenario 4 on a fleet of its own with a 5 s window: the write is asked once the sweep has
+ * spent the window, and a window this long leaves that moment well before the window rolls
+ * over even on a busy machine (with a 1 s window a late poll could ask just as slots came
+ * free, and count the sweep requests granted them as slots the write waited for).
+ */
+async function writeLatency(windowMs = 5000): Promise<{ slots: number; naiveSlots: number }> {
+  const harness = await openFleetHarness({
+    shape: { projects: 2, secrets: 0, functions: 0, sections: ['auth'] },
+    emulatorRate: { limit: 60, windowMs },
+    clientRate: { limit: 50, windowMs },
+  });
+  try {
+    await harness.pass();
+    return await measureWriteLatency(harness, windowMs);
+  } finally {
+    await harness.close();
+  }
+}
+
+async function measureWriteLatency(harness: Awaited<ReturnType<typeof openFleetHarness>>, windowMs: number): Promise<{ slots: number; naiveSlots: number }> {
   await new Promise((resolve) => setTimeout(resolve, windowMs * 1.1));
   const refs = [...(await harness.refs()).values()];
   const api = harness.client.api;
   const controller = new AbortController();
   const sweepSize = 200;
-  const base = harness.emulator.requests().length;
+  // Counted in the client's send order (its transport), not by arrival: a write carries a
+  // body, so the emulator can log a GET sent just after it first.
+  const sends = harness.sendMethods;
+  const base = sends.length;
   const sweep = Array.from({ length: sweepSize }, (_, i) =>
     api.getAuthServiceConfig(refs[i % refs.length]!, { priority: 'drift', project: `p${i % refs.length}`, signal: controller.signal }).catch(() => undefined),
   );
   // Wait until the sweep has spent the current window, then ask for a write.
-  while (harness.emulator.requests().length - base < 50) await new Promise((resolve) => setTimeout(resolve, 5));
-  const askedAt = harness.emulator.requests().length;
+  while (sends.length - base < 50) await new Promise((resolve) => setTimeout(resolve, 5));
+  const askedAt = sends.length;
   const sweepSentBefore = askedAt - base;
   await api.updateAuthServiceConfig(refs[0]!, { jwt_exp: 3600 }, { priority: 'write', project: 'p0' });
-  const log = harness.emulator.requests();
-  const writeIndex = log.findIndex((e, i) => i >= askedAt && e.method === 'PATCH');
+  const writeIndex = sends.indexOf('PATCH', askedAt);
   controller.abort();
   await Promise.all(sweep);
   return { slots: writeIndex - askedAt, naiveSlots: sweepSize - sweepSentBefore };
