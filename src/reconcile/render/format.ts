@@ -66,33 +66,29 @@ export function outcomeCounts(result: PassResult): OutcomeCounts {
   return countResults(result.outcomes.filter(isWriteOutcome));
 }
 
-/** The readiness waits of new or restored projects (steps, not changes). */
-function waitCounts(result: PassResult): OutcomeCounts {
-  return countResults(result.outcomes.filter((o) => o.action === 'wait'));
-}
-
 function countResults(outcomes: ApplyOutcome[]): OutcomeCounts {
   const counts = { success: 0, failed: 0, skipped: 0 };
   for (const outcome of outcomes) counts[outcome.result] += 1;
   return counts;
 }
 
+/** The line of a step of the apply (steps, not changes), or undefined when the pass ran none. */
+function stepLine(result: PassResult, action: 'wait' | 'verify', lead: (projects: string) => string, succeeded: string, failed: string): string | undefined {
+  const counts = countResults(result.outcomes.filter((o) => o.action === action));
+  const total = counts.success + counts.failed + counts.skipped;
+  if (total === 0) return undefined;
+  const parts = [`${counts.success} ${succeeded}`, ...(counts.failed ? [`${counts.failed} ${failed}`] : []), ...(counts.skipped ? [`${counts.skipped} skipped`] : [])];
+  return `${lead(`${total} project${total === 1 ? '' : 's'}`)}: ${parts.join(', ')}.`;
+}
+
 /** The readiness line (`Waited for 3 projects to become ready: 3 ready.`), or undefined when the pass waited for no project. */
 export function waitLine(result: PassResult): string | undefined {
-  const waits = waitCounts(result);
-  const total = waits.success + waits.failed + waits.skipped;
-  if (total === 0) return undefined;
-  const parts = [`${waits.success} ready`, ...(waits.failed ? [`${waits.failed} not ready`] : []), ...(waits.skipped ? [`${waits.skipped} skipped`] : [])];
-  return `Waited for ${total} project${total === 1 ? '' : 's'} to become ready: ${parts.join(', ')}.`;
+  return stepLine(result, 'wait', (projects) => `Waited for ${projects} to become ready`, 'ready', 'not ready');
 }
 
 /** The read-back line (`Read back the writes of 2 projects: 2 confirmed.`), or undefined when the pass wrote nothing to read back. */
 export function verifyLine(result: PassResult): string | undefined {
-  const checks = countResults(result.outcomes.filter((o) => o.action === 'verify'));
-  const total = checks.success + checks.failed + checks.skipped;
-  if (total === 0) return undefined;
-  const parts = [`${checks.success} confirmed`, ...(checks.failed ? [`${checks.failed} not confirmed`] : []), ...(checks.skipped ? [`${checks.skipped} skipped`] : [])];
-  return `Read back the writes of ${total} project${total === 1 ? '' : 's'}: ${parts.join(', ')}.`;
+  return stepLine(result, 'verify', (projects) => `Read back the writes of ${projects}`, 'confirmed', 'not confirmed');
 }
 
 /**
