@@ -3,7 +3,7 @@ import { request } from 'undici';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
-import type { TokenSource } from './auth.js';
+import type { TokenSource } from './token-source.js';
 import { AuthConfigError } from './auth-errors.js';
 import { errorForResponse } from './error-mapping.js';
 import { TransientError, UnauthorizedError } from './errors.js';

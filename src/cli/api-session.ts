@@ -4,7 +4,7 @@ import { createClient, type ApiClient } from '../api/client.js';
 import { parseRateModel, type RateModel } from '../api/rate-model.js';
 import type { RunningEmulator } from '../emulator/index.js';
 import type { Logger } from '../util/logger.js';
-import type { ApiTelemetry } from '../telemetry.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';

@@ -10,7 +10,7 @@ import type { Logger } from '../util/logger.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { resolveRateModel, type ApiSession } from './api-session.js';
-import type { ApiTelemetry } from '../telemetry.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
 import { OPTIONS } from './options.js';
 import { UsageError, stringOption, type CommandContext } from './context.js';
 

@@ -11,6 +11,7 @@ import { logPass } from './pass-log.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
 import { loadStable, type LoadManifests } from './source-loader.js';
 import type { SourceWatcher } from './source-watcher.js';
+import type { PassReport, PassTrigger } from '../notify/events.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
 export interface DaemonPassRequest {
@@ -23,15 +24,7 @@ export interface DaemonPassRequest {
 
 type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
-/** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
-export type PassTrigger = 'revision' | 'resync' | 'manual';
-
-export interface PassReport {
-  priority: 'write' | 'drift';
-  trigger: PassTrigger;
-  projects?: string[];
-  revision?: string;
-}
+export type { PassReport, PassTrigger } from '../notify/events.js';
 
 /** What an on-demand request asks for: some projects, or the newest revision (a push's commit, when known). */
 export interface PassRequest {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Priority } from '../api/request.js';
 import { PRIORITIES } from '../api/request.js';
-import type { ApiTelemetry } from '../telemetry.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { PassResult, PlanEntry, ProjectObservation, ResourceStatus } from '../reconcile/types.js';

@@ -1,8 +1,23 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.js';
-import { validateFaultConfig } from './faults.js';
-import type { Emulator } from './emulator.js';
+import { validateFaultConfig, type FaultConfig } from './faults.js';
+import type { RequestLogEntry } from './request-log.js';
 import type { RequestTarget } from './request-target.js';
+import type { SeedInput } from './seed.js';
+
+/** What the administration API works on: the emulator (src/emulator/emulator.ts implements it). */
+export interface AdminTarget {
+  now(): number;
+  advanceClock(ms: number): void;
+  advanceUntilIdle(): void;
+  requests(since?: number): RequestLogEntry[];
+  clearRequests(): void;
+  setFaults(config: FaultConfig): void;
+  faultConfig(): FaultConfig;
+  reset(): void;
+  seed(seed: SeedInput): void;
+  info(): Record<string, unknown>;
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
@@ -31,7 +46,7 @@ class AdminError extends Error {
  * The administration API under /_emulator/: no auth, no rate limit, not in the request log.
  * Documented in docs/emulator.md.
  */
-export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
+export async function handleAdmin(emulator: AdminTarget, req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   const path = url.pathname.replace(/\/+$/, '');
   const key = `${method} ${path}`;

@@ -3,7 +3,7 @@
 // under the same name; the manifest-only fields (organization, policy, prune, ...) are written
 // here once. Each configuration section's fragment lives in its module
 // (src/reconcile/kinds/config/<section>.ts) and reaches this file as an argument: the
-// validator imports this file and must not load the reconciler. `npm run build && node dist/manifests/generate-schemas.js` rewrites the committed
+// validator imports this file and must not load the reconciler. `npm run build && node dist/tools/generate-schemas.js` rewrites the committed
 // files, and test/manifests/schema-drift.test.ts fails when they differ from this output.
 import type { ManifestKind } from './types.js';
 

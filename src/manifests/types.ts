@@ -8,7 +8,7 @@ export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' |
 export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
-// src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
+// src/tools/generate-schemas.ts): the names below are the contract, the shapes come from
 // schemas/*.schema.json, so validation, editors and the code cannot disagree.
 import type * as Schema from './schema-types.js';
 

@@ -20,7 +20,8 @@ import { secretResolver } from './secret-check.js';
 import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
-import type { ApplyOutcome, FleetApplyContext, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
+import type { FleetApplyContext } from './fleet.js';
+import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 import type { Refusal } from './plan-file.js';
 
 export interface PassOptions {

@@ -1,27 +1,16 @@
 // The reconciler's contract. The plan is a value: observe + diff produce PlanEntries,
 // `--dry-run` renders them, apply executes them. Every managed kind is a module registered in
-// one table (src/reconcile/registry.ts): Organization and Project implement FleetModule, the
-// kinds within a project KindModule.
+// one table (src/reconcile/registry.ts): the kinds within a project implement KindModule (here),
+// Organization and Project FleetModule (fleet.ts). This file is a leaf of src/reconcile: it
+// imports nothing of it but the leaf list of kinds (resource-kinds.ts).
 import type { ManagementApi } from '../api/endpoints.js';
-import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
-import type { AnyDocument, ManifestError, ManifestKind, SecretRef } from '../manifests/types.js';
-import type { ExportedFile } from './export-functions.js';
-import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
-import type { IntentLog } from './intents.js';
-import type { Inventory } from './inventory.js';
-import type { FleetInput, FleetObservation } from './observe.js';
-import type { FLEET_MODULES, KIND_MODULES } from './registry.js';
-import type { SecretResolver } from './secret-check.js';
+import type { AnyDocument, ManifestError, ManifestKind, ProjectDocument, SecretRef } from '../manifests/types.js';
+import type { ResourceKind } from './resource-kinds.js';
+
+export type { ResourceKind } from './resource-kinds.js';
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'noop' | 'blocked';
-
-/**
- * Kinds of managed resources, as the registry's modules declare them: every kind a fleet-level
- * module produces (Organization; Project and its lifecycle, pause and restore) and the kind of
- * every per-project module (one per configuration section, `Secret`, `Function`, ...).
- */
-export type ResourceKind = (typeof FLEET_MODULES)[number]['produces'][number] | (typeof KIND_MODULES)[number]['kind'];
 
 export interface FieldChange {
   /** Dotted field path inside the resource, for example `auth.site_url`. */
@@ -172,7 +161,7 @@ export interface StateStore {
 export interface ProjectScope {
   /** Manifest name. */
   name: string;
-  document: import('../manifests/types.js').ProjectDocument;
+  document: ProjectDocument;
   /** Live ref; undefined when the project does not exist yet (a dry run of its creation). */
   ref?: string;
   /** Live status from the project list. */
@@ -229,92 +218,16 @@ export interface KindExportContext {
   log: Logger;
 }
 
+/** A file an export writes beside the documents (a function's source), relative to the output directory. */
+export interface ExportedFile {
+  path: string;
+  content: Uint8Array;
+}
+
 export interface KindExport {
   documents: Array<Record<string, unknown>>;
   /** Files the documents point at (function sources), relative to the output directory. */
   files?: ExportedFile[];
   /** `project/slug` of what was not exported because `functions` was false. */
   leftOut?: string[];
-}
-
-/** What a fleet-level module applies with: the pass's observation and its shared state. */
-export interface FleetApplyContext {
-  fleet: FleetObservation;
-  /** The pass's API. */
-  api: ManagementApi;
-  /** The API as the kinds of that project use it (its requests are counted and tagged under it). */
-  apiFor(project: string): ManagementApi;
-  inventory: Inventory;
-  intents: IntentLog;
-  state: StateStore;
-  secrets: SecretResolver;
-  clock: Clock;
-  log: Logger;
-  /** Live project refs by project manifest name: a creation adds its project's. */
-  projectRefs: Map<string, string>;
-  signal?: AbortSignal;
-}
-
-/**
- * One module per fleet-level kind (Organization, then Project: the registry's order is the
- * order in which they plan and apply). The pass observes the fleet once (observe.ts: the
- * project list, the organization list when needed, the matching of documents to live
- * objects); `plan` diffs that observation into entries, plain data, without a request. The
- * engine applies `leading` entries before any project's own changes and `trailing` ones after
- * all of them; a project's own entries (its creation, its lifecycle) are applied with that
- * project (apply-project.ts). Every write goes through `apply`. After the apply, `record`
- * brings the inventory up to date with what the pass found and did; `exportDocuments` is the
- * module's part of `export`.
- */
-export interface FleetModule<K extends string = ResourceKind, P extends string = K> {
-  readonly kind: K;
-  /** The kind of manifest document it is declared in. */
-  readonly document: ManifestKind;
-  /** Every kind of entry the module plans, its own first. */
-  readonly produces: readonly P[];
-  plan(fleet: FleetObservation, input: FleetInput): PlanEntry[];
-  leading(fleet: FleetObservation): PlanEntry[];
-  trailing(fleet: FleetObservation): PlanEntry[];
-  /** Performs one entry of a kind it produces whose action is a write (never one under the observe policy). */
-  apply(entry: PlanEntry, ctx: FleetApplyContext): Promise<void>;
-  /**
-   * Records in `ctx.inventory` (and clears from `ctx.intents`) what this pass established of
-   * the module's kind, after the apply (never in a dry run); `now` is the time the pass
-   * records. The engine calls each module in registry order, then saves the inventory.
-   */
-  record(ctx: FleetApplyContext, now: number): Promise<void>;
-  /** The module's documents for the live fleet, in the order `export` writes them. */
-  exportDocuments(context: FleetExportContext): AsyncIterable<FleetExportDocument>;
-}
-
-/** What a fleet-level module's export works with: the live fleet selected for export. */
-export interface FleetExportContext {
-  api: ManagementApi;
-  /** The live projects selected for export, in the order of the project list. */
-  projects: readonly V1ProjectWithDatabaseResponse[];
-  /** Every organization visible to the token. */
-  organizations: readonly OrganizationResponseV1[];
-  /** Each selected project's manifest name (unique within the export), by ref. */
-  projectNames: ReadonlyMap<string, string>;
-  /**
-   * Manifest names of the exported organizations, by id: the Organization module fills it,
-   * and the Project module names each project's organization with it.
-   */
-  organizationNames: Map<string, string>;
-  /** The configuration sections to export. */
-  sections: readonly ConfigSection[];
-  /** What each section's export works with, for one project (`name` is its manifest name). */
-  sectionContexts(project: V1ProjectWithDatabaseResponse, name: string): (section: string) => SectionExportContext;
-  log: Logger;
-}
-
-/** One document of a fleet-level module's export. */
-export interface FleetExportDocument {
-  document: Record<string, unknown>;
-  /**
-   * The live project the document declares (a Project document's): the project's documents
-   * share a file named after it, and those of the per-project kinds follow it when the
-   * service serves its configuration (`readable`).
-   */
-  project?: { ref: string; name: string; status: string; state: 'readable' | 'paused' | 'unreadable' };
 }

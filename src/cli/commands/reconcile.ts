@@ -19,7 +19,7 @@ import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, requireShard, stateDirOf } from '../process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];

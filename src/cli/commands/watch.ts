@@ -21,12 +21,12 @@ import { triggerRoutes, type TriggerSettings } from '../../daemon/trigger.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
 import { eventsFromPass } from '../../notify/events.js';
 import { Notifier } from '../../notify/notifier.js';
-import { notificationSettings } from '../../notify/setup.js';
+import { notificationSettings } from '../notification-settings.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, requireShard, stateDirOf } from '../process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */

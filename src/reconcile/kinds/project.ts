@@ -14,34 +14,16 @@ import { makeEntry } from '../diff.js';
 import { rememberSecret } from '../describe-error.js';
 import type { IntentLog } from '../intents.js';
 import { saveInventory, type InventoryProject } from '../inventory.js';
-import type { FleetObservation } from '../observe.js';
+import type { FleetObservation } from '../fleet.js';
 import { effectivePolicy, type EffectivePolicy } from '../policy.js';
-import type { FieldChange, FleetApplyContext, FleetExportContext, FleetModule, Logger, PlanEntry } from '../types.js';
+import type { FieldChange, Logger, PlanEntry } from '../types.js';
+import type { FleetApplyContext, FleetExportContext, FleetModule, LiveProject, ProjectUnit } from '../fleet.js';
 import { ProjectRefUnknownError } from './common.js';
 
-export type LiveProject = V1ProjectWithDatabaseResponse;
+export type { LiveProject, ProjectUnit } from '../fleet.js';
 
 /** Statuses in which a project is (or is becoming) paused. */
 const PAUSED = new Set(['INACTIVE', 'PAUSING', 'PAUSE_FAILED']);
-
-export interface ProjectUnit {
-  /** Manifest name. */
-  name: string;
-  document: ProjectDocument;
-  /** Name in the API. */
-  apiName: string;
-  organization: string;
-  policy: EffectivePolicy;
-  live?: LiveProject;
-  /** How the live project was found. */
-  foundBy?: 'ref' | 'inventory' | 'intent' | 'name';
-  /** The inventory record (manifest name) of the same live project under a name no document declares any more. */
-  renamedFrom?: string;
-  entry?: PlanEntry;
-  lifecycle?: PlanEntry;
-  /** Set once this pass created the project: its ref and the status the create answered. */
-  created?: { ref: string; status: string };
-}
 
 export function projectUnit(document: ProjectDocument): ProjectUnit {
   return {

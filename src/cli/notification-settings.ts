@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { stringOption, type CommandContext } from '../cli/context.js';
-import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from './config.js';
+import { stringOption, type CommandContext } from './context.js';
+import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from '../notify/config.js';
 
 function secretsOf(receiver: ReceiverSpec): SecretRef[] {
   switch (receiver.type) {

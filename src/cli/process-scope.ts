@@ -1,9 +1,9 @@
 // What a reconciling process owns: its shard (if any) and the state directory it locks. Shared
 // by the one-shot command and the daemon so both derive the same directory for a shard.
 import { join, resolve } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from '../cli/context.js';
+import { UsageError, stringOption, type CommandContext } from './context.js';
 import { parseDuration } from '../util/rate.js';
-import type { Shard, ShardMap } from './shard-map.js';
+import type { Shard, ShardMap } from '../shards/shard-map.js';
 
 /** The state directory of a process: `<state-dir>/shards/<name>` for a shard, else `<state-dir>`. */
 export function stateDirOf(context: CommandContext, shard: string | undefined): string {
