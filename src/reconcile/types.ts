@@ -139,8 +139,23 @@ export interface KindContext {
   resolveSecret(ref: unknown, document: AnyDocument): Promise<string>;
   /** Live project refs by project manifest name, filled as projects are observed or created. */
   projectRefs: Map<string, string>;
+  /** What the pass knows beyond its plan (pass-state.ts): one per pass, shared by every kind of it. */
+  pass: PassMemory;
   signal?: AbortSignal;
   log: Logger;
+}
+
+/**
+ * Pass-scoped memory the engine owns (src/reconcile/pass-state.ts implements it). Kinds keep
+ * nothing of a pass in module state: what must live exactly as long as one pass lives here.
+ */
+export interface PassMemory {
+  /** True when this pass creates the project: it was planned before it existed, and holds no user data yet. */
+  creates(project: string): boolean;
+  /** Runs `send` once per pass and key, however many entries share it (a bulk request behind several entries). */
+  once(key: string, send: () => Promise<void>): Promise<void>;
+  /** A value kinds share within the pass under `key` (one read serving two sections), made by `create` on first use. */
+  shared<T>(key: string, create: () => T): T;
 }
 
 /** Minimal structured logger (pino-compatible). */
@@ -187,6 +202,13 @@ export interface KindModule<K extends string = ResourceKind> {
    * reference are generated for every document kind of the registry.
    */
   readonly document?: ManifestKind;
+  /**
+   * Its writes make the project unreadable for a while (a Postgres upgrade: the project is
+   * UPGRADING): the engine applies them after the read-back of the project's other writes, and
+   * they are not read back in the same pass. The one ordering need a module declares; otherwise
+   * a project's kinds are applied in registry order.
+   */
+  readonly appliesAfterReadBack?: boolean;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
