@@ -2,6 +2,9 @@
 // test/manifests/schema-drift.test.ts fails when this file is out of date.
 /* eslint-disable */
 
+/** The manifest document kinds, one per schema file. */
+export const SCHEMA_KINDS = ["Organization", "Project", "Secrets", "Function", "SsoProvider", "Branch"] as const;
+
 /** The document's identity. `name` is unique per kind (per project for functions, SSO providers and branches) and is how other documents refer to it. */
 export type Metadata = {
   /** Name of this document, unique per kind; other documents refer to it by this name. */

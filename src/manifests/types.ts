@@ -4,13 +4,15 @@
 
 export const API_VERSION = 'reconciler/v1';
 
-export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch';
-export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
+/** The document kinds: one per schema file, as `npm run generate:schemas` lists them (from the registry's modules). */
+export type ManifestKind = (typeof SCHEMA_KINDS)[number];
+export const MANIFEST_KINDS: readonly ManifestKind[] = SCHEMA_KINDS;
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
 // src/tools/generate-schemas.ts): the names below are the contract, the shapes come from
 // schemas/*.schema.json, so validation, editors and the code cannot disagree.
 import type * as Schema from './schema-types.js';
+import { SCHEMA_KINDS } from './schema-types.js';
 
 /** A secret-bearing value is never a literal in git: it names where the value comes from. */
 export type SecretRef = Schema.SecretRef;

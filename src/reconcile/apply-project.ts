@@ -25,8 +25,8 @@ export interface ProjectApplyContext {
   applyFleetEntry: (entry: PlanEntry) => Promise<void>;
   context: KindContext;
   kinds: readonly KindModule[];
-  /** The modules that registered the configuration sections (the services a project must report healthy). */
-  sections: Parameters<typeof servicesNeeded>[2];
+  /** The modules whose `services` a new or restored project must report healthy (the registry's and the pass's kinds). */
+  services: readonly KindModule[];
   clock: Clock;
   log: Logger;
   projectRefs: ReadonlyMap<string, string>;
@@ -154,7 +154,7 @@ async function waitStep(
   let ready: { scope: ProjectScope; health: Record<string, boolean> } | undefined;
   let replanned: ModulePlan | undefined;
   const succeeded = await a.outcomes.step(id, 'wait', async () => {
-    const readiness = await waitUntilReady(work.unit.name, ref, servicesNeeded(work.unit.document, scope.documents, a.sections), options);
+    const readiness = await waitUntilReady(work.unit.name, ref, servicesNeeded(work.unit.document, scope.documents, a.services), options);
     ready = { scope: { ...scope, ref, status: readiness.status }, health: readiness.health };
     if (work.planWhenReady === true && !a.appliesSavedPlan) replanned = await planModules(work.unit.name, ready.scope, a.kinds, a.context, a.log);
   });

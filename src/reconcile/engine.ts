@@ -25,7 +25,7 @@ import { PassState } from './pass-state.js';
 import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
-import { CONFIG_SECTIONS, FLEET_MODULES, KIND_MODULES } from './registry.js';
+import { FLEET_MODULES, KIND_MODULES } from './registry.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
 import { openStateStore, type FileStateStore } from './state.js';
@@ -388,7 +388,7 @@ async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refuse
           applyFleetEntry,
           context: pass.contextFor(work.unit.name),
           kinds: pass.kinds,
-          sections: CONFIG_SECTIONS,
+          services: [...new Set([...KIND_MODULES, ...pass.kinds])],
           clock,
           log,
           projectRefs: pass.memory.projectRefs,

@@ -5,9 +5,8 @@ import type { ManagementApi } from '../api/endpoints.js';
 import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
 import type { Clock } from '../util/clock.js';
 import { formatElapsed, progressGate } from '../util/progress.js';
-import type { ConfigSection } from './kinds/config/section.js';
-import { CONFIG_SECTIONS } from './registry.js';
-import type { Logger } from './types.js';
+import { KIND_MODULES } from './registry.js';
+import type { KindModule, Logger } from './types.js';
 
 /** Statuses from which a project will not come up by waiting. */
 const TERMINAL = new Set(['INIT_FAILED', 'REMOVED', 'RESTORE_FAILED', 'PAUSE_FAILED', 'GOING_DOWN']);
@@ -21,14 +20,19 @@ export class ProjectNotReadyError extends Error {
 
 /**
  * Services whose health the configuration of this project needs before it is written: the
- * database, each declared section's `services`, and auth for SSO providers.
+ * database, and each module's `services` when the project uses it: a configuration section
+ * (a module with a `key`) the Project document declares, a sub-resource kind (a module with a
+ * `document`) the project has documents of (SSO providers need auth).
  */
-export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], sections: readonly ConfigSection[] = CONFIG_SECTIONS): string[] {
+export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], modules: readonly KindModule[] = KIND_MODULES): string[] {
   const spec = document.spec as unknown as Record<string, unknown>;
   const services = new Set<string>(['db']);
-  for (const section of sections) if (spec[section.key]) for (const service of section.services) services.add(service);
-  const mine = documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name);
-  if (mine.some((d) => d.kind === 'SsoProvider')) services.add('auth');
+  const mine = new Set(documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name).map((d) => d.kind as string));
+  for (const module of modules) {
+    const key = (module as { key?: unknown }).key;
+    const used = typeof key === 'string' ? Boolean(spec[key]) : module.document !== undefined && mine.has(module.document.kind);
+    if (used) for (const service of module.services ?? []) services.add(service);
+  }
   return [...services];
 }
 

@@ -66,5 +66,8 @@ export const KIND_MODULES = [...CONFIG_SECTIONS, ...SUB_RESOURCES] as const;
 /** The manifest document kinds the modules are declared in, in the order of the field reference. */
 export const DOCUMENT_KINDS: readonly ManifestKind[] = [
   ...FLEET_MODULES.map((module) => module.document),
-  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])),
+  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document.kind as ManifestKind] : [])),
 ];
+
+/** The document kinds the per-project modules declare, with their schemas (the schema generator's input). */
+export const DOCUMENT_SCHEMAS = KIND_MODULES.flatMap((module) => (module.document ? [module.document] : []));

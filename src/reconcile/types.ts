@@ -5,6 +5,7 @@
 // imports nothing of it but the leaf list of kinds (resource-kinds.ts).
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
+import type { DocumentSchema } from '../manifests/schema-source.js';
 import type { AnyDocument, ManifestError, ManifestKind, ProjectDocument, SecretRef } from '../manifests/types.js';
 import type { ResourceKind } from './resource-kinds.js';
 
@@ -201,7 +202,12 @@ export interface KindModule<K extends string = ResourceKind> {
    * (a sub-resource's; a section is a field of the Project): the schema and the field
    * reference are generated for every document kind of the registry.
    */
-  readonly document?: ManifestKind;
+  readonly document?: DocumentSchema;
+  /**
+   * Services (names of the health endpoint: `auth`, `rest`, ...) a new or restored project must
+   * report healthy before the project's documents of this kind are written; none when absent.
+   */
+  readonly services?: readonly string[];
   /**
    * Its writes make the project unreadable for a while (a Postgres upgrade: the project is
    * UPGRADING): the engine applies them after the read-back of the project's other writes, and

@@ -5,8 +5,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CONFIG_SECTIONS, DOCUMENT_KINDS } from '../reconcile/registry.js';
-import { buildSchemas, KIND_SCHEMA_FILES, renderSchemaFile } from '../manifests/schema-source.js';
+import { CONFIG_SECTIONS, DOCUMENT_KINDS, DOCUMENT_SCHEMAS } from '../reconcile/registry.js';
+import { buildSchemas, renderSchemaFile, schemaFileOf } from '../manifests/schema-source.js';
 import { renderSchemaTypes } from '../manifests/schema-typegen.js';
 import { renderFieldReference } from '../manifests/schema-docs.js';
 
@@ -16,9 +16,9 @@ export const REPOSITORY_ROOT = fileURLToPath(new URL('../../', import.meta.url))
 /** Every generated file (path relative to the repository root) with its expected content. */
 export function generatedFiles(root = REPOSITORY_ROOT): Map<string, string> {
   const openapi = JSON.parse(readFileSync(join(root, 'schemas/api/openapi.json'), 'utf8'));
-  const schemas = buildSchemas(openapi, CONFIG_SECTIONS);
+  const schemas = buildSchemas(openapi, CONFIG_SECTIONS, DOCUMENT_SCHEMAS);
   const files = new Map<string, string>();
-  for (const kind of DOCUMENT_KINDS) files.set(`schemas/${KIND_SCHEMA_FILES[kind]}`, renderSchemaFile(schemas[kind]));
+  for (const kind of DOCUMENT_KINDS) files.set(`schemas/${schemaFileOf(kind)}`, renderSchemaFile(schemas[kind]!));
   // Types come from the rendered JSON (what editors and the validator read), not the objects.
   const committedForm = Object.fromEntries([...files].map(([path, text]) => [path, JSON.parse(text)]));
   files.set('src/manifests/schema-types.ts', renderSchemaTypes(committedForm, 'src/tools/generate-schemas.ts'));
