@@ -45,17 +45,6 @@ interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unknown> {
 export type OrganizationSpec = Schema.OrganizationSpec;
 
 // ---- Project
-/** Auth fields that carry secrets: in manifests they must be SecretRefs (see secret-fields.ts). */
-export type SecretAuthField =
-  | 'smtp_pass'
-  | 'security_captcha_secret'
-  | `sms_sms${'A'}_access_key`
-  | `sms_sms${'B' | 'E'}_api_key`
-  | `sms_sms${'C' | 'D'}_auth_token`
-  | 'sms_smsE_api_secret'
-  | `hook_${string}_secrets`
-  | `external_${string}_secret`;
-
 /** Auth configuration: the API's UpdateAuthConfigBody fields, secret-bearing ones as SecretRef. */
 export type AuthSpec = Schema.AuthSpec;
 /** Postgres parameters plus `restart_database` (restart when this section changes; default false). */

@@ -1,5 +1,5 @@
 // Waiting for a project: until it and the services its configuration needs are healthy (after
-// a creation or a restore), or until a pause has settled.
+// a creation or a restore).
 import { TransientError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
 import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
@@ -103,26 +103,5 @@ export async function waitUntilReady(name: string, ref: string, services: readon
       if (!(error instanceof TransientError)) throw error;
     }
     await pause();
-  }
-}
-
-/** Waits until a pause has settled (INACTIVE). */
-export async function waitUntilPaused(name: string, ref: string, options: WaitOptions): Promise<string> {
-  const timeoutMs = options.timeoutMs ?? 30 * 60_000;
-  const started = options.clock.now();
-  let delay = options.initialDelayMs ?? 500;
-  const call = { priority: 'verify' as const, project: name, ...(options.signal ? { signal: options.signal } : {}) };
-  for (;;) {
-    let status = 'UNKNOWN';
-    try {
-      status = (await options.api.getProject(ref, call)).status;
-    } catch (error) {
-      if (!(error instanceof TransientError)) throw error;
-    }
-    if (status === 'INACTIVE') return status;
-    if (status === 'PAUSE_FAILED') throw new ProjectNotReadyError(name, status, 'the pause failed');
-    if (options.clock.now() - started + delay > timeoutMs) throw new ProjectNotReadyError(name, status, 'not paused in time');
-    await options.clock.sleep(delay, options.signal);
-    delay = Math.min(options.maxDelayMs ?? 15_000, Math.round(delay * 1.6));
   }
 }

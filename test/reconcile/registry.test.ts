@@ -91,7 +91,6 @@ describe('the registry', () => {
 
   it('gives sections and sub-resources one set of helpers', () => {
     expect(Object.keys(sectionPlan)).not.toContain('isObserveOnly');
-    expect(Object.keys(sectionPlan)).not.toContain('refForApply');
     expect(Object.keys(configErrors)).not.toContain('ProjectRefUnknownError');
     expect(typeof common.isObserveOnly).toBe('function');
     expect(typeof common.refAtApply).toBe('function');
