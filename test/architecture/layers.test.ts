@@ -66,6 +66,26 @@ describe('the layers of src/', () => {
   });
 });
 
+const TEST = new URL('..', import.meta.url).pathname;
+
+/**
+ * A test file runs the built command when it names it (`dist/cli/bin.js`) or uses a helper that
+ * spawns it (test/e2e/helpers/cli.ts, test/daemon/daemon-process.ts).
+ */
+function runsBuiltCommand(text: string): boolean {
+  return /dist[/'", ]+cli[/'", ]+bin\.js/.test(text) || /from '[./]*(?:e2e\/)?helpers\/cli\.js'/.test(text) || /from '[./]*(?:daemon\/)?daemon-process\.js'/.test(text);
+}
+
+describe('the names of test files', () => {
+  it('a test file is named `.e2e.` exactly when it runs the built command', () => {
+    // This file names the command in its checks, not to run it.
+    const tests = filesBelow(TEST).filter((file) => file.endsWith('.test.ts') && file !== new URL(import.meta.url).pathname);
+    const misnamed = tests.filter((file) => runsBuiltCommand(readFileSync(file, 'utf8')) !== file.includes('.e2e.')).map((file) => relative(TEST, file));
+    expect(misnamed).toEqual([]);
+    expect(tests.filter((file) => file.includes('.e2e.')).length).toBeGreaterThan(10);
+  });
+});
+
 describe('the checks fail on a deliberate violation', () => {
   it('an import up the layers (api importing cli) is reported with the file and its target', () => {
     const root = tree({
