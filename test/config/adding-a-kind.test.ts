@@ -3,7 +3,7 @@
 // project changes): its module declares its document kind, schema and needed services, and the
 // kind goes through validation, a plan and an apply against the emulator over real HTTP, with
 // the schema generator, the types and the field reference picking it up.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
@@ -14,7 +14,9 @@ import type { AnyDocument, ManifestKind, ProjectDocument } from '../../src/manif
 import { activeDocuments, projectDependency, refAtApply, sha256Hex, sourceOf } from '../../src/reconcile/kinds/common.js';
 import { makeEntry } from '../../src/reconcile/diff.js';
 import { servicesNeeded } from '../../src/reconcile/project-readiness.js';
+import * as registry from '../../src/reconcile/registry.js';
 import { CONFIG_SECTIONS, DOCUMENT_SCHEMAS, KIND_MODULES } from '../../src/reconcile/registry.js';
+import * as resourceKinds from '../../src/reconcile/resource-kinds.js';
 import type { KindModule, PassResult, PlanEntry, ResourceKind } from '../../src/reconcile/types.js';
 import { silentLogger } from '../../src/util/logger.js';
 import { REPO } from '../manifests/helpers.js';
@@ -81,6 +83,26 @@ spec:
   project: ${projectName}
   value: ${value}
 `;
+
+describe('the list in docs/development.md, "Adding a sub-resource kind"', () => {
+  const text = readFileSync(join(REPO, 'docs/development.md'), 'utf8');
+  const section = text.slice(text.indexOf('<!-- section:adding-a-kind -->'), text.indexOf('<!-- /section:adding-a-kind -->'));
+
+  it('names files that exist, and the lists it says to extend', () => {
+    expect(section.length).toBeGreaterThan(1000);
+    const paths = [...section.matchAll(/`((?:src|test|schemas|docs)\/[^`<]+)`/g)].map((match) => match[1]!);
+    expect(paths.length).toBeGreaterThan(5);
+    expect(paths.filter((path) => !existsSync(join(REPO, path)))).toEqual([]);
+    expect(section).toContain('`SUB_RESOURCES`');
+    expect(Array.isArray(registry.SUB_RESOURCES)).toBe(true);
+    expect(section).toContain('`RESOURCE_KINDS`');
+    expect(Array.isArray(resourceKinds.RESOURCE_KINDS)).toBe(true);
+  });
+
+  it('names every member the made-up module declares', () => {
+    for (const member of Object.keys(flagKind)) expect(section, member).toContain(`\`${member}\``);
+  });
+});
 
 describe('a sub-resource kind registered in one place: its schema', () => {
   it('gets a schema file, generated types and a field reference page of its own', () => {
