@@ -1,23 +1,13 @@
 // What a reconciling process owns: its shard (if any) and the state directory it locks. Shared
 // by the one-shot command and the daemon so both derive the same directory for a shard.
-import { join, resolve } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from './context.js';
-import { parseDuration } from '../util/rate.js';
+import { join } from 'node:path';
+import { UsageError } from './context.js';
+import type { Settings } from './settings.js';
 import type { Shard, ShardMap } from '../shards/shard-map.js';
 
 /** The state directory of a process: `<state-dir>/shards/<name>` for a shard, else `<state-dir>`. */
-export function stateDirOf(context: CommandContext, shard: string | undefined): string {
-  const base = resolve(context.cwd, stringOption(context, 'state-dir') ?? '.reconcile');
-  return shard === undefined ? base : join(base, 'shards', shard);
-}
-
-/** `--lock-timeout` in milliseconds. */
-export function lockTimeoutMs(context: CommandContext): number {
-  try {
-    return parseDuration(stringOption(context, 'lock-timeout') ?? '60s');
-  } catch (error) {
-    throw new UsageError(`--lock-timeout: ${(error as Error).message}`);
-  }
+export function stateDirOf(settings: Pick<Settings, 'stateDir'>, shard: string | undefined): string {
+  return shard === undefined ? settings.stateDir : join(settings.stateDir, 'shards', shard);
 }
 
 /**

@@ -3,7 +3,7 @@
 import { relative, resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import type { Logger } from '../../util/logger.js';
 import { colorWanted } from '../../util/logger.js';
@@ -19,7 +19,7 @@ import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../process-scope.js';
+import { requireShard, stateDirOf } from '../process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -28,9 +28,9 @@ type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const EXIT = { success: 0, error: 1, changes: 2 } as const;
 
 /** The manifests directory: DIR or --manifests (not both, unless equal), default the working directory. */
-export function manifestsDir(context: CommandContext): string {
+export function manifestsDir(context: Pick<CommandContext, 'positionals' | 'cwd' | 'settings'>): string {
   const positional = context.positionals[0];
-  const flag = stringOption(context, 'manifests');
+  const flag = context.settings.manifests;
   if (context.positionals.length > 1) throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   if (positional !== undefined && flag !== undefined && resolve(context.cwd, positional) !== resolve(context.cwd, flag)) {
     throw new UsageError(`two manifests directories given: ${positional} and --manifests ${flag}`);
@@ -38,8 +38,8 @@ export function manifestsDir(context: CommandContext): string {
   return resolve(context.cwd, positional ?? flag ?? '.');
 }
 
-export function outputFormat(context: CommandContext): OutputFormat {
-  const value = stringOption(context, 'output') ?? 'text';
+export function outputFormat(context: Pick<CommandContext, 'settings'>): OutputFormat {
+  const value = context.settings.output;
   if (!(OUTPUT_FORMATS as readonly string[]).includes(value)) {
     throw new UsageError(`--output: expected one of ${OUTPUT_FORMATS.join(', ')}, got \`${value}\``);
   }
@@ -58,8 +58,8 @@ export function render(result: PassResult, format: OutputFormat, color: boolean,
  * a URL may carry, or the sandbox).
  */
 function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
-  if (context.values.sandbox === true) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
-  const url = stringOption(context, 'api-url');
+  if (context.settings.sandbox) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
+  const url = context.settings.apiUrl;
   let environment = 'an API URL that is not set';
   if (url) {
     try {
@@ -84,13 +84,13 @@ export function commandLogger(context: CommandContext): Logger {
 }
 
 export async function run(context: CommandContext): Promise<number> {
-  if (context.values.watch === true) {
-    if (stringOption(context, 'out') !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
+  if (context.settings.watch) {
+    if (context.settings.out !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
     const { runDaemon } = await import('./watch.js');
     return runDaemon(context);
   }
-  const dryRun = context.values['dry-run'] === true;
-  const out = stringOption(context, 'out');
+  const dryRun = context.settings.dryRun;
+  const out = context.settings.out;
   if (out !== undefined && !dryRun) throw new UsageError('--out FILE saves a plan: add --dry-run (then apply it with `reconcile apply FILE`)');
   const format = outputFormat(context);
   const dir = manifestsDir(context);
@@ -122,10 +122,10 @@ export interface PassRequest {
 /** Load, lock, open a session, run one pass, render it: the plain command, and `apply FILE`. */
 export async function executePass(context: CommandContext, request: PassRequest): Promise<number> {
   const { dir, dryRun, format, log } = request;
-  const detailed = context.values['detailed-exitcode'] === true;
-  const shardName = stringOption(context, 'shard');
-  const timeoutMs = lockTimeoutMs(context);
-  const sandbox = context.values.sandbox === true;
+  const detailed = context.settings.detailedExitcode;
+  const shardName = context.settings.shard;
+  const timeoutMs = context.settings.lockTimeoutMs;
+  const sandbox = context.settings.sandbox;
   if (shardName !== undefined && sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const { loadShardedManifests } = await import('../../shards/load-sharded.js');
   const sharded = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardName !== undefined ? { shard: shardName } : {}), ...optionalShardsFile(context) });
@@ -182,17 +182,17 @@ export async function executePass(context: CommandContext, request: PassRequest)
   let session: (ApiSession & { clock?: Clock }) | undefined;
   try {
     if (sandbox) {
-      session = await openSandboxSession(context, log);
+      session = await openSandboxSession(context.settings, log);
       if (!(await takeLock(session.stateDir))) return EXIT.error;
     } else {
-      const stateDir = stateDirOf(context, sharded.shard?.name);
+      const stateDir = stateDirOf(context.settings, sharded.shard?.name);
       if (!(await takeLock(stateDir))) return EXIT.error;
-      session = await openApiSession(context, {
+      session = await openApiSession(context.settings, context.env, {
         log,
         ...(sharded.shard
           ? {
               shard: {
-                auth: shardAuthInputs(sharded.shard, context.env, stringOption(context, 'api-url')),
+                auth: shardAuthInputs(sharded.shard, context.env, context.settings.apiUrl),
                 stateDir,
                 ...(sharded.shard.rate ? { rate: sharded.shard.rate } : {}),
               },
@@ -208,7 +208,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       env: context.env,
       log,
       sandbox,
-      allowEmpty: context.values['allow-empty'] === true,
+      allowEmpty: context.settings.allowEmpty,
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
       ...(savedPlan ? { savedPlan } : {}),
@@ -244,6 +244,6 @@ async function savePlan(context: CommandContext, path: string, result: PassResul
 }
 
 function optionalShardsFile(context: CommandContext): { shardsFile?: string } {
-  const file = stringOption(context, 'shards');
+  const file = context.settings.shards;
   return file === undefined ? {} : { shardsFile: file };
 }

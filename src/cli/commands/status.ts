@@ -11,15 +11,15 @@ import { openApiSession, type ApiSession } from '../api-session.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { didYouMean } from '../../manifests/suggest.js';
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
-  const output = stringOption(context, 'output') ?? 'text';
+  const output = context.settings.output;
   if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
-  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
+  const dir = resolve(context.cwd, context.positionals[0] ?? context.settings.manifests ?? '.');
   const log = streamLogger(context, context.stderr);
 
   const { loadManifests } = await import('../../manifests/load.js');
@@ -33,11 +33,11 @@ export async function run(context: CommandContext): Promise<number> {
   }
 
   const session: ApiSession & { clock?: Clock } =
-    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
+    context.settings.sandbox ? await openSandboxSession(context.settings, log) : await openApiSession(context.settings, context.env, { log });
   try {
     const { runPass } = await import('../../reconcile/engine.js');
     // `--project NAME` limits the report (and its reads) to one Project manifest.
-    const only = stringOption(context, 'project');
+    const only = context.settings.project;
     if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
       const hint = didYouMean(only, manifests.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
       throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}${hint === undefined ? '' : `; ${hint}`}`);
@@ -51,7 +51,7 @@ export async function run(context: CommandContext): Promise<number> {
       env: context.env,
       log,
       signal: context.signal,
-      ...(context.values.sandbox === true ? { sandbox: true } : {}),
+      ...(context.settings.sandbox ? { sandbox: true } : {}),
       ...(session.clock ? { clock: session.clock } : {}),
     });
     const observed = new Map<string, ObservedProjectState>();
