@@ -133,10 +133,14 @@ export class Notifier {
     if (this.#closing.signal.aborted) return;
     const now = this.#options.clock.now();
     let changed = false;
+    let deduplicated = 0;
     for (const event of events) {
       const digest = createHash('sha256').update(dedupKey(event)).digest('hex').slice(0, 32);
       const last = this.#seen.get(digest);
-      if (last !== undefined && now - last < this.#options.settings.dedupWindowMs) continue;
+      if (last !== undefined && now - last < this.#options.settings.dedupWindowMs) {
+        deduplicated += 1;
+        continue;
+      }
       this.#seen.delete(digest);
       this.#seen.set(digest, now);
       changed = true;
@@ -153,6 +157,7 @@ export class Notifier {
         receiver.draining ??= this.#drain(receiver).finally(() => (receiver.draining = undefined));
       }
     }
+    if (events.length > 0) this.#options.log.debug({ events: events.length, deduplicated }, 'notifications published');
     if (changed) this.#save();
   }
 
