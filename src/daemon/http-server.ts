@@ -70,6 +70,8 @@ export interface PostRoute {
 }
 
 class BodyTooLargeError extends Error {}
+/** The client went away before the body ended: nothing to answer. */
+class BodyAbortedError extends Error {}
 
 /** Streams the body through `sink`, keeping its first `keep` bytes; rejects past `limit`. */
 function readBody(request: IncomingMessage, limit: number, keep: number, sink: BodySink | undefined): Promise<{ body: Buffer; truncated: boolean }> {
@@ -92,8 +94,16 @@ function readBody(request: IncomingMessage, limit: number, keep: number, sink: B
         kept += part.length;
       }
     });
-    request.on('end', () => resolve({ body: Buffer.concat(chunks), truncated: size > kept }));
-    request.on('error', reject);
+    let ended = false;
+    request.on('end', () => {
+      ended = true;
+      resolve({ body: Buffer.concat(chunks), truncated: size > kept });
+    });
+    // A connection closed mid-body frees its reading slot at once (settling twice is harmless).
+    request.on('error', () => reject(new BodyAbortedError()));
+    request.on('close', () => {
+      if (!ended) reject(new BodyAbortedError());
+    });
   });
 }
 
@@ -127,6 +137,10 @@ async function handlePost(route: PostRoute, reading: Map<PostRoute, number>, req
     sink = opened;
     read = await readBody(request, route.maxBodyBytes, route.keepBytes ?? route.maxBodyBytes, sink);
   } catch (error) {
+    if (error instanceof BodyAbortedError) {
+      response.destroy();
+      return;
+    }
     if (!(error instanceof BodyTooLargeError)) throw error;
     return refuse(request, response, { status: 413, body: { message: `The body is longer than ${route.maxBodyBytes} bytes` } });
   } finally {

@@ -296,6 +296,13 @@ describe('POST /reconcile and push webhooks', () => {
       req.flushHeaders();
     });
     expect(fifth).toBe(503);
+    // Clients that go away mid-body free their places at once.
     for (const req of open) req.destroy();
+    let status = 503;
+    while (status === 503) {
+      const body = JSON.stringify({ ref: 'refs/heads/main', after: commitId(1) });
+      status = (await post('/reconcile/webhook', body, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body, 'wrong') })).status;
+    }
+    expect(status).toBe(403);
   });
 });
