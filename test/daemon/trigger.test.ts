@@ -22,6 +22,7 @@ describe('POST /reconcile and push webhooks', () => {
   let clock: ManualClock;
   let daemon: Daemon;
   let server: RunningHttpServer;
+  let routes: ReturnType<typeof triggerRoutes>;
   let passes: Array<Pick<DaemonPassRequest, 'priority' | 'projects'> & { root: string }>;
   /** Passes wait for it (a long pass); resolved unless a test holds it. */
   let gate: Promise<void>;
@@ -52,12 +53,13 @@ describe('POST /reconcile and push webhooks', () => {
     });
     await daemon.start();
     await daemon.idle();
+    routes = triggerRoutes(daemon, { tokenFile: join(dir.root, 'token'), webhookSecretFile: join(dir.root, 'secret'), now: () => clock.now() }, silentLogger);
     server = await startHttpServer(
       { host: '127.0.0.1', port: 0 },
       {
         metrics: async () => ({ contentType: 'text/plain', body: '' }),
         readiness: () => ({ ready: true, reasons: [] }),
-        post: triggerRoutes(daemon, { tokenFile: join(dir.root, 'token'), webhookSecretFile: join(dir.root, 'secret'), now: () => clock.now() }, silentLogger),
+        post: routes,
       },
       silentLogger,
     );
@@ -270,7 +272,7 @@ describe('POST /reconcile and push webhooks', () => {
 
   it('reads at most four webhook bodies at once: the fifth is refused with 503 before it is read', async () => {
     const url = new URL(`${server.url}/reconcile/webhook`);
-    const open: http.ClientRequest[] = [];
+    const clients: http.ClientRequest[] = [];
     const statuses: number[] = [];
     const start = () =>
       new Promise<void>((resolveSent) => {
@@ -281,11 +283,22 @@ describe('POST /reconcile and push webhooks', () => {
         });
         req.on('error', () => undefined);
         req.write(Buffer.alloc(10), () => resolveSent());
-        open.push(req);
+        clients.push(req);
       });
+    // Counts the bodies the daemon has started reading.
+    const route = routes['/reconcile/webhook']!;
+    const open = route.open!.bind(route);
+    let reading = 0;
+    let fourth!: () => void;
+    const four = new Promise<void>((resolveFour) => (fourth = resolveFour));
+    route.open = async (request) => {
+      const opened = await open(request);
+      if (++reading === 4) fourth();
+      return opened;
+    };
     for (let i = 0; i < 4; i++) await start();
     // The four are being read (their bodies are not complete): the next one is refused unread.
-    await new Promise((resolveTick) => setImmediate(resolveTick));
+    await four;
     const fifth = await new Promise<number>((resolveStatus) => {
       const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers: { 'content-length': '100000', 'x-hub-signature-256': 'sha256=00' } });
       req.on('response', (response) => {
@@ -297,7 +310,7 @@ describe('POST /reconcile and push webhooks', () => {
     });
     expect(fifth).toBe(503);
     // Clients that go away mid-body free their places at once.
-    for (const req of open) req.destroy();
+    for (const req of clients) req.destroy();
     let status = 503;
     while (status === 503) {
       const body = JSON.stringify({ ref: 'refs/heads/main', after: commitId(1) });
