@@ -481,6 +481,14 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     requests: tally.total,
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await state.set(LAST_PASS_KEY, { finishedAt: result.finishedAt, dryRun: result.dryRun, result: result.result, revision: result.revision, resources, projects });
+  await state.set(LAST_PASS_KEY, {
+    finishedAt: result.finishedAt,
+    dryRun: result.dryRun,
+    result: result.result,
+    ...(result.interrupted ? { interrupted: true } : {}),
+    revision: result.revision,
+    resources,
+    projects,
+  });
   return result;
 }
