@@ -93,6 +93,8 @@ describe('a daemon stopped during a re-check of a failing change (built command)
     expect(interrupted).toHaveLength(1);
     expect(interrupted[0]).toMatchObject({ level: 'info', entry: 'ProjectAuth/shop/auth', result: 'interrupted' });
     expect(afterStop.filter((l) => l.msg === 'change failed' || l.msg === 'pass finished with errors')).toEqual([]);
+    // Nothing about the stop reads as a problem.
+    expect(afterStop.filter((l) => l.level === 'error' || l.level === 'warn' || l.level === 'fatal').map((l) => l.msg)).toEqual([]);
     // The pass's line (what the metrics count: reconciler_apply_total takes the outcomes' results) has no failure.
     expect(afterStop.find((l) => l.msg === 'pass interrupted')).toMatchObject({ level: 'info', priority: 'drift', failed: 0, interrupted: 1 });
     // The counter of failed changes did not move while the re-check retried.
