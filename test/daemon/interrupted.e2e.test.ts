@@ -6,7 +6,16 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { staticToken } from '../../src/api/auth.js';
+import { createClient } from '../../src/api/client.js';
+import { Daemon } from '../../src/daemon/controller.js';
+import { createMetrics } from '../../src/daemon/metrics.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { loadManifests } from '../../src/manifests/load.js';
+import { runPass } from '../../src/reconcile/engine.js';
+import { systemClock } from '../../src/util/clock.js';
+import { silentLogger } from '../../src/util/logger.js';
+import { manualTrigger } from './fixtures.js';
 import type { NotificationEvent } from '../../src/notify/events.js';
 import { startReceiver, type TestReceiver } from '../notify/receiver.js';
 import { DaemonProcess, assertBuilt, type LogLine } from './daemon-process.js';
@@ -114,5 +123,62 @@ describe('a daemon stopped during a re-check of a failing change (built command)
     expect(pass).toMatchObject({ result: 'success', applied: 1 });
     expect(authPatches(restartedAt).map((r) => r.status)).toEqual([200]);
     expect(await daemon.stop()).toBe(0);
+  });
+
+  it("in process: the stop's interrupted change moves no failed counter", async () => {
+    emulator.setFaults({ rules: [FAILING] });
+    // Its own manifests: a site URL the live project does not have yet.
+    const manifests = join(work, 'manifests-in-process');
+    await mkdir(manifests);
+    await writeFile(join(manifests, 'organization.yaml'), 'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: acme\nspec: {}\n');
+    await writeFile(
+      join(manifests, 'shop.yaml'),
+      `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: shop\nspec:\n  organization: acme\n  ref: ${SHOP_REF}\n  region: eu-west-1\n  auth:\n    site_url: https://in-process.shop.example\n`,
+    );
+    const client = await createClient({ baseUrl: emulator.url, auth: staticToken(emulator.token), rate: { limit: 100_000, windowMs: 60_000 }, retry: { maxAttempts: 1 } });
+    const metrics = createMetrics(undefined, { processMetrics: false });
+    const trigger = manualTrigger(60_000);
+    const daemon = new Daemon({
+      manifestsPath: manifests,
+      loadManifests: (dir) => loadManifests(dir),
+      runPass: (request) =>
+        runPass({
+          manifests: request.manifests,
+          client,
+          stateDir: join(work, 'state-in-process'),
+          dryRun: false,
+          env: {},
+          log: silentLogger,
+          signal: request.signal,
+          priority: request.priority,
+          ...(request.projects ? { projects: request.projects } : {}),
+        }),
+      metrics,
+      log: silentLogger,
+      clock: systemClock,
+      trigger,
+      budget: () => ({ limit: 100_000, windowMs: 60_000 }),
+      minSliceSpacingMs: 0,
+    });
+    try {
+      await daemon.start();
+      await daemon.settled();
+      const failed = /^reconciler_apply_total\{kind="ProjectAuth",action="update",result="failed"\} (\d+)$/m;
+      expect(failed.exec(await metrics.render())?.[1]).toBe('1');
+      // The re-check's attempt hangs (no answer) until the stop aborts it.
+      emulator.setFaults({ rules: [{ route: AUTH_ROUTE, method: 'PATCH', timeoutRate: 1 }] });
+      const since = lastSeq();
+      trigger.tick();
+      await until(() => authPatches(since).length > 0, "the re-check's attempt");
+      expect(await daemon.stop(5_000)).toBe(true);
+      const text = await metrics.render();
+      expect(failed.exec(text)?.[1]).toBe('1');
+      expect(text).toMatch(/^reconciler_apply_total\{kind="ProjectAuth",action="update",result="interrupted"\} 1$/m);
+      expect(text).toMatch(/^reconciler_reconcile_total\{result="interrupted"\} 1$/m);
+    } finally {
+      await daemon.stop(1_000);
+      await client.close();
+      emulator.setFaults({});
+    }
   });
 });
