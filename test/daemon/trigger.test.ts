@@ -318,4 +318,15 @@ describe('POST /reconcile and push webhooks', () => {
     }
     expect(status).toBe(403);
   });
+
+  it('reads the commit of a signed push longer than what is kept (many commits) from its head', async () => {
+    const commits = Array.from({ length: 3_000 }, (_, i) => ({ id: commitId(1), message: `commit ${i} ${'x'.repeat(300)}` }));
+    const body = JSON.stringify({ ref: 'refs/heads/main', before: '0'.repeat(40), after: commitId(1), created: false, commits });
+    expect(body.length).toBeGreaterThan(512 * 1024);
+    const answer = await post('/reconcile/webhook', body, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body) });
+    expect([answer.status, await answer.json()]).toEqual([200, { status: 'current', revision: commitId(1) }]);
+    // Signed wrongly, the same long body is refused.
+    const wrong = await post('/reconcile/webhook', `${body} `, { 'x-github-event': 'push', 'x-hub-signature-256': sign(body) });
+    expect(wrong.status).toBe(403);
+  });
 });
