@@ -280,6 +280,9 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
         if (event === 'ping') return json(200, { status: 'pong' });
         if (event !== undefined && event !== 'push' && event !== 'Push Hook') return json(200, { status: 'ignored', event });
         let payload: { after?: unknown; revision?: unknown; projects?: unknown };
+        if (request.truncated && sink.provider === 'generic') {
+          return json(413, { message: `a generic webhook body is read whole up to ${WEBHOOK_KEEP_BYTES / 1024} KiB` });
+        }
         if (request.truncated) {
           // A long push (many commits): its commit comes first in the body.
           payload = { after: commitFromHead(request.body.toString('utf8')) };
