@@ -44,10 +44,13 @@ export function logPass(log: Logger, result: PassResult, context: PassLogContext
     plan: result.plan.summary,
     applied: result.outcomes.filter((outcome) => outcome.result === 'success' && isWriteOutcome(outcome)).length,
     failed,
+    ...(result.interrupted ? { interrupted: result.outcomes.filter((outcome) => outcome.result === 'interrupted').length } : {}),
     drifted: result.resources.filter((resource) => resource.state === 'drifted').length,
     requests: result.requests,
     durationMs: result.finishedAt - result.startedAt,
   };
-  if (result.result === 'success') log.info(summary, 'pass finished');
+  // Stopped by the process's stop: not a failure; the next process plans what it did not finish.
+  if (result.interrupted) log.info(summary, 'pass interrupted');
+  else if (result.result === 'success') log.info(summary, 'pass finished');
   else log.error(summary, 'pass finished with errors');
 }

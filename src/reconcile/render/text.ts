@@ -2,7 +2,7 @@
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
 import type { PassResult } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -53,7 +53,7 @@ export function renderText(result: PassResult, options: TextOptions): string {
   if (refused) lines.push(paint(COLORS['-'], refused));
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
-    lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped${interruptedText(counts)}.`);
     const waits = waitLine(result);
     if (waits) lines.push(waits);
     const checks = verifyLine(result);
