@@ -1,11 +1,11 @@
 // Which Node runs the command, and what an unsupported one says: the versions that work and
 // the dev dependency that brings one.
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nodeSupported, unsupportedNodeMessage } from '../../src/cli/node-support.js';
 import { BIN } from '../e2e/helpers/cli.js';
-import { which } from '../deploy/tools.js';
 
 describe('supported Node versions', () => {
   it('22.22 and later on the 22 line, and 24 and later', () => {
@@ -20,7 +20,7 @@ describe('supported Node versions', () => {
   });
 
   // The machine's own `node` (outside node_modules), when it is older than 22.22, runs the built command.
-  const machineNode = (process.env.PATH ?? '').split(':').filter((dir) => dir && !dir.includes('node_modules')).map((dir) => join(dir, 'node')).find((path) => which('node') && spawnSync(path, ['--version']).status === 0);
+  const machineNode = (process.env.PATH ?? '').split(':').filter((dir) => dir && !dir.includes('node_modules')).map((dir) => join(dir, 'node')).find((path) => existsSync(path));
   const version = machineNode ? spawnSync(machineNode, ['-p', 'process.versions.node'], { encoding: 'utf8' }).stdout.trim() : '';
   it.skipIf(!machineNode || nodeSupported(version))(`the built command on the machine's Node ${version || '(none)'} exits 1 with that message`, () => {
     const run = spawnSync(machineNode!, [BIN, '--version'], { encoding: 'utf8' });
