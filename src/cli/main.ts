@@ -103,7 +103,7 @@ export function parseCommandLine(
   return { command, positionals, values, lists, flags };
 }
 
-export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'env' | 'cwd'>> = {}): Promise<number> {
+export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'stdin' | 'env' | 'cwd'>> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
@@ -154,6 +154,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
       cwd: io.cwd ?? process.cwd(),
       stdout,
       stderr,
+      ...(io.stdin ? { stdin: io.stdin } : {}),
       signal: controller.signal,
     });
   } catch (error) {
