@@ -143,6 +143,25 @@ describe('CI workflow example (static)', () => {
   });
 });
 
+describe('getting started against the real API', () => {
+  const text = readFileSync(join(REPO_ROOT, 'docs', 'getting-started.md'), 'utf8');
+  it('lists every variable the examples reference, and points to the emulator', () => {
+    // The table of variables: its first column.
+    const rows = text.split('\n').filter((l) => /^\| `[A-Z]/.test(l)).map((l) => l.split('|')[1]!);
+    const listed = new Set(rows.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+    expect([...listed].sort()).toEqual([...referencedEnv(join(REPO_ROOT, 'examples'))].sort());
+    expect(text).toContain('`npx reconcile emulator`');
+    expect(text).toContain('[The emulator](emulator.md)');
+  });
+
+  it('the line labelled as the pull-request comment plans only, and the .gitignore advice keeps the state directory out', () => {
+    const line = text.split('\n').find((l) => l.includes('# the plan as a pull-request comment'))!;
+    expect(line).toContain('--dry-run');
+    expect(line).toContain('--output markdown');
+    for (const doc of [text, readFileSync(join(REPO_ROOT, 'docs', 'ci.md'), 'utf8')]) expect(doc).toContain("printf 'node_modules/\\n.reconcile/\\n' >> .gitignore");
+  });
+});
+
 describe('CI workflow example, run in a manifests repository that installs the packed package', () => {
   let work: string;
   let repo: string;
