@@ -8,7 +8,7 @@ if (!nodeSupported(process.versions.node)) {
 }
 
 const { main } = await import('./main.js');
-main(process.argv.slice(2)).then(
+main(process.argv.slice(2), { stdin: process.stdin }).then(
   (code) => {
     process.exitCode = code;
   },

@@ -14,7 +14,7 @@ export interface CommandContext {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
-  /** Where a confirmation is read from; default the process's standard input. */
+  /** Where a confirmation is read from: the process's standard input when run as the command (bin.ts); absent, nothing is asked. */
   stdin?: Readable;
   /** Aborted on SIGTERM/SIGINT. */
   signal: AbortSignal;

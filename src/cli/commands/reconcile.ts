@@ -2,7 +2,6 @@
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { isatty } from 'node:tty';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -246,19 +245,20 @@ export async function executePass(context: CommandContext, request: PassRequest)
 }
 
 /**
- * Whether a one-shot apply asks before it writes: its standard input is a terminal (a script's,
+ * Whether a one-shot apply asks before it writes: its standard input (given by bin.ts; a
+ * caller in the same process passes none and is never asked) is a terminal (a script's,
  * a pipe's or CI's never is), `--yes` is not given, it is the plain command (not `apply FILE`,
  * whose plan was reviewed when it was saved), and it runs against an API (the sandbox's fleet
  * is a throwaway emulator's).
  */
 function wantsConfirmation(context: CommandContext, sandbox: boolean, request: PassRequest): boolean {
   if (context.values.yes === true || sandbox || request.beforeSession) return false;
-  return context.stdin ? isTty(context.stdin) : isatty(0);
+  return context.stdin !== undefined && isTty(context.stdin);
 }
 
 /** Asks on standard error, reads one line; true for `y` or `yes` (any case) only. End of input or a signal is a no. */
 async function confirm(context: CommandContext, question: string): Promise<boolean> {
-  const input = context.stdin ?? process.stdin;
+  const input = context.stdin!;
   const lines = createInterface({ input, output: context.stderr, terminal: false });
   try {
     const answer = await new Promise<string | undefined>((resolveAnswer) => {
