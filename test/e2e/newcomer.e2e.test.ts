@@ -70,5 +70,5 @@ describe('a newcomer on a fresh clone, following the README', () => {
     expect(again.stderr).not.toContain('Permission denied');
     expect(again.code, again.stderr.slice(-3000)).toBe(0);
     expect(again.stdout).toMatch(/^Plan \(dry run: nothing was changed\)/m);
-  }, 300_000);
+  }, 600_000);
 });
