@@ -217,7 +217,10 @@ export async function executePass(context: CommandContext, request: PassRequest)
     if (!dryRun && !savedPlan && wantsConfirmation(context, sandbox, request)) {
       const planned = await runPass({ ...passOptions, dryRun: true });
       context.stdout.write(render(planned, format, color, heading));
-      if (planned.result !== 'success' || !planned.plan.hasChanges) {
+      // Nothing to apply (in sync, or nothing could be planned): the plan says why. A plan with
+      // changes is asked about even when part of it failed or is blocked, as a direct apply
+      // would apply the rest.
+      if (!planned.plan.hasChanges) {
         log.info({ result: planned.result, requests: planned.requests, changes: planned.plan.hasChanges, dryRun: true }, 'pass finished: nothing to apply');
         return exitCode(planned, false);
       }
