@@ -122,7 +122,7 @@ function label(value: string | undefined): string {
  * configuration of a project the same pass creates (it starts from the service's defaults),
  * nor a resource converging on the service's side (pending).
  */
-function driftedEntries(result: PassResult): PlanEntry[] {
+export function driftedEntries(result: PassResult): PlanEntry[] {
   const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
   return result.plan.entries.filter(
     (entry) =>

@@ -65,7 +65,7 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
     out.push(`**${inline(observationFailureLine(unobserved))}**`, '', `Result: **${result.result}**.`);
     return `${out.join('\n')}\n`;
   }
-  const mode = result.dryRun ? 'dry run' : 'applied';
+  const mode = result.dryRun ? 'dry run' : refusedLine(result) ? 'refused: nothing was applied' : 'applied';
   out.push(`**${summaryLine(result)}** (${mode}${result.revision ? `, revision \`${inline(result.revision)}\`` : ''})`, '');
 
   const entries = visibleEntries(result);
