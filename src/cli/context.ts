@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { Settings } from './settings.js';
 
 /** What a command receives: its options, parsed and validated once (`settings`), and its streams. */
@@ -11,6 +11,8 @@ export interface CommandContext {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
+  /** Where a confirmation is read from: the process's standard input when run as the command (bin.ts); absent, nothing is asked. */
+  stdin?: Readable;
   /** Aborted on SIGTERM/SIGINT. */
   signal: AbortSignal;
 }

@@ -56,6 +56,8 @@ export interface Settings {
   logFormat?: LogFormat;
   metricsPerResource: boolean;
   allowEmpty: boolean;
+  /** `--yes`: a one-shot apply does not ask for confirmation. */
+  yes: boolean;
   shard?: string;
   shards?: string;
   lockTimeoutMs: number;
@@ -208,6 +210,7 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     ...optional('logFormat', text(values, 'log-format') as LogFormat | undefined),
     metricsPerResource: parseBoolean(parsed, 'metrics-per-resource'),
     allowEmpty: values['allow-empty'] === true,
+    yes: values.yes === true,
     ...optional('shard', text(values, 'shard')),
     ...optional('shards', text(values, 'shards')),
     lockTimeoutMs: usage(() => parseDuration(text(values, 'lock-timeout') ?? '60s'), '--lock-timeout'),

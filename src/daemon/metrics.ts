@@ -11,7 +11,7 @@ import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-me
 import type { DeliveryResult, NotifierMetrics } from '../notify/notifier.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
-const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
+const PASS_RESULTS = ['success', 'failed', 'invalid', 'interrupted'] as const;
 
 interface MetricDefinition {
   type: 'gauge' | 'counter' | 'histogram';
@@ -25,7 +25,7 @@ interface MetricDefinition {
 const DAEMON_METRICS = {
   reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'], help: 'Managed resources whose live state differs from the manifests, by project and kind.' },
   reconciler_resource_in_sync: { type: 'gauge', labels: ['project', 'kind', 'name'], help: '1 when the resource matched its manifest at its last observation, else 0.' },
-  reconciler_reconcile_total: { type: 'counter', labels: ['result'], help: 'Reconcile passes by result (success, failed, invalid: the revision did not load).' },
+  reconciler_reconcile_total: { type: 'counter', labels: ['result'], help: 'Reconcile passes by result (success, failed, invalid: the revision did not load, interrupted: the process stopped it).' },
   reconciler_reconcile_duration_seconds: { type: 'histogram', labels: [], help: 'Duration of reconcile passes.', buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800] },
   reconciler_apply_total: { type: 'counter', labels: ['kind', 'action', 'result'], help: 'Applied changes by resource kind, action and result.' },
   reconciler_api_requests_total: { type: 'counter', labels: ['method', 'route', 'code'], help: 'Management API requests by method, route template and status code (`error`: no answer).' },
@@ -148,7 +148,7 @@ function label(value: string | undefined): string {
  * configuration of a project the same pass creates (it starts from the service's defaults),
  * nor a resource converging on the service's side (pending).
  */
-function driftedEntries(result: PassResult): PlanEntry[] {
+export function driftedEntries(result: PassResult): PlanEntry[] {
   const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
   return result.plan.entries.filter(
     (entry) =>
@@ -274,7 +274,8 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     },
 
     recordPass(result, scope = {}) {
-      reconcileTotal.inc({ result: result.result });
+      // A pass the process's stop cut short is neither a success nor a failure.
+      reconcileTotal.inc({ result: result.interrupted ? 'interrupted' : result.result });
       reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
       if (result.result === 'success') lastSuccess.set(result.finishedAt / 1000);
       for (const outcome of result.outcomes) {

@@ -235,9 +235,11 @@ async function openPass(options: PassOptions, secrets: SecretResolver, clock: Cl
   };
 }
 
-/** The result of a pass that could not observe what it needs: nothing planned or applied. */
+/** The result of a pass that could not observe what it needs (or was stopped while it observed): nothing planned or applied. */
 function observationFailed(pass: Pass, error: unknown): { failed: PassResult } {
-  return { failed: pass.failed([{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }]) };
+  const interrupted = pass.options.signal?.aborted === true;
+  const failed = pass.failed([{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: interrupted ? 'interrupted' : 'failed', error: describeError(error) }]);
+  return { failed: { ...failed, ...(interrupted ? { interrupted: true } : {}) } };
 }
 
 /** What the observe step found: the fleet, and the fleet-level modules' entries planned from it. */
@@ -279,7 +281,8 @@ async function observe(pass: Pass): Promise<Observed | { failed: PassResult }> {
     pass.memory.willCreate(fleet.projects.filter((unit) => !unit.live && unit.entry?.action === 'create').map((unit) => unit.name));
     return { fleet, fleetEntries };
   } catch (error) {
-    pass.log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
+    if (pass.options.signal?.aborted) pass.log.info({}, 'the pass was interrupted while observing the fleet: nothing is planned or applied');
+    else pass.log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
     return observationFailed(pass, error);
   }
 }
@@ -308,7 +311,8 @@ async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed
     return { ...observed, works };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
-    pass.log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
+    if (pass.options.signal?.aborted) pass.log.info({}, 'the pass was interrupted while observing the projects: nothing is applied');
+    else pass.log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
     return observationFailed(pass, error);
   }
 }
@@ -397,7 +401,8 @@ async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refuse
           ...(options.wait ? { wait: options.wait } : {}),
         }));
       } catch (error) {
-        log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
+        if (options.signal?.aborted) log.info({ project: work.unit.name }, 'applying the project was interrupted');
+        else log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
       }
     }),
   );
@@ -435,8 +440,17 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
     projects,
     result: anyFailed ? 'failed' : 'success',
     requests: pass.tally.total,
+    ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await pass.state.set(LAST_PASS_KEY, { finishedAt: result.finishedAt, dryRun: result.dryRun, result: result.result, revision: result.revision, resources, projects });
+  await pass.state.set(LAST_PASS_KEY, {
+    finishedAt: result.finishedAt,
+    dryRun: result.dryRun,
+    result: result.result,
+    ...(result.interrupted ? { interrupted: true } : {}),
+    revision: result.revision,
+    resources,
+    projects,
+  });
   return result;
 }
 

@@ -9,9 +9,9 @@ import type { ApplyOutcome, Logger, PlanEntry } from './types.js';
 
 /** The log messages of an outcome, by what it ran. */
 const STEP_WORDS = {
-  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped' },
-  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped' },
-  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped' },
+  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped', interrupted: 'readiness wait interrupted' },
+  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped', interrupted: 'verification interrupted' },
+  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped', interrupted: 'change interrupted' },
 } as const;
 
 class BlockedError extends Error {
@@ -77,7 +77,8 @@ export class PassOutcomes {
       await apply();
       return this.#record(step, 'success', started) && isChange(entry);
     } catch (error) {
-      return this.#record(step, 'failed', started, error);
+      // Stopped by the process's own stop (a signal, a lost lock): not a failure of the change.
+      return this.#record(step, this.#signal?.aborted ? 'interrupted' : 'failed', started, error);
     }
   }
 
@@ -98,7 +99,7 @@ export class PassOutcomes {
       await run();
       return this.#record(step, 'success', started);
     } catch (error) {
-      return this.#record(step, 'failed', started, error);
+      return this.#record(step, this.#signal?.aborted ? 'interrupted' : 'failed', started, error);
     }
   }
 
@@ -135,6 +136,9 @@ export class PassOutcomes {
     // A wait or a read-back is a step, not a change: its lines say so.
     const words = STEP_WORDS[step.action as keyof typeof STEP_WORDS] ?? STEP_WORDS.change;
     if (result === 'failed') this.#log.error(fields, words.failed);
+    else if (result === 'interrupted') this.#log.info(fields, words.interrupted);
+    // Changes the stopping process never started: planned again by the next pass, as the interrupted one.
+    else if (result === 'skipped' && error instanceof PassAbortedError) this.#log.info(fields, words.skipped);
     else if (result === 'skipped') this.#log.warn(fields, words.skipped);
     else this.#log.info(fields, words.success);
     if (step.action !== 'wait' && step.action !== 'verify') this.#progress(result);
