@@ -212,7 +212,8 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     }
   }
 
-  const projects: Record<string, ProjectRecord> = scope.projects ? { ...record.projects } : {};
+  // A pass limited to some projects, or one that failed (it may have stopped before seeing all), keeps the others.
+  const projects: Record<string, ProjectRecord> = scope.projects || result.result === 'failed' ? { ...record.projects } : {};
   const covered = scope.projects ? new Set(scope.projects) : new Set(seen.keys());
   for (const name of [...covered].sort()) {
     const found = seen.get(name) ?? { resources: [], pending: [], errors: [], failed: false };
