@@ -119,13 +119,13 @@ function projectRow(project: ProjectView, view: FleetView, options: StatusPageOp
   const notes = project.resources.filter((r) => r.state !== 'in_sync').map((r) => `${escapeHtml(r.kind)} ${escapeHtml(r.name)}: ${state(r.state)}${r.fields?.length ? ` (${escapeHtml(r.fields.join(', '))})` : ''}`);
   return `<tr data-project="${escapeHtml(project.name)}" data-state="${project.state}">
 <th scope="row">${escapeHtml(project.name)}${project.ref ? ` <span class="muted">(${escapeHtml(project.ref)})</span>` : ''}</th>
-<td>${state(project.state)}${notes.length ? `<br>${notes.join('<br>')}` : ''}</td>
+<td>${state(project.state)}${notes.length ? `<br>${notes.join('<br>')}` : ''}${detail.length ? `<br>${detail.join(' ')}` : ''}</td>
 <td>${project.status ? escapeHtml(project.status) : '<span class="muted">unknown</span>'}</td>
 <td>${time(project.observedAt)}</td>
 <td>${ageAgainstBound(project, view.freshness.boundSeconds)}</td>
 <td>${shortRevision(project.revision)}</td>
 <td>${project.pending.length}</td>
-<td>${project.lastError ? `${escapeHtml(project.lastError.message)} <span class="muted">(${time(project.lastError.at)})</span>` : '<span class="muted">none</span>'}${detail.length ? ` ${detail.join(' ')}` : ''}</td>
+<td>${project.lastError ? `${escapeHtml(project.lastError.message)} <span class="muted">(${time(project.lastError.at)})</span>` : '<span class="muted">none</span>'}</td>
 </tr>`;
 }
 
