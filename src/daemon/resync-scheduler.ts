@@ -56,7 +56,7 @@ interface ContinuousResyncOptions extends RecheckSource {
 }
 
 /**
- * Continuous drift checking: spends the budget writes do not need on re-observing projects,
+ * Continuous drift checking: spends the drift share of the budget on re-observing projects,
  * oldest observation first, one slice per its share of spare requests. Every project is then
  * re-observed once per cycle of `sweepReads ÷ spare rate`, which is the floor of the largest
  * observation age; a project whose last observation found drift counts as half a cycle older,
