@@ -233,7 +233,7 @@ export class Daemon {
     if (expiry !== undefined && !this.#stopped) this.#restate = clock.schedule(() => this.#stateBound(), Math.max(0, expiry - clock.now()) + 1);
   }
 
-  /** The stated floor of the largest observation age, ms (undefined until the schedule has planned). */
+  /** The stated bound of the largest observation age, ms: the floor plus the writes' delay (undefined until the schedule has planned). */
   observationAgeBound(): number | undefined {
     return this.#boundMs;
   }
