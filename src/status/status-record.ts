@@ -113,6 +113,7 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
   if (outcome?.result === 'success' || outcome?.result === 'failed') return entry.pending ? { waitingFor: 'service', ...(entry.reason ? { reason: entry.reason } : {}) } : undefined;
   if (entry.observeOnly) return { waitingFor: 'blocked', reason: 'under the observe policy: reported, never written' };
   if (result.dryRun) return { waitingFor: 'dry-run', reason: 'the pass only plans (--dry-run)' };
+  if (outcome?.result === 'interrupted') return { waitingFor: 'not-applied', reason: 'interrupted: the process was stopping while it was under way; the next pass checks it' };
   if (outcome?.result === 'skipped') return { waitingFor: 'dependency', ...(outcome.error ? { reason: `${outcome.error.type}: ${outcome.error.message}` } : { reason: 'a change it depends on did not succeed' }) };
   return { waitingFor: 'not-applied', reason: 'the pass ended before it' };
 }
