@@ -41,12 +41,38 @@ export function partition(map: ShardMap, documents: readonly AnyDocument[]): Par
 }
 
 /**
- * The documents a shard reconciles: its projects, the documents that belong to them, and the
- * organizations they live in (an organization is shared; it is matched by name, never pruned by a shard).
+ * The one shard that may create each organization: the owner the map's `organizations:` names,
+ * else the first shard, in map order, that owns a project in it. Organizations are shared
+ * between shards; every other shard only finds them (by slug or name) and never creates one.
  */
-export function documentsOfShard(shard: string, owners: ReadonlyMap<string, string>, documents: readonly AnyDocument[]): AnyDocument[] {
+export function organizationOwners(map: ShardMap, owners: ReadonlyMap<string, string>, documents: readonly AnyDocument[]): Map<string, string> {
+  const order = new Map(map.shards.map((shard, index) => [shard.name, index]));
+  const result = new Map<string, string>();
+  for (const document of documents) {
+    if (document.kind !== 'Project') continue;
+    const organization = (document as ProjectDocument).spec.organization;
+    const owner = owners.get(document.metadata.name);
+    if (owner === undefined) continue;
+    const current = result.get(organization);
+    if (current === undefined || order.get(owner)! < order.get(current)!) result.set(organization, owner);
+  }
+  for (const [organization, owner] of Object.entries(map.organizations)) result.set(organization, owner);
+  return result;
+}
+
+/**
+ * The documents a shard reconciles: its projects, the documents that belong to them, the
+ * organizations they live in (an organization is shared; it is matched by name, never pruned
+ * by a shard) and the organizations the shard creates (`organizationOwners`).
+ */
+export function documentsOfShard(
+  shard: string,
+  owners: ReadonlyMap<string, string>,
+  documents: readonly AnyDocument[],
+  organizationOwner: ReadonlyMap<string, string> = new Map(),
+): AnyDocument[] {
   const projects = new Set([...owners].filter(([, owner]) => owner === shard).map(([name]) => name));
-  const organizations = new Set<string>();
+  const organizations = new Set([...organizationOwner].filter(([, owner]) => owner === shard).map(([name]) => name));
   for (const document of documents) {
     if (document.kind === 'Project' && projects.has(document.metadata.name)) organizations.add((document as ProjectDocument).spec.organization);
   }

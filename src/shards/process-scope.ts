@@ -20,6 +20,15 @@ export function lockTimeoutMs(context: CommandContext): number {
   }
 }
 
+/** `--organization-wait` in milliseconds. */
+export function organizationWaitMs(context: CommandContext): number {
+  try {
+    return parseDuration(stringOption(context, 'organization-wait') ?? '60s');
+  } catch (error) {
+    throw new UsageError(`--organization-wait: ${(error as Error).message}`);
+  }
+}
+
 /**
  * A shard map splits the fleet between processes: writing all of it from one process beside
  * them would give projects two owners, so a writing process must name its shard.
