@@ -22,8 +22,11 @@ export function lockTimeoutMs(context: CommandContext): number {
 
 /** `--organization-wait` in milliseconds. */
 export function organizationWaitMs(context: CommandContext): number {
+  const value = stringOption(context, 'organization-wait') ?? '60s';
+  // `0s`: no wait at all (a duration is otherwise > 0).
+  if (/^0+(ms|s|m|h)?$/.test(value.trim())) return 0;
   try {
-    return parseDuration(stringOption(context, 'organization-wait') ?? '60s');
+    return parseDuration(value);
   } catch (error) {
     throw new UsageError(`--organization-wait: ${(error as Error).message}`);
   }
