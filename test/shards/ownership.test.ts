@@ -1,0 +1,98 @@
+// Who owns what in a sharded checkout: the one shard that creates each organization (the
+// map's `organizations:`, else the first shard in map order with a project in it), and what
+// each shard's process knows of the rest of the checkout.
+import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadShardedManifests } from '../../src/shards/load-sharded.js';
+
+const shard = (name: string, team: string) => `  - name: ${name}\n    selector: { labels: { team: ${team} } }\n    credentials: { tokenEnv: TOKEN }\n`;
+const project = (name: string, team: string, organization: string) =>
+  `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: ${name}\n  labels: { team: ${team} }\nspec:\n  organization: ${organization}\n  region: eu-west-1\n`;
+const organization = (name: string) => `apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: ${name}\nspec: {}\n`;
+
+async function checkout(map: string, documents: string[]): Promise<string> {
+  const dir = join(await mkdtemp(join(tmpdir(), 'ownership-')), 'manifests');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, 'shards.yaml'), map);
+  await writeFile(join(dir, 'fleet.yaml'), documents.join('---\n'));
+  return dir;
+}
+
+const DOCUMENTS = [organization('acme'), organization('beta'), organization('gamma'), project('p1', 'b', 'acme'), project('p2', 'c', 'acme'), project('p3', 'c', 'beta')];
+const SHARDS = `shards:\n${shard('first', 'a')}${shard('second', 'b')}${shard('third', 'c')}`;
+
+describe('organization owners', () => {
+  it('are the first shard in map order with a project in the organization, unless the map names one', async () => {
+    const dir = await checkout(SHARDS, DOCUMENTS);
+    const { set } = await loadShardedManifests(dir, { cwd: dir, shard: 'third' });
+    expect(set.errors).toEqual([]);
+    expect(set.shard?.organizationOwners).toEqual({ acme: 'second', beta: 'third' });
+
+    const named = await checkout(`organizations:\n  acme: third\n  gamma: first\n${SHARDS}`, DOCUMENTS);
+    const first = await loadShardedManifests(named, { cwd: named, shard: 'first' });
+    expect(first.set.shard?.organizationOwners).toEqual({ acme: 'third', beta: 'third', gamma: 'first' });
+    // A named owner reconciles its organization even without a project in it.
+    expect(first.set.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Organization/gamma']);
+  });
+
+  it('must be shards of the map: another name is an error located at its line', async () => {
+    const dir = await checkout(`organizations:\n  acme: nobody\n${SHARDS}`, DOCUMENTS);
+    const { set } = await loadShardedManifests(dir, { cwd: dir, shard: 'first' });
+    expect(set.errors).toEqual([
+      expect.objectContaining({ file: 'shards.yaml', line: 2, path: '/organizations/acme', message: expect.stringContaining('expected the name of a shard of this map (first, second, third)') }),
+    ]);
+  });
+});
+
+describe("a shard's view of the rest of the checkout", () => {
+  it('lists the Project documents other shards own, with their owner', async () => {
+    const dir = await checkout(SHARDS, DOCUMENTS);
+    const { set } = await loadShardedManifests(dir, { cwd: dir, shard: 'second' });
+    expect(set.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Organization/acme', 'Project/p1']);
+    expect(set.shard?.elsewhere.map((e) => [e.document.metadata.name, e.shard])).toEqual([['p2', 'third'], ['p3', 'third']]);
+    expect(set.shard?.name).toBe('second');
+  });
+});
+
+describe('creating an organization', () => {
+  const unitFor = async (name: string) => {
+    const { organizationUnit } = await import('../../src/reconcile/kinds/organization.js');
+    const document = { apiVersion: 'reconciler/v1', kind: 'Organization', metadata: { name }, spec: {}, source: { file: 'fleet.yaml', line: 1, column: 1 } };
+    return organizationUnit(document as never, { version: 1, updatedAt: 0, organizations: {}, projects: {}, resources: [] });
+  };
+  const intents = { recordOrganization: async () => undefined } as never;
+  const log = { debug() {}, info() {}, warn() {}, error() {} };
+
+  it('reads the organization list again right before the POST, and takes one created since instead of creating a second', async () => {
+    const { createOrganization } = await import('../../src/reconcile/kinds/organization.js');
+    const calls: string[] = [];
+    const api = {
+      listAllOrganizations: async () => {
+        calls.push('list');
+        return [{ id: 'made-meanwhile', name: 'acme' }];
+      },
+      createAnOrganization: async () => {
+        calls.push('create');
+        return { id: 'second', name: 'acme' };
+      },
+    };
+    const unit = await unitFor('acme');
+    expect(await createOrganization(unit, api as never, intents, () => 0, log)).toBe('made-meanwhile');
+    expect(calls).toEqual(['list']);
+
+    const empty = { ...api, listAllOrganizations: async () => (calls.push('list'), []) };
+    calls.length = 0;
+    expect(await createOrganization(await unitFor('acme'), empty as never, intents, () => 0, log)).toBe('second');
+    expect(calls).toEqual(['list', 'create']);
+  });
+
+  it("never creates one that another shard owns", async () => {
+    const { createOrganization } = await import('../../src/reconcile/kinds/organization.js');
+    const unit = await unitFor('acme');
+    unit.createdBy = 'team-a';
+    const api = { listAllOrganizations: async () => [], createAnOrganization: async () => ({ id: 'x', name: 'acme' }) };
+    await expect(createOrganization(unit, api as never, intents, () => 0, log)).rejects.toThrow('organization `acme` is created by shard `team-a` only');
+  });
+});
