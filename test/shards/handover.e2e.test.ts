@@ -216,7 +216,13 @@ describe('a missing organization shared by shards', () => {
     const { dir, stateDir } = await tempCheckout();
     await writeCheckout(dir, { 'shards.yaml': shardMap(TEAMS), 'fleet.yaml': fleet('shared') });
     const env = { ...envFor(stateDir), RECONCILE_ORGANIZATION_WAIT: '120s' };
-    const runs = TEAMS.map((t) => runCli([dir, '--shard', `team-${t}`], env));
+    // Shards b and c start first and wait (they look at the organization list again and again);
+    // then the owner starts, all three running at once.
+    const [userB, userC] = [await userId('b'), await userId('c')];
+    const looks = (user: string) => emulator!.requests().filter((r) => r.method === 'GET' && r.route === '/v1/organizations' && r.user === user).length;
+    const waiting = [runCli([dir, '--shard', 'team-b'], env), runCli([dir, '--shard', 'team-c'], env)];
+    while (looks(userB) < 2 || looks(userC) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    const runs = [runCli([dir, '--shard', 'team-a'], env), ...waiting];
     // The operator's part: once the owner (team-a, the first shard in map order) has created
     // it, the other shards' users become members (the dashboard's invitation).
     while (!organizationCreates().some((r) => r.status === 201)) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -227,7 +233,7 @@ describe('a missing organization shared by shards', () => {
     }
     const done = await Promise.all(runs);
     for (const run of done) expectExit(run, 0);
-    expect(done[1]!.stderr).toMatch(/waiting for organization `shared` \(created by shard `team-a`\)/);
+    for (const run of done.slice(1)) expect(run.stderr).toMatch(/waiting for organization `shared` \(created by shard `team-a`\)/);
     expect(organizationCreates().map((r) => [r.status, r.user])).toEqual([[201, await userId('a')]]);
     const projects = await live();
     expect(projects.map((p) => p.name).sort()).toEqual(TEAMS.flatMap((t) => [`shared-${t}0`, `shared-${t}1`]).sort());
