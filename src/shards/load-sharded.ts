@@ -89,7 +89,7 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
     else errors.push(found);
   }
   if (!shard || errors.length > 0) return { set: { ...set, errors }, map, ...(shard ? { shard } : {}), unowned: owned.unowned };
-  const organizations = organizationOwners(map, owned.owners, set.documents);
+  const organizations = organizationOwners(map, set.documents);
   const documents = documentsOfShard(shard.name, owned.owners, set.documents, organizations);
   // The rest of the checkout: what this shard hands over rather than removes.
   const elsewhere = set.documents.flatMap((document) => {

@@ -41,22 +41,19 @@ export function partition(map: ShardMap, documents: readonly AnyDocument[]): Par
 }
 
 /**
- * The one shard that may create each organization: the owner the map's `organizations:` names,
- * else the first shard, in map order, that owns a project in it. Organizations are shared
- * between shards; every other shard only finds them (by slug or name) and never creates one.
+ * The one shard that may create each organization the checkout declares without `spec.slug`
+ * (one with a slug exists already and is never created): the owner the map's `organizations:`
+ * names, else the first shard in map order. The rule does not depend on labels, so moving
+ * projects between shards never changes who creates an organization. Organizations are shared
+ * between shards; every other shard only finds them (by name) and never creates one.
  */
-export function organizationOwners(map: ShardMap, owners: ReadonlyMap<string, string>, documents: readonly AnyDocument[]): Map<string, string> {
-  const order = new Map(map.shards.map((shard, index) => [shard.name, index]));
+export function organizationOwners(map: ShardMap, documents: readonly AnyDocument[]): Map<string, string> {
+  const first = map.shards[0]!.name;
   const result = new Map<string, string>();
   for (const document of documents) {
-    if (document.kind !== 'Project') continue;
-    const organization = (document as ProjectDocument).spec.organization;
-    const owner = owners.get(document.metadata.name);
-    if (owner === undefined) continue;
-    const current = result.get(organization);
-    if (current === undefined || order.get(owner)! < order.get(current)!) result.set(organization, owner);
+    if (document.kind !== 'Organization' || (document.spec as { slug?: unknown } | undefined)?.slug !== undefined) continue;
+    result.set(document.metadata.name, map.organizations[document.metadata.name] ?? first);
   }
-  for (const [organization, owner] of Object.entries(map.organizations)) result.set(organization, owner);
   return result;
 }
 

@@ -44,7 +44,7 @@ export interface ShardMap {
   /**
    * `organizations:`: the one shard that creates each named organization (Organization
    * manifest name -> shard name). An organization not named here is created by the first
-   * shard, in map order, that owns a project in it (partition.ts: organizationOwners).
+   * shard of the map (partition.ts: organizationOwners).
    */
   organizations: Record<string, string>;
 }

@@ -20,21 +20,31 @@ async function checkout(map: string, documents: string[]): Promise<string> {
   return dir;
 }
 
-const DOCUMENTS = [organization('acme'), organization('beta'), organization('gamma'), project('p1', 'b', 'acme'), project('p2', 'c', 'acme'), project('p3', 'c', 'beta')];
+const DOCUMENTS = [
+  organization('acme'),
+  organization('beta'),
+  organization('gamma'),
+  organization('existing').replace('spec: {}', 'spec:\n  slug: existingslug'),
+  project('p1', 'b', 'acme'),
+  project('p2', 'c', 'acme'),
+  project('p3', 'c', 'beta'),
+  project('p4', 'c', 'existing'),
+];
 const SHARDS = `shards:\n${shard('first', 'a')}${shard('second', 'b')}${shard('third', 'c')}`;
 
 describe('organization owners', () => {
-  it('are the first shard in map order with a project in the organization, unless the map names one', async () => {
+  it('are the first shard in map order, whatever the labels, unless the map names one; an organization with a slug has none', async () => {
     const dir = await checkout(SHARDS, DOCUMENTS);
     const { set } = await loadShardedManifests(dir, { cwd: dir, shard: 'third' });
     expect(set.errors).toEqual([]);
-    expect(set.shard?.organizationOwners).toEqual({ acme: 'second', beta: 'third' });
+    expect(set.shard?.organizationOwners).toEqual({ acme: 'first', beta: 'first', gamma: 'first' });
+    // The owner reconciles the organizations it creates even without a project in them.
+    const first = await loadShardedManifests(dir, { cwd: dir, shard: 'first' });
+    expect(first.set.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Organization/acme', 'Organization/beta', 'Organization/gamma']);
 
-    const named = await checkout(`organizations:\n  acme: third\n  gamma: first\n${SHARDS}`, DOCUMENTS);
-    const first = await loadShardedManifests(named, { cwd: named, shard: 'first' });
-    expect(first.set.shard?.organizationOwners).toEqual({ acme: 'third', beta: 'third', gamma: 'first' });
-    // A named owner reconciles its organization even without a project in it.
-    expect(first.set.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Organization/gamma']);
+    const named = await checkout(`organizations:\n  acme: third\n${SHARDS}`, DOCUMENTS);
+    const third = await loadShardedManifests(named, { cwd: named, shard: 'third' });
+    expect(third.set.shard?.organizationOwners).toEqual({ acme: 'third', beta: 'first', gamma: 'first' });
   });
 
   it('must be shards of the map: another name is an error located at its line', async () => {
@@ -51,7 +61,7 @@ describe("a shard's view of the rest of the checkout", () => {
     const dir = await checkout(SHARDS, DOCUMENTS);
     const { set } = await loadShardedManifests(dir, { cwd: dir, shard: 'second' });
     expect(set.documents.map((d) => `${d.kind}/${d.metadata.name}`)).toEqual(['Organization/acme', 'Project/p1']);
-    expect(set.shard?.elsewhere.map((e) => [e.document.metadata.name, e.shard])).toEqual([['p2', 'third'], ['p3', 'third']]);
+    expect(set.shard?.elsewhere.map((e) => [e.document.metadata.name, e.shard])).toEqual([['p2', 'third'], ['p3', 'third'], ['p4', 'third']]);
     expect(set.shard?.name).toBe('second');
   });
 });
