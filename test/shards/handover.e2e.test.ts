@@ -218,14 +218,15 @@ describe('a missing organization shared by shards', () => {
     const env = { ...envFor(stateDir), RECONCILE_ORGANIZATION_WAIT: '120s' };
     // Shards b and c start first and wait (they look at the organization list again and again);
     // then the owner starts, all three running at once.
-    const [userB, userC] = [await userId('b'), await userId('c')];
+    const [userA, userB, userC] = [await userId('a'), await userId('b'), await userId('c')];
     const looks = (user: string) => emulator!.requests().filter((r) => r.method === 'GET' && r.route === '/v1/organizations' && r.user === user).length;
     const waiting = [runCli([dir, '--shard', 'team-b'], env), runCli([dir, '--shard', 'team-c'], env)];
-    while (looks(userB) < 2 || looks(userC) < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+    // (A shard that creates the organization itself instead of waiting ends this wait too.)
+    while ((looks(userB) < 2 || looks(userC) < 2) && organizationCreates().length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     const runs = [runCli([dir, '--shard', 'team-a'], env), ...waiting];
     // The operator's part: once the owner (team-a, the first shard in map order) has created
     // it, the other shards' users become members (the dashboard's invitation).
-    while (!organizationCreates().some((r) => r.status === 201)) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!organizationCreates().some((r) => r.status === 201 && r.user === userA)) await new Promise((resolve) => setTimeout(resolve, 20));
     const slug = ((await (await fetch(`${emulator!.url}/v1/organizations`, { headers: { authorization: `Bearer ${tokenOf('a')}` } })).json()) as Array<{ id: string; name: string }>).find((o) => o.name === 'shared')!.id;
     for (const t of ['b', 'c']) {
       const added = await fetch(`${emulator!.url}/_emulator/organizations/${slug}/members`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user: `${t}@example.test`, role: 'Developer' }) });
