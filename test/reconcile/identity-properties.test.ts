@@ -118,6 +118,8 @@ describe('identity rules (property, against the emulator)', () => {
 // that deletes it last reconciled it under `deletion: delete`; never two live projects of one
 // name in one organization, never two organizations of one name.
 const SHARDS = ['sa', 'sb'] as const;
+/** Across all runs: the sequences do exercise takeovers and handovers. */
+const exercised = { takeovers: 0, handovers: 0 };
 type ShardName = (typeof SHARDS)[number];
 const LOCK_MS = 10_000;
 
@@ -132,7 +134,8 @@ const shardCommand: fc.Arbitrary<ShardCommand> = fc.oneof(
   fc.record({ op: fc.constantFrom('swap-map', 'toggle-owner') as fc.Arbitrary<'swap-map' | 'toggle-owner'> }),
   fc.record({ op: fc.constant('pass' as const), shard: fc.constantFrom(...SHARDS) }),
   fc.record({ op: fc.constant('pass' as const), shard: fc.constantFrom(...SHARDS) }),
-  fc.record({ op: fc.constant('takeover' as const), shard: fc.constantFrom(...SHARDS), after: fc.integer({ min: 1, max: 12 }) }),
+  fc.record({ op: fc.constant('takeover' as const), shard: fc.constantFrom(...SHARDS), after: fc.integer({ min: 1, max: 6 }) }),
+  fc.record({ op: fc.constant('takeover' as const), shard: fc.constantFrom(...SHARDS), after: fc.integer({ min: 1, max: 6 }) }),
 );
 
 interface ShardedLogical extends Logical {
@@ -181,6 +184,7 @@ async function checkSharded(commands: ShardCommand[]): Promise<void> {
         taken = await StateLock.acquire({ dir: stateDir, clock: new ManualClock(h.clock.now()), timeoutMs: LOCK_MS, command: `pass ${shard}` });
         expect(taken.acquired && taken.tookOver !== undefined).toBe(true);
         leftLocked.delete(shard);
+        exercised.takeovers++;
       }
       if (!taken.acquired) return;
       const sharded = await loadShardedManifests(h.dir, { cwd: h.dir, shard });
@@ -193,7 +197,8 @@ async function checkSharded(commands: ShardCommand[]): Promise<void> {
         while (watching && h.emulator.requests().length - since < stopAfter!) await new Promise((resolve) => setImmediate(resolve));
         if (watching) stop.abort();
       })();
-      await h.pass({ manifests: sharded.set, stateDir, organizationWaitMs: 4000, signal: stop.signal }).catch(() => undefined);
+      const result = await h.pass({ manifests: sharded.set, stateDir, organizationWaitMs: 4000, signal: stop.signal }).catch(() => undefined);
+      if (result?.plan.entries.some((e) => e.kind === 'Project' && e.changes.some((c) => c.path === 'shard'))) exercised.handovers++;
       watching = false;
       await watcher;
       const stopped = stop.signal.aborted;
@@ -254,5 +259,7 @@ describe('identity rules across shards (property, against the emulator)', () => 
       fc.asyncProperty(fc.array(shardCommand, { minLength: 4, maxLength: 12 }), (commands) => checkSharded(commands)),
       { seed: 20261126, numRuns: 16, endOnFailure: true },
     );
+    expect(exercised.takeovers).toBeGreaterThan(0);
+    expect(exercised.handovers).toBeGreaterThan(0);
   }, 240_000);
 });
