@@ -106,3 +106,29 @@ describe('creating an organization', () => {
     await expect(createOrganization(unit, api as never, intents, () => 0, log)).rejects.toThrow('organization `acme` is created by shard `team-a` only');
   });
 });
+
+describe("a project's documents", () => {
+  it('follow its owner: a relabelled project takes its Secrets, Function, SsoProvider and Branch documents to the new shard', async () => {
+    const own = (kind: string, spec: string) => `apiVersion: reconciler/v1\nkind: ${kind}\nmetadata:\n  name: p1-${kind.toLowerCase()}\nspec:\n  project: p1\n${spec}`;
+    const dependants = [
+      own('Secrets', '  values:\n    KEY: { valueFrom: { env: KEY } }\n'),
+      own('Function', '  source: fn\n  entrypoint: index.ts\n'),
+      own('SsoProvider', '  type: saml\n  metadata_url: https://idp.example.test/metadata\n  domains: [example.test]\n'),
+      own('Branch', '  git_branch: preview\n'),
+    ];
+    const kinds = (documents: Array<{ kind: string; metadata: { name: string } }>) => documents.map((d) => `${d.kind}/${d.metadata.name}`).sort();
+    for (const team of ['b', 'c']) {
+      const dir = await checkout(SHARDS, [organization('acme'), project('p1', team, 'acme'), ...dependants]);
+      await mkdir(join(dir, 'fn'), { recursive: true });
+      await writeFile(join(dir, 'fn', 'index.ts'), 'export default () => new Response("ok");\n');
+      const owner = team === 'b' ? 'second' : 'third';
+      const other = team === 'b' ? 'third' : 'second';
+      const mine = await loadShardedManifests(dir, { cwd: dir, shard: owner });
+      expect(mine.set.errors).toEqual([]);
+      expect(kinds(mine.set.documents)).toEqual(['Branch/p1-branch', 'Function/p1-function', 'Organization/acme', 'Project/p1', 'Secrets/p1-secrets', 'SsoProvider/p1-ssoprovider']);
+      const theirs = await loadShardedManifests(dir, { cwd: dir, shard: other });
+      expect(kinds(theirs.set.documents)).toEqual([]);
+      expect(theirs.set.shard?.elsewhere.map((e) => [e.document.metadata.name, e.shard])).toEqual([['p1', owner]]);
+    }
+  });
+});
