@@ -229,7 +229,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       ...(selection ? { selection } : {}),
       inventory,
       intents,
-      manifestsEmpty: documents.length === 0,
+      // For a shard, the whole checkout: a shard whose projects all moved to other shards hands them over.
+      manifestsEmpty: documents.length === 0 && (options.manifests.shard?.elsewhere.length ?? 0) === 0,
       allowEmpty: options.allowEmpty ?? false,
       readPriority,
       ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),

@@ -45,14 +45,14 @@ const shardMap = (teams: readonly string[], extra = '') =>
   `${extra}shards:\n${teams.map((t) => `  - name: team-${t}\n    selector:\n      labels: { team: ${t} }\n    credentials:\n      tokenEnv: TOKEN_${t.toUpperCase()}\n`).join('')}`;
 
 /** The checkout: `keep-a` (team a), `keep-b` (team b) and `mover` (deletion: delete, with a Secrets document) in team `moverTeam`. */
-function checkout(moverTeam: string | undefined): Record<string, string | null> {
+function checkout(moverTeam: string | undefined, keepATeam = 'a'): Record<string, string | null> {
   const project = (name: string, team: string, extra = '') =>
     `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: ${name}\n  labels: { team: ${team} }\nspec:\n  organization: acme\n  region: eu-west-1\n${extra}`;
   return {
     'shards.yaml': shardMap(['a', 'b']),
     'fleet.yaml': [
       'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: acme\nspec:\n  slug: acmeslug\n',
-      project('keep-a', 'a'),
+      project('keep-a', keepATeam),
       project('keep-b', 'b'),
     ].join('---\n'),
     'mover.yaml':
@@ -164,7 +164,7 @@ describe('a project moved between shards by its labels', () => {
     }, 120_000);
   }
 
-  it('is handed over and adopted, never deleted, with both shard daemons running', async () => {
+  it('is handed over and adopted, never deleted, with both shard daemons running, also when the old shard is left with no project', async () => {
     await start();
     const repo = await GitSyncRepo.create();
     repos.push(repo);
@@ -194,6 +194,18 @@ describe('a project moved between shards by its labels', () => {
     expect((await live()).filter((p) => p.name === 'mover')).toEqual([mover]);
     expect(Object.keys(await inventoryOf(stateDir, 'team-a'))).toEqual(['keep-a']);
     expect((await inventoryOf(stateDir, 'team-b')).mover?.ref).toBe(mover.ref);
+
+    // Its last project moves too: team-a declares nothing of its own now, and still hands it
+    // over (its part of the checkout is empty, the checkout is not).
+    const [againA, againB] = [a.lines.length, b.lines.length];
+    const emptied = await repo.commit(checkout('b', 'b'), 'keep-a moves to team-b too');
+    await repo.publish(emptied, moved);
+    for (const daemon of [a, b]) expect((await passOf(daemon, emptied)).result).toBe('success');
+    await a.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('handed the project over to shard `team-b`') && l.project === 'keep-a', { from: againA });
+    await b.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('adopted the project into the inventory of shard `team-b`') && l.project === 'keep-a', { from: againB });
+    expect(Object.keys(await inventoryOf(stateDir, 'team-a'))).toEqual([]);
+    expect(Object.keys(await inventoryOf(stateDir, 'team-b')).sort()).toEqual(['keep-a', 'keep-b', 'mover']);
+    expect(projectDeletes()).toHaveLength(0);
     expect(projectCreates()).toHaveLength(3);
   }, 150_000);
 });
