@@ -333,7 +333,8 @@ export class Daemon {
       return;
     }
     metrics.setManifestErrors(0);
-    if (set.documents.length === 0 && !this.#options.allowEmpty) {
+    // For a shard, the whole checkout counts: a shard whose projects all moved away hands them over.
+    if (set.documents.length === 0 && (set.shard?.elsewhere.length ?? 0) === 0 && !this.#options.allowEmpty) {
       log.warn({ revision, root: set.root }, 'the manifest set is empty; keeping the last good state, nothing is pruned (--allow-empty lets it prune)');
       return;
     }

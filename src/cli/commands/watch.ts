@@ -29,7 +29,7 @@ import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
@@ -169,6 +169,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
 export async function runDaemon(context: CommandContext): Promise<number> {
   const settings = await settingsFrom(context);
   const timeoutMs = lockTimeoutMs(context);
+  const organizationWait = organizationWaitMs(context);
   const shardName = stringOption(context, 'shard');
   const shardsFile = stringOption(context, 'shards');
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
@@ -406,6 +407,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         clock: open.clock ?? clock,
         sandbox: settings.sandbox,
         allowEmpty: settings.allowEmpty,
+        organizationWaitMs: organizationWait,
         signal: AbortSignal.any([request.signal, lost.signal]),
         priority: request.priority,
         ...(request.projects ? { projects: request.projects } : {}),
