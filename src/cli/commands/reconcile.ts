@@ -235,6 +235,13 @@ export async function executePass(context: CommandContext, request: PassRequest)
       savedPlan = { check: (entries) => entryRefusals(shown, entries) };
     }
     const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
+    // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
+    if (!dryRun && !lost.signal.aborted) {
+      const { recordPassInStateDir } = await import('../../status/status-file.js');
+      await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
+        log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
+      );
+    }
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
