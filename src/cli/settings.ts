@@ -61,12 +61,21 @@ export interface Settings {
   shard?: string;
   shards?: string;
   lockTimeoutMs: number;
+  /** `--organization-wait`: with `--shard`, how long an apply waits for an organization another shard creates (0: not at all). */
+  organizationWaitMs: number;
   /** `--notify` URLs, in order. */
   notify: string[];
   notifications?: string;
   triggerTokenFile?: string;
   webhookSecretFile?: string;
   daemonUrl: string;
+  /** `--daemon-url` or RECONCILE_DAEMON_URL was given (status reads the daemon's view only then). */
+  daemonUrlGiven: boolean;
+  statusTokenFile?: string;
+  /** `--runbook-url`: an http(s) URL. */
+  runbookUrl?: string;
+  /** `status --live`. */
+  live: boolean;
   project?: string;
   all: boolean;
   out?: string;
@@ -172,6 +181,19 @@ function parseBoolean(parsed: ParsedOptions, name: string): boolean {
   return value === 'true';
 }
 
+/** `--organization-wait` in milliseconds; `0s` (any zero) is no wait at all (a duration is otherwise > 0). */
+function organizationWait(value: string): number {
+  if (/^0+(ms|s|m|h)?$/.test(value.trim())) return 0;
+  return usage(() => parseDuration(value), '--organization-wait');
+}
+
+function runbookUrl(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
+    throw new UsageError(`--runbook-url: expected an http(s) URL such as https://git.example.com/ops/fleet/blob/main/docs/runbook.md, got \`${value}\``);
+  }
+  return value;
+}
+
 function maxPlanAge(value: string): { text: string; ms: number } {
   return { text: value, ms: usage(() => parseDuration(value), '--max-plan-age') };
 }
@@ -214,11 +236,16 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     ...optional('shard', text(values, 'shard')),
     ...optional('shards', text(values, 'shards')),
     lockTimeoutMs: usage(() => parseDuration(text(values, 'lock-timeout') ?? '60s'), '--lock-timeout'),
+    organizationWaitMs: organizationWait(text(values, 'organization-wait') ?? '60s'),
     notify: [...(parsed.lists?.notify ?? [])],
     ...optional('notifications', text(values, 'notifications')),
     ...optional('triggerTokenFile', text(values, 'trigger-token-file')),
     ...optional('webhookSecretFile', text(values, 'webhook-secret-file')),
     daemonUrl: text(values, 'daemon-url') ?? 'http://127.0.0.1:9464',
+    daemonUrlGiven: given(parsed, 'daemon-url'),
+    ...optional('statusTokenFile', text(values, 'status-token-file')),
+    ...optional('runbookUrl', runbookUrl(text(values, 'runbook-url'))),
+    live: values.live === true,
     ...optional('project', text(values, 'project')),
     all: values.all === true,
     ...optional('out', text(values, 'out')),

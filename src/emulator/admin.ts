@@ -2,11 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.js';
 import { validateFaultConfig, type FaultConfig } from './faults.js';
 import type { RequestLogEntry } from './request-log.js';
+import { MEMBER_ROLES, type EmulatorState, type MemberRole } from './state.js';
 import type { RequestTarget } from './request-target.js';
 import type { SeedInput } from './seed.js';
 
 /** What the administration API works on: the emulator (src/emulator/emulator.ts implements it). */
 export interface AdminTarget {
+  readonly state: EmulatorState;
   now(): number;
   advanceClock(ms: number): void;
   advanceUntilIdle(): void;
@@ -51,6 +53,8 @@ export async function handleAdmin(emulator: AdminTarget, req: IncomingMessage, r
   const path = url.pathname.replace(/\/+$/, '');
   const key = `${method} ${path}`;
   try {
+    const membership = method === 'POST' ? /^\/_emulator\/organizations\/([^/]+)\/members$/.exec(path) : null;
+    if (membership) return json(res, 200, addMember(emulator, decodeURIComponent(membership[1]!), await jsonBody(req, 1024)));
     switch (key) {
       case 'GET /_emulator/requests': {
         await readBody(req, 0);
@@ -117,4 +121,21 @@ export async function handleAdmin(emulator: AdminTarget, req: IncomingMessage, r
     if (error instanceof AdminError) return json(res, error.status, { message: error.message });
     return json(res, 500, { message: `Internal emulator error: ${(error as Error).message}` });
   }
+}
+
+/**
+ * Makes a user a member of an organization (or changes its role), as an invitation accepted in
+ * the platform's dashboard does: the Management API has no call for it.
+ */
+function addMember(emulator: AdminTarget, slug: string, body: unknown): unknown {
+  const { user, role = 'Owner' } = (body ?? {}) as { user?: unknown; role?: unknown };
+  const org = emulator.state.organizations.get(slug);
+  if (!org) throw new AdminError(404, `Not found: no organization with slug \`${slug}\``);
+  if (typeof role !== 'string' || !MEMBER_ROLES.includes(role as MemberRole)) throw new AdminError(400, `Expected \`role\` to be one of ${MEMBER_ROLES.join(', ')}`);
+  const found = typeof user === 'string' ? [...emulator.state.users.values()].find((u) => u.id === user || u.email === user) : undefined;
+  if (!found) throw new AdminError(400, `Expected \`user\` to be the id or email of a user, got \`${String(user)}\``);
+  const member = org.members.find((m) => m.userId === found.id);
+  if (member) member.role = role as MemberRole;
+  else org.members.push({ userId: found.id, role: role as MemberRole });
+  return { slug: org.slug, members: org.members.map((m) => ({ user_id: m.userId, role_name: m.role })) };
 }

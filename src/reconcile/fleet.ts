@@ -5,7 +5,7 @@
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Priority } from '../api/request.js';
 import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
-import type { OrganizationDocument, ProjectDocument, ManifestKind } from '../manifests/types.js';
+import type { OrganizationDocument, ProjectDocument, ManifestKind, ShardScope } from '../manifests/types.js';
 import type { Clock } from '../util/clock.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
@@ -47,6 +47,12 @@ export interface OrganizationUnit {
   confirmed: boolean;
   /** Set once planned. */
   entry?: PlanEntry;
+  /** In a sharded fleet, the other shard that alone creates this organization (absent: this process may create it). */
+  createdBy?: string;
+  /** The shard map that names that owner, as messages show it. */
+  shardMap?: string;
+  /** How long this pass waited for the owner's creation (ms), once it gave up. */
+  waitedMs?: number;
 }
 
 export interface FleetObservation {
@@ -69,6 +75,11 @@ export interface FleetObservation {
   removals: Array<{ name: string; entry: PlanEntry; live: LiveProject; keep?: boolean }>;
   /** Inventoried projects whose manifest is gone and that are gone from the live list too. */
   vanished: string[];
+  /**
+   * Inventory records of projects whose document another shard now owns (filled when the
+   * Project module plans): handed over, the record dropped and the live project untouched.
+   */
+  handovers: Array<{ name: string; shard: string; entry: PlanEntry }>;
   organizationsListed: boolean;
 }
 
@@ -88,6 +99,13 @@ export interface FleetInput {
   manifestsEmpty: boolean;
   allowEmpty: boolean;
   readPriority: Priority;
+  /** With `--shard`: this shard, the rest of the checkout and the owner of each organization. */
+  shard?: ShardScope;
+  /**
+   * An apply of a shard waits up to `ms` (clock time) for a missing organization that another
+   * shard creates, re-reading the organization list every `intervalMs`. Absent: no wait (a dry run).
+   */
+  organizationWait?: { ms: number; intervalMs: number; clock: Clock };
   signal?: AbortSignal;
   log: Logger;
 }
@@ -107,6 +125,8 @@ export interface FleetApplyContext {
   log: Logger;
   /** Live project refs by project manifest name: a creation adds its project's. */
   projectRefs: Map<string, string>;
+  /** This process's shard, in a sharded fleet. */
+  shard?: string;
   signal?: AbortSignal;
 }
 

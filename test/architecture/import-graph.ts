@@ -11,13 +11,14 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   // on top: tools that drive everything below
-  chaos: ['bench', 'emulator', 'cli', 'daemon', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
-  bench: ['emulator', 'daemon', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  chaos: ['bench', 'emulator', 'cli', 'daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  bench: ['emulator', 'daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
   tools: ['reconcile', 'api', 'manifests', 'util'],
   // the command
-  cli: ['daemon', 'notify', 'shards', 'reconcile', 'api', 'emulator', 'manifests', 'util'],
-  // what runs passes: the daemon, its notifications, the shard map
-  daemon: ['notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  cli: ['daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'emulator', 'manifests', 'util'],
+  // what runs passes: the daemon, the fleet's status view, its notifications, the shard map
+  daemon: ['status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  status: ['notify', 'reconcile', 'api', 'manifests', 'util'],
   notify: ['reconcile', 'api', 'manifests', 'util'],
   shards: ['reconcile', 'api', 'manifests', 'util'],
   // one pass

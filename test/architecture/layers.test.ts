@@ -1,4 +1,4 @@
-// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon,
+// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon, status,
 // notify, shards -> reconcile -> api, emulator -> manifests, util, with bench, chaos and the
 // build tools on top; no import cycle anywhere, type-only imports included; and no function of
 // src/reconcile over 120 lines. The checks are shown to fail on a deliberate violation.
