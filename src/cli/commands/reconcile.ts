@@ -173,7 +173,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
     });
     if (result.acquired) {
       lock = result.lock;
-      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
+      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver, generation: result.lock.generation }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
       return true;
     }
     log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
@@ -209,7 +209,8 @@ export async function executePass(context: CommandContext, request: PassRequest)
       log,
       sandbox,
       allowEmpty: context.values['allow-empty'] === true,
-      signal: AbortSignal.any([context.signal, lost.signal]),
+      // A fenced write that finds the lock taken marks it lost at once (before the heartbeat says so).
+      signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
       ...(session.clock ? { clock: session.clock } : {}),
       ...(savedPlan ? { savedPlan } : {}),
     });

@@ -281,9 +281,9 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     metrics.setStateLockHeld(true);
     if (taken.tookOver) {
       const age = clock.now() - taken.tookOver.heartbeatAt;
-      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
     }
-    log.info({ stateDir }, 'holding the state directory lock');
+    log.info({ stateDir, generation: taken.lock.generation }, 'holding the state directory lock');
     return true;
   };
   const release = async () => {
