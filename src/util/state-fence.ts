@@ -14,6 +14,7 @@ import { readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve, sep } from 'node:path';
+import { assertOutsideManifests } from './manifests-tree.js';
 
 /** The lock file's name in the state directory. */
 export const LOCK_FILE = 'state.lock';
@@ -106,7 +107,10 @@ function checkToken(token: FenceToken): void {
  * first (written and fsynced), then the fence is checked and the temp file renamed over the
  * target at once; a reader or a crash sees the old content or the new, never a torn one.
  */
-export async function writeStateFile(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+export async function writeStateFile(path: string, data: string | Uint8Array, mode = 0o600, options: { userOutput?: boolean } = {}): Promise<void> {
+  // A file the user named as output (a saved plan) may go anywhere they choose; nothing else
+  // is ever written into the manifests tree.
+  if (!options.userOutput) assertOutsideManifests(path);
   const token = fenceFor(path);
   if (token) checkToken(token);
   await mkdir(dirname(path), { recursive: true });
@@ -150,6 +154,7 @@ export async function writeStateJson(path: string, value: unknown): Promise<void
 
 /** Removes a file of the state directory (fenced like a write); a missing file is fine. */
 export async function removeStateFile(path: string): Promise<void> {
+  assertOutsideManifests(path);
   const token = fenceFor(path);
   if (token) checkToken(token);
   try {

@@ -2,7 +2,7 @@
 // earlier one, and once another holder has the lock, this process writes nothing there and
 // sends no API write.
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { ManualClock } from '../../src/util/clock.js';
 import { GENERATION_FILE, LOCK_FILE, StateLock, type LockHolder } from '../../src/util/state-lock.js';
 import { StateLockLostError, checkFence, removeStateFile, writeStateFile, writeStateJson } from '../../src/util/state-fence.js';
 import { openStateStore } from '../../src/reconcile/state.js';
+import { ManifestsTreeWriteError, protectManifestsTree } from '../../src/util/manifests-tree.js';
 import { createClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
 import { reply } from '../api/helpers/fake-transport.js';
@@ -138,6 +139,24 @@ describe('fenced writes', () => {
     await lock.heartbeat();
     expect((JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as LockHolder).id).toBe('successor');
     expect(lock.held).toBe(false);
+  });
+});
+
+describe('the manifests tree', () => {
+  it('once protected, nothing is written or removed inside it (a symbolic link into it included), except below a dot-directory and a file the user named as output', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'manifests-tree-'));
+    const tree = join(root, 'manifests');
+    await mkdir(join(tree, 'functions', 'hello'), { recursive: true });
+    await symlink(join(tree, 'functions'), join(root, 'link'));
+    protectManifestsTree(tree);
+    await expect(writeStateFile(join(tree, 'functions', 'hello', 'refresh-token'), 'x')).rejects.toBeInstanceOf(ManifestsTreeWriteError);
+    await expect(writeStateFile(join(root, 'link', 'hello', 'refresh-token'), 'x')).rejects.toBeInstanceOf(ManifestsTreeWriteError);
+    await expect(removeStateFile(join(tree, 'fleet.yaml'))).rejects.toBeInstanceOf(ManifestsTreeWriteError);
+    expect(readdirSync(join(tree, 'functions', 'hello'))).toEqual([]);
+    await writeStateFile(join(tree, '.reconcile', 'inventory.json'), '{}');
+    await writeStateFile(join(tree, 'plan.json'), '{}', 0o600, { userOutput: true });
+    await writeStateFile(join(root, 'outside'), 'x');
+    expect(readdirSync(tree).sort()).toEqual(['.reconcile', 'functions', 'plan.json']);
   });
 });
 

@@ -19,6 +19,8 @@ import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
+import { credentialPathProblems } from '../credential-paths.js';
+import { protectManifestsTree } from '../../util/manifests-tree.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
@@ -144,6 +146,14 @@ export async function executePass(context: CommandContext, request: PassRequest)
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
     return EXIT.error;
   }
+  // Credential files inside the manifests tree are refused before anything is read or written;
+  // and nothing this process writes goes into the tree (util/manifests-tree.ts).
+  const credentialProblems = credentialPathProblems(context, manifests.root);
+  if (credentialProblems.length > 0) {
+    for (const problem of credentialProblems) log.error({}, problem);
+    return EXIT.error;
+  }
+  protectManifestsTree(manifests.root);
   let savedPlan: PassOptions['savedPlan'];
   if (request.beforeSession) {
     const checked = await request.beforeSession(manifests, sandbox);

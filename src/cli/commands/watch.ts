@@ -23,6 +23,9 @@ import { eventsFromPass } from '../../notify/events.js';
 import { Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../../notify/setup.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
+import { credentialPathProblems } from '../credential-paths.js';
+import { protectManifestsTree } from '../../util/manifests-tree.js';
+import { notificationSecretFiles } from '../../notify/setup.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
@@ -196,6 +199,29 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     shard = found;
   }
   if (!settings.dryRun && !settings.sandbox) requireShard(map, shard);
+
+  // Credential and secret files inside the manifests tree are refused; nothing this process
+  // writes goes into the tree (util/manifests-tree.ts).
+  const credentialProblems = credentialPathProblems(context, settings.manifestsPath, [
+    ['--trigger-token-file', settings.triggers.tokenFile],
+    ['--webhook-secret-file', settings.triggers.webhookSecretFile],
+    ...(settings.notifications?.receivers ?? []).flatMap((receiver): Array<[string, string]> =>
+      notificationSecretFiles(receiver).map((file) => [`the notification receiver \`${receiver.name}\`'s secret file`, file]),
+    ),
+    ...(map?.shards ?? []).flatMap((s): Array<[string, string]> => [
+      ...('tokenFile' in s.credentials ? [[`${map!.file}: shard \`${s.name}\` credentials.tokenFile`, s.credentials.tokenFile] as [string, string]] : []),
+      ...('oauth' in s.credentials && s.credentials.oauth.refreshTokenFile !== undefined
+        ? [[`${map!.file}: shard \`${s.name}\` credentials.oauth.refreshTokenFile`, s.credentials.oauth.refreshTokenFile] as [string, string]]
+        : []),
+    ]),
+  ]);
+  if (credentialProblems.length > 0) {
+    for (const problem of credentialProblems) log.fatal({}, problem);
+    log.flush?.();
+    await notifier?.close();
+    return 1;
+  }
+  protectManifestsTree(settings.manifestsPath);
 
   let session: (ApiSession & { clock?: Clock }) | undefined;
   let daemon: Daemon | undefined;
