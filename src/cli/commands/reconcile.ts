@@ -1,6 +1,6 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
-import { relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -17,10 +17,10 @@ import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
-import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
+import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { credentialPathProblems } from '../credential-paths.js';
-import { protectManifestsTree } from '../../util/manifests-tree.js';
+import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
@@ -171,6 +171,13 @@ export async function executePass(context: CommandContext, request: PassRequest)
   let lock: StateLock | undefined;
   const lost = new AbortController();
   const takeLock = async (stateDir: string): Promise<boolean> => {
+    try {
+      assertOutsideManifests(join(stateDir, LOCK_FILE));
+    } catch (error) {
+      if (!(error instanceof ManifestsTreeWriteError)) throw error;
+      log.error({ stateDir }, `the state directory ${stateDir} lies inside the manifests tree ${error.root}: choose --state-dir outside it, or a dot-directory such as .reconcile`);
+      return false;
+    }
     const result = await StateLock.acquire({
       dir: stateDir,
       clock: systemClock,

@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -24,9 +24,9 @@ import { Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../../notify/setup.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { credentialPathProblems } from '../credential-paths.js';
-import { protectManifestsTree } from '../../util/manifests-tree.js';
+import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
 import { notificationSecretFiles } from '../../notify/setup.js';
-import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
+import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
@@ -279,7 +279,17 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   log.info({ metrics: server.url }, 'serving /metrics, /healthz and /readyz');
   const lost = new AbortController();
   let lock: StateLock | undefined;
+  let stateDirRefused = false;
   const waitForLock = async (stateDir: string): Promise<boolean> => {
+    try {
+      assertOutsideManifests(join(stateDir, LOCK_FILE));
+    } catch (error) {
+      if (!(error instanceof ManifestsTreeWriteError)) throw error;
+      lockProblem = `the state directory ${stateDir} lies inside the manifests tree ${error.root}`;
+      stateDirRefused = true;
+      log.fatal({ stateDir }, `${lockProblem}: choose --state-dir outside it, or a dot-directory such as .reconcile`);
+      return false;
+    }
     let reported: string | undefined;
     const taken = await waitForStateLock({
       dir: stateDir,
@@ -323,13 +333,13 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       session = await openSandboxSession(context, log, { telemetry });
       if (!(await waitForLock(session.stateDir))) {
         await Promise.allSettled([session.close(), server.close(), notifier?.close()]);
-        return 0;
+        return stateDirRefused ? 1 : 0;
       }
     } else {
       const stateDir = stateDirOf(context, shard?.name);
       if (!(await waitForLock(stateDir))) {
         await Promise.allSettled([server.close(), notifier?.close()]);
-        return 0;
+        return stateDirRefused ? 1 : 0;
       }
       session = await openApiSession(context, {
         telemetry,
