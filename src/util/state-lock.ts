@@ -8,6 +8,7 @@
 // and in the lock file): the fencing token that every write of the holder is checked against
 // (state-fence.ts), and that its records carry.
 import { randomBytes } from 'node:crypto';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -237,13 +238,17 @@ export class StateLock {
     this.holder = next;
   }
 
-  /** Removes the lock if it is still ours. */
+  /** Removes the lock if it is still ours (checked and removed in one synchronous step). */
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
     this.#cancelHeartbeat?.();
-    const current = await readHolder(this.path).catch(() => undefined);
-    if (current?.id === this.holder.id) await unlink(this.path).catch(() => undefined);
+    try {
+      const current = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<LockHolder>;
+      if (current.id === this.holder.id && generationIn(current as LockHolder) === this.holder.generation) unlinkSync(this.path);
+    } catch {
+      // Gone, unreadable or not ours: a successor's lock is left alone.
+    }
   }
 }
 
