@@ -151,7 +151,8 @@ async function stateFiles(): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   if (!existsSync(stateDir)) return files;
   for (const entry of await readdir(stateDir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+    // A temporary file is no record (one being written at the pause may be completed, never renamed into place).
+    if (!entry.isFile() || entry.name.endsWith('.tmp')) continue;
     const path = join(entry.parentPath, entry.name);
     const text = await readFile(path, 'utf8').catch(() => '');
     const mtime = await stat(path).then((s) => s.mtimeMs).catch(() => 0);

@@ -122,8 +122,10 @@ export async function writeStateFile(path: string, data: string | Uint8Array, mo
   } finally {
     await handle.close();
   }
+  // A holder that lost the lock leaves its temporary file as it is (nothing reads it): even
+  // removing it would be a write after the takeover.
+  if (token) checkToken(token);
   try {
-    if (token) checkToken(token);
     renameSync(temp, path);
   } catch (error) {
     await unlink(temp).catch(() => undefined);

@@ -40,7 +40,9 @@ async function snapshot(dir: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
   if (!existsSync(dir)) return out;
   for (const entry of await readdir(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+    // A temporary file (`.NAME.RANDOM.tmp`) is no record: one the holder was writing when it was
+    // stopped may be completed when it resumes, and is never renamed into place.
+    if (!entry.isFile() || entry.name.endsWith('.tmp')) continue;
     const path = join(entry.parentPath, entry.name);
     out[path.slice(dir.length + 1)] = `${(await stat(path)).mtimeMs} ${await readFile(path, 'utf8')}`;
   }
