@@ -220,7 +220,10 @@ for (let cycle = 0; cycle < size.cycles; cycle++) {
   }
   const killAfter = 1 + Math.floor(rand() * size.projects * 12);
   if (cycle === PAUSE_AT) {
-    for (let attempt = 0; attempt < 3 && !pausedHolder; attempt++) pausedHolder = await pausedHolderTakeover(Math.max(1, Math.ceil(killAfter / (attempt + 1))));
+    // A run that finished before its stop point is tried again, stopped sooner (the last time after its first request).
+    for (const stopAfter of [killAfter, Math.ceil(killAfter / 2), 1]) {
+      pausedHolder ??= await pausedHolderTakeover(stopAfter);
+    }
     say(
       pausedHolder
         ? `cycle ${cycle}: a run stopped (SIGSTOP) past the lock timeout; ${pausedHolder.tookOver ? 'a second run took the lock over' : 'no second run took the lock over'}; the first resumed`

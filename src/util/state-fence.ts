@@ -14,7 +14,7 @@ import { readFileSync, renameSync, unlinkSync } from 'node:fs';
 import { mkdir, open, readFile, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import { assertOutsideManifests } from './manifests-tree.js';
+import { assertOutsideManifests, realPathOf } from './manifests-tree.js';
 
 /** The lock file's name in the state directory. */
 export const LOCK_FILE = 'state.lock';
@@ -45,23 +45,24 @@ export interface FenceToken {
 
 const fences = new Map<string, FenceToken>();
 
-/** Registers a held lock: from now on, writes below `token.dir` are checked against it. */
+/**
+ * Registers a held lock: from now on, writes below `token.dir` are checked against it (under
+ * the directory as given and as its real path, so a symbolic link to it is fenced too).
+ */
 export function registerFence(token: FenceToken): void {
-  fences.set(token.dir, token);
+  fences.set(resolve(token.dir), token);
+  fences.set(realPathOf(token.dir), token);
 }
 
 /** The fence of the state directory that contains `path`, if this process holds (or held) its lock. */
 export function fenceFor(path: string): FenceToken | undefined {
-  const target = resolve(path);
-  for (const [dir, token] of fences) {
-    if (target === dir || target.startsWith(`${dir}${sep}`)) return token;
+  if (fences.size === 0) return undefined;
+  for (const target of new Set([resolve(path), realPathOf(path)])) {
+    for (const [dir, token] of fences) {
+      if (target === dir || target.startsWith(`${dir}${sep}`)) return token;
+    }
   }
   return undefined;
-}
-
-/** The generation this process holds the directory under, or undefined without a lock. */
-export function generationOf(path: string): number | undefined {
-  return fenceFor(path)?.generation;
 }
 
 function lockFields(text: string): { id?: unknown; generation?: unknown } | undefined {
