@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { BIN, NODE, REPO, assertBuilt, expectExit, runCli, type CliRun } from '../e2e/helpers/cli.js';
+import { DaemonProcess } from '../daemon/daemon-process.js';
 
 let emulator: RunningEmulator | undefined;
 const children: Array<{ kill(signal: NodeJS.Signals): void }> = [];
@@ -119,5 +120,44 @@ describe('a paused holder that lost its lock', () => {
     expect(emulator.requests().filter((r) => r.method === 'DELETE')).toEqual([]);
     const live = (await (await fetch(`${emulator.url}/v1/projects`, { headers: { authorization: `Bearer ${emulator.token}` } })).json()) as Array<{ name: string }>;
     expect(live.map((p) => p.name)).toContain('alpha');
+  }, 90_000);
+
+  it('a daemon stopped past the lock timeout and taken over exits 1 when it resumes, having written nothing (its watcher saw the new revision)', async () => {
+    emulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
+    const root = await mkdtemp(join(tmpdir(), 'fence-daemon-e2e-'));
+    const dir = join(root, 'manifests');
+    const stateDir = join(root, 'state');
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'fleet.yaml'), manifests('delete'));
+    const env = {
+      MANAGEMENT_API_URL: emulator.url,
+      MANAGEMENT_API_TOKEN: emulator.token,
+      RECONCILE_STATE_DIR: stateDir,
+      RECONCILE_RATE_LIMIT: '1000/1s',
+      RECONCILE_LOCK_TIMEOUT: `${LOCK_TIMEOUT_MS}ms`,
+    };
+    const daemon = new DaemonProcess([dir, '--watch', '--metrics-addr', '127.0.0.1:0', '--observe', 'none'], env);
+    children.push({ kill: (signal) => daemon.signal(signal) });
+    await daemon.waitFor((l) => l.msg === 'pass finished');
+    daemon.signal('SIGSTOP');
+    await until(async () => {
+      const lock = JSON.parse(await readFile(join(stateDir, 'state.lock'), 'utf8')) as { heartbeatAt: number };
+      return Date.now() - lock.heartbeatAt > LOCK_TIMEOUT_MS + 200;
+    });
+
+    await writeFile(join(dir, 'fleet.yaml'), manifests('orphan'));
+    const b = await runCli([dir], env);
+    expectExit(b, 0);
+    expect(b.stderr).toContain('took over the stale state lock');
+    const afterB = await snapshot(stateDir);
+    const sent = emulator.requests().length;
+
+    daemon.signal('SIGCONT');
+    expect(await daemon.exited).toBe(1);
+    expect(daemon.lines.some((l) => typeof l.msg === 'string' && l.msg.includes('state lock was taken over'))).toBe(true);
+    expect(emulator.requests().slice(sent).filter((r) => r.method !== 'GET').map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(await snapshot(stateDir)).toEqual(afterB);
+    const inventory = JSON.parse(await readFile(join(stateDir, 'inventory.json'), 'utf8')) as { projects: Record<string, { deletion: string }> };
+    expect(inventory.projects.alpha?.deletion).toBe('orphan');
   }, 90_000);
 });
