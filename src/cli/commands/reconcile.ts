@@ -22,7 +22,7 @@ import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder }
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { credentialPathProblems } from '../credential-paths.js';
 import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -128,6 +128,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
   const detailed = context.values['detailed-exitcode'] === true;
   const shardName = stringOption(context, 'shard');
   const timeoutMs = lockTimeoutMs(context);
+  const organizationWait = organizationWaitMs(context);
   const sandbox = context.values.sandbox === true;
   if (shardName !== undefined && sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const { loadShardedManifests } = await import('../../shards/load-sharded.js');
@@ -226,6 +227,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       log,
       sandbox,
       allowEmpty: context.values['allow-empty'] === true,
+      organizationWaitMs: organizationWait,
       // A fenced write that finds the lock taken marks it lost at once (before the heartbeat says so).
       signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
       ...(session.clock ? { clock: session.clock } : {}),
@@ -251,13 +253,22 @@ export async function executePass(context: CommandContext, request: PassRequest)
       savedPlan = { check: (entries) => entryRefusals(shown, entries) };
     }
     const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
+    // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
+    // A lock found lost by a fenced write is marked at once, before the heartbeat's report.
+    const lockLost = () => lost.signal.aborted || ((lock as StateLock | undefined)?.signal.aborted ?? false);
+    if (!dryRun && !lockLost()) {
+      const { recordPassInStateDir } = await import('../../status/status-file.js');
+      await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
+        log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
+      );
+    }
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
       { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(sharded.shard ? { shard: sharded.shard.name } : {}) },
       'pass finished',
     );
-    if (lost.signal.aborted) return EXIT.error;
+    if (lockLost()) return EXIT.error;
     return override ?? exitCode(result, detailed);
   } finally {
     await session?.close();
