@@ -28,6 +28,8 @@ export interface Settings {
   detailedExitcode: boolean;
   apiUrl?: string;
   tokenFile?: string;
+  /** `--token-file` was given as a flag (not MANAGEMENT_API_TOKEN_FILE), as messages name it. */
+  tokenFileFlag: boolean;
   /**
    * `--rate-limit` or RECONCILE_RATE_LIMIT when either is given (a command without it uses its
    * own default: the daemon's, a one-shot run's or the sandbox's).
@@ -215,6 +217,7 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     detailedExitcode: values['detailed-exitcode'] === true,
     ...optional('apiUrl', text(values, 'api-url')),
     ...optional('tokenFile', text(values, 'token-file')),
+    tokenFileFlag: parsed.flags.has('token-file'),
     ...optional('rateLimit', given(parsed, 'rate-limit') && rateText !== undefined ? usage(() => parseRate(rateText), '--rate-limit') : undefined),
     ...optional('rateLimitFlag', parsed.flags.has('rate-limit') && rateText !== undefined ? usage(() => parseRate(rateText)) : undefined),
     budget: resolveRate(parsed),

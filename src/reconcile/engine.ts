@@ -30,6 +30,7 @@ import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
 import { openStateStore, type FileStateStore } from './state.js';
 import { statusesFor, summarizePlan } from './summary.js';
+import { StateLockLostError } from '../util/state-fence.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 
 export interface PassOptions {
@@ -437,9 +438,23 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
   const now = clock.now();
   const verified = plan.works.flatMap((work) => applied?.projects.get(work.unit.name)?.verified ?? []);
   const resources = statusesFor(entries, outcomes, applied === undefined, now, verified);
+  // A holder that lost the state lock records nothing: its successor's records stand.
+  let lockLost: StateLockLostError | undefined;
+  const recordFenced = async (write: () => Promise<void>): Promise<void> => {
+    if (lockLost) return;
+    try {
+      await write();
+    } catch (error) {
+      if (!(error instanceof StateLockLostError)) throw error;
+      lockLost = error;
+      pass.log.error({ error: error.message }, 'the state lock was lost: this pass records nothing in the state directory');
+    }
+  };
   if (applied) {
-    for (const module of FLEET_MODULES) await module.record(applied.fleetContext, now);
-    await saveInventory(pass.state, pass.inventory, now);
+    await recordFenced(async () => {
+      for (const module of FLEET_MODULES) await module.record(applied.fleetContext, now);
+      await saveInventory(pass.state, pass.inventory, now);
+    });
   }
   const projects = plan.works.map((work) => projectObservation(pass, work, applied?.projects.get(work.unit.name)));
   const anyFailed = outcomes.some((o) => o.result !== 'success') || entries.some((e) => e.action === 'blocked') || plan.works.some((w) => w.failures.length > 0);
@@ -453,19 +468,22 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
     outcomes,
     resources,
     projects,
-    result: anyFailed ? 'failed' : 'success',
+    result: anyFailed || lockLost ? 'failed' : 'success',
     requests: pass.tally.total,
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await pass.state.set(LAST_PASS_KEY, {
-    finishedAt: result.finishedAt,
-    dryRun: result.dryRun,
-    result: result.result,
-    ...(result.interrupted ? { interrupted: true } : {}),
-    revision: result.revision,
-    resources,
-    projects,
-  });
+  await recordFenced(() =>
+    pass.state.set(LAST_PASS_KEY, {
+      finishedAt: result.finishedAt,
+      dryRun: result.dryRun,
+      result: result.result,
+      ...(result.interrupted ? { interrupted: true } : {}),
+      revision: result.revision,
+      resources,
+      projects,
+    }),
+  );
+  if (lockLost) result.result = 'failed';
   return result;
 }
 
