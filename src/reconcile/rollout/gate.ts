@@ -242,6 +242,8 @@ export class RolloutGate {
       Object.entries(this.#record.waiting).filter(([, change]) => passProjects !== undefined && change.project !== undefined && !passProjects.has(change.project)),
     );
     const fresh: PlanEntry[] = [];
+    // A project this pass creates is configured at once: nothing of it can be disrupted yet.
+    const creating = new Set(entries.filter((e) => e.kind === 'Project' && e.action === 'create').map((e) => e.name));
     for (const entry of entries) {
       const project = projectOfEntry(entry);
       if (project === undefined) continue;
@@ -258,7 +260,7 @@ export class RolloutGate {
       const windows = config.windows
         .map((window, i) => ({ window, i }))
         .filter(({ window }) => matchesSelector(window.selector, document) && window.classes.some((c) => classes.includes(c)));
-      if (windows.length > 0 && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
+      if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
         const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
         const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
         entry.held = { reason: 'window', message, ...(opening ? { until: opening.at! } : {}) };

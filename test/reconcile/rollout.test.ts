@@ -1,0 +1,209 @@
+// The rollout gate in passes against the emulator (one ManualClock for the emulator's
+// lifecycles and the gate's soaks and windows): waves in order, a halt, windows, approvals.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reconcile/rollout/records.js';
+import { openStateStore } from '../../src/reconcile/state.js';
+import { rolloutConfig, sharePoint } from '../../src/reconcile/rollout/config.js';
+import { loadManifests } from '../../src/manifests/load.js';
+import { ORG, startHarness, type Harness } from './helpers/fleet.js';
+
+const MINUTE = 60_000;
+
+function tenant(name: string, ring: string, restapi: number, extra = ''): string {
+  return `apiVersion: reconciler/v1
+kind: Project
+metadata:
+  name: ${name}
+  labels: { ring: ${ring}, tier: tenant }
+spec:
+  organization: acme
+  region: eu-west-1
+  db_pass: { valueFrom: { env: DB_PASS } }
+  restapi:
+    max_rows: ${restapi}
+${extra}`;
+}
+
+const ROLLOUT = (extra = '') => `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: tenants }
+spec:
+  soak: 10m
+  waves:
+    - { name: canary, selector: { labels: { ring: canary } } }
+    - { name: early, selector: { labels: { ring: early } } }
+${extra}`;
+
+let h: Harness;
+beforeEach(async () => {
+  h = await startHarness({ DB_PASS: 'rollout-db-pass-1f0e' });
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const writesTo = (h: Harness, refs: Map<string, string>, names: string[], since = 0) => {
+  const wanted = new Set(names.map((name) => refs.get(name)).filter(Boolean));
+  return h.emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator') && [...wanted].some((ref) => r.path.includes(`/${ref}`)));
+};
+
+async function refs(h: Harness): Promise<Map<string, string>> {
+  return new Map((await h.client.api.listAllProjects()).map((p) => [p.name, p.ref]));
+}
+
+async function fleet(h: Harness, rows: number, rollout = ROLLOUT()) {
+  await h.write({
+    'org.yaml': ORG,
+    'rollout.yaml': rollout,
+    'a.yaml': tenant('a', 'canary', rows),
+    'b.yaml': tenant('b', 'early', rows),
+    'c.yaml': tenant('c', 'other', rows),
+  });
+}
+
+describe('waves', () => {
+  it('puts each project in the first wave that takes it, the unmatched ones in the implicit last wave', async () => {
+    await fleet(h, 100);
+    const config = rolloutConfig((await loadManifests(h.dir)).documents)!;
+    expect(config.waves).toEqual(['canary', 'early', 'rest']);
+    expect(Object.fromEntries(config.waveOf)).toEqual({ a: 0, b: 1, c: 2 });
+  });
+
+  it('takes a share of a selector stably, by a hash of the project name', () => {
+    const points = ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'].map((name) => sharePoint('canary', name));
+    expect(points.map((p) => p >= 0 && p < 100)).toEqual(points.map(() => true));
+    expect(['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'].map((name) => sharePoint('canary', name))).toEqual(points);
+  });
+
+  it('applies a revision to the next wave only after the soak of the wave before, reporting the later waves as drift meanwhile', async () => {
+    await fleet(h, 100);
+    // First revision: the projects are created wave by wave.
+    let result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
+    let live = await refs(h);
+    expect([...live.keys()].sort()).toEqual(['a']);
+    const held = result.plan.entries.filter((e) => e.held);
+    expect(held.every((e) => e.held!.reason === 'wave' && (e.wave === 'early' || e.wave === 'rest'))).toBe(true);
+    expect(result.resources.find((r) => r.id === 'Project/b')?.state).toBe('drifted');
+
+    await h.clock.advance(5 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
+    expect([...(await refs(h)).keys()].sort()).toEqual(['a']);
+
+    await h.clock.advance(6 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['done', 'soaking', 'waiting']);
+    expect([...(await refs(h)).keys()].sort()).toEqual(['a', 'b']);
+    await h.clock.advance(11 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['done', 'done', 'soaking']);
+    await h.clock.advance(11 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['done', 'done', 'done']);
+    expect(result.rollout!.events.map((e) => e.type)).toContain('rollout_done');
+    live = await refs(h);
+    expect([...live.keys()].sort()).toEqual(['a', 'b', 'c']);
+
+    // A new revision: a change for every project goes to the canary first.
+    const revisions = await readProjectRevisions(openStateStore(h.stateDir));
+    expect(Object.keys(revisions).sort()).toEqual(['a', 'b', 'c']);
+    await fleet(h, 200);
+    const since = h.emulator.requests().length;
+    result = await h.pass();
+    expect(writesTo(h, live, ['a'], since).length).toBeGreaterThan(0);
+    expect(writesTo(h, live, ['b', 'c'], since).map((r) => `${r.method} ${r.path}`)).toEqual([]);
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
+    expect(result.rollout!.revision).not.toBe(revisions.a!.revision);
+  });
+
+  it('halts when a change fails in the current wave: later waves get no write until resumed', async () => {
+    await fleet(h, 100, ROLLOUT().replace('soak: 10m', 'soak: 1m'));
+    for (let i = 0; i < 4; i++) {
+      await h.pass();
+      await h.clock.advance(2 * MINUTE);
+    }
+    const live = await refs(h);
+    expect(live.size).toBe(3);
+    // The canary's restapi write fails from now on.
+    await fetch(`${h.emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [{ route: '/v1/projects/{ref}/restapi', method: 'PATCH', errorRate: 1 }] }),
+    });
+    await fleet(h, 300);
+    const since = h.emulator.requests().length;
+    let result = await h.pass();
+    expect(result.rollout!.halted?.wave).toBe('canary');
+    expect(result.rollout!.events.filter((e) => e.type === 'rollout_halted')).toHaveLength(1);
+    await h.clock.advance(30 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.events.filter((e) => e.type === 'rollout_halted')).toHaveLength(0);
+    expect(writesTo(h, live, ['b', 'c'], since)).toEqual([]);
+    await fetch(`${h.emulator.url}/_emulator/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ rules: [] }) });
+    const resumed = await resumeRollout(openStateStore(h.stateDir), undefined, 'tenants', 'ops-token', h.clock.now());
+    expect(resumed).toMatchObject({ status: 'resumed', wave: 'canary', next: 'early' });
+    result = await h.pass();
+    expect(writesTo(h, live, ['b'], since).length).toBeGreaterThan(0);
+    expect(writesTo(h, live, ['c'], since)).toEqual([]);
+  });
+});
+
+describe('maintenance windows and approvals', () => {
+  const pg = (connections: number) => `  postgres:\n    max_connections: ${connections}\n`;
+
+  it('holds a restart-requiring change outside its window, then applies it once the window is open', async () => {
+    const start = new Date(h.clock.now() + 3 * 60 * MINUTE);
+    const schedule = `${start.getUTCMinutes()} ${start.getUTCHours()} * * *`;
+    const rollout = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: windows }
+spec:
+  windows:
+    - { name: nightly, schedule: '${schedule}', duration: 1h, timeZone: UTC }
+`;
+    await h.write({ 'org.yaml': ORG, 'rollout.yaml': rollout, 'a.yaml': tenant('a', 'canary', 100, pg(100)) });
+    await h.pass();
+    await h.write({ 'a.yaml': tenant('a', 'canary', 100, pg(120)) });
+    let result = await h.pass();
+    const entry = result.plan.entries.find((e) => e.kind === 'ProjectPostgres')!;
+    expect(entry.held?.reason).toBe('window');
+    expect(result.rollout!.waiting).toHaveLength(1);
+    expect(result.rollout!.next).toMatchObject({ reason: 'window', projects: ['a'] });
+    expect(result.rollout!.events.filter((e) => e.type === 'change_waiting')).toHaveLength(1);
+    const [a] = await h.client.api.listAllProjects();
+    expect((await h.client.api.getPostgresConfig(a!.ref)).max_connections).toBe(100);
+    result = await h.pass();
+    // Told once.
+    expect(result.rollout!.events).toEqual([]);
+    await h.clock.advance(result.rollout!.next!.at - h.clock.now());
+    result = await h.pass();
+    expect(result.plan.entries.find((e) => e.kind === 'ProjectPostgres')!.held).toBeUndefined();
+    expect((await h.client.api.getPostgresConfig(a!.ref)).max_connections).toBe(120);
+  });
+
+  it('holds a change that needs approval until its revision is approved; an older revision\'s approval does not cover a newer one', async () => {
+    const rollout = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: gated }
+spec:
+  approvals:
+    - { name: rest-settings, kinds: [ProjectRestapi] }
+`;
+    await h.write({ 'org.yaml': ORG, 'rollout.yaml': rollout, 'a.yaml': tenant('a', 'canary', 100) });
+    let result = await h.pass();
+    expect(result.plan.entries.find((e) => e.kind === 'ProjectRestapi')!.held?.reason).toBe('approval');
+    const state = openStateStore(h.stateDir);
+    await addApproval(state, { revision: result.rollout!.revision, at: h.clock.now(), by: 'ops' });
+    result = await h.pass();
+    expect(result.plan.entries.find((e) => e.kind === 'ProjectRestapi')!.held).toBeUndefined();
+    const [a] = await h.client.api.listAllProjects();
+    expect((await h.client.api.getRestapiServiceConfig(a!.ref)).max_rows).toBe(100);
+    const older = result.rollout!.revision;
+    await h.write({ 'a.yaml': tenant('a', 'canary', 250) });
+    result = await h.pass();
+    expect(result.rollout!.revision).not.toBe(older);
+    expect(result.plan.entries.find((e) => e.kind === 'ProjectRestapi')!.held?.reason).toBe('approval');
+    expect((await h.client.api.getRestapiServiceConfig(a!.ref)).max_rows).toBe(100);
+  });
+});
