@@ -197,7 +197,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   }
   if (!settings.dryRun && !settings.sandbox) requireShard(map, shard);
 
-  let session: (ApiSession & { clock?: Clock }) | undefined;
+  let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
   let daemon: Daemon | undefined;
   // Why this process may not write yet (another process holds the state directory's lock).
   let lockProblem: string | undefined = 'the state directory lock is not taken yet';
@@ -210,6 +210,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         {
           requestPass: (request) => daemon!.requestPass(request),
           reload: () => daemon!.reload(),
+          approve: (request) => daemon!.approve(request),
+          resume: (request) => daemon!.resume(request),
         },
         settings.triggers,
         log,
@@ -322,7 +324,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     log.flush?.();
     return 1;
   }
-  const open: ApiSession & { clock?: Clock } = session;
+  const open: ApiSession & { clock?: Clock; rolloutClock?: Clock } = session;
   metrics.budget(open.client.budget().remaining, open.client.budget().effectiveLimit);
 
   const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../../reconcile/engine.js'), import('../../shards/load-sharded.js')]);
@@ -350,6 +352,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         log,
         // The sandbox's clock runs waits at the emulator's lifecycle speed.
         clock: open.clock ?? clock,
+        ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
         sandbox: settings.sandbox,
         allowEmpty: settings.allowEmpty,
         signal: AbortSignal.any([request.signal, lost.signal]),
@@ -374,6 +377,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     dryRun: settings.dryRun,
     ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
     onFreshness: (freshness) => freshnessFile.write(freshness),
+    stateDir: open.stateDir,
+    ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
     ...(notifier ? { onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())) } : {}),
   });
 
