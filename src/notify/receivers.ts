@@ -23,7 +23,9 @@ function signBody(secret: string, body: string): string {
 const FULL_COMMIT = /^[0-9a-f]{40}$/;
 
 function shortRevision(revision: string | undefined): string {
-  return revision ? revision.slice(0, 12) : '(unknown revision)';
+  if (!revision) return '(unknown revision)';
+  // A checkout without git: the rollout's digest of the documents, whole (it is what `reconcile approve` takes).
+  return revision.startsWith('content-') ? revision : revision.slice(0, 12);
 }
 
 function countsText(event: NotificationEvent): string {

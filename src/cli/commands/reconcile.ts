@@ -17,6 +17,7 @@ import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
+import { formatElapsed } from '../../util/progress.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
@@ -179,7 +180,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
     log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
     return false;
   };
-  let session: (ApiSession & { clock?: Clock }) | undefined;
+  let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
   try {
     if (sandbox) {
       session = await openSandboxSession(context, log);
@@ -200,7 +201,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
           : {}),
       });
     }
-    const result = await runPass({
+    const passOptions: PassOptions = {
       manifests,
       client: session.client,
       stateDir: session.stateDir,
@@ -211,8 +212,28 @@ export async function executePass(context: CommandContext, request: PassRequest)
       allowEmpty: context.values['allow-empty'] === true,
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
+      ...(session.rolloutClock ? { rolloutClock: session.rolloutClock } : {}),
       ...(savedPlan ? { savedPlan } : {}),
-    });
+    };
+    let result = await runPass(passOptions);
+    // A rollout's gates: a direct apply waits through each soak and applies the next wave,
+    // until every wave is done, the rollout halts, or what is left waits for a window or an
+    // approval (the daemon's work). A saved plan applies only what its gates allowed.
+    let anyFailed = result.result !== 'success';
+    if (!dryRun && !savedPlan) {
+      const gateClock = session.rolloutClock ?? session.clock ?? systemClock;
+      for (;;) {
+        const next = result.rollout?.next;
+        if (!next || next.reason === 'window' || result.rollout?.halted || passOptions.signal?.aborted) break;
+        if (format === 'text') context.stdout.write(`${render(result, format, color, heading)}
+`);
+        await waitForGate(result.rollout!, gateClock, log, passOptions.signal);
+        if (passOptions.signal?.aborted) break;
+        result = await runPass(passOptions);
+        anyFailed ||= result.result !== 'success';
+      }
+    }
+    if (anyFailed && result.result === 'success') result = { ...result, result: 'failed' };
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
@@ -225,6 +246,35 @@ export async function executePass(context: CommandContext, request: PassRequest)
     await session?.close();
     await (lock as StateLock | undefined)?.release();
   }
+}
+
+/**
+ * Waits for a rollout's next gate (the end of the current wave's soak), with progress lines:
+ * one when the wait starts, then about every sixth of it (at least every 5 s of the gate's clock).
+ */
+async function waitForGate(rollout: NonNullable<PassResult['rollout']>, clock: Clock, log: Logger, signal?: AbortSignal): Promise<void> {
+  const next = rollout.next!;
+  const index = rollout.waves.findIndex((wave) => wave.state === 'soaking' || wave.state === 'applying');
+  const wave = rollout.waves[index];
+  const following = rollout.waves[index + 1];
+  const total = Math.max(0, next.at - clock.now());
+  const chunk = Math.max(5_000, Math.ceil(total / 6));
+  const fields = { gate: next.reason, rollout: rollout.name, ...(wave ? { wave: wave.name } : {}), ...(following ? { next: following.name } : {}) };
+  if (next.reason === 'soak' && wave) {
+    log.info({ ...fields, soakS: Math.round(total / 1000) }, `rollout ${rollout.name}: wave ${wave.name} is applied and healthy; soaking for ${formatElapsed(total / 1000)} before ${following ? `wave ${following.name}` : 'the rollout is done'}`);
+  }
+  for (;;) {
+    const left = next.at - clock.now();
+    if (left <= 0) break;
+    try {
+      await clock.sleep(Math.min(left, chunk), signal);
+    } catch {
+      return;
+    }
+    const remaining = next.at - clock.now();
+    if (remaining > 0) log.info({ ...fields, leftS: Math.round(remaining / 1000) }, `rollout ${rollout.name}: wave ${wave?.name ?? ''} soaking, ${formatElapsed(remaining / 1000)} left`);
+  }
+  log.info(fields, following ? `rollout ${rollout.name}: the gate of wave ${wave?.name ?? ''} is due; checking its health, then wave ${following.name}` : `rollout ${rollout.name}: the last soak ended; checking its health`);
 }
 
 /** `--out FILE`: the dry run's plan as data, with what it was computed from; never a secret value. */

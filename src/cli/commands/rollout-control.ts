@@ -71,13 +71,17 @@ async function post(context: CommandContext, command: string, path: string, body
   return { code: 0, answer };
 }
 
+function shown(revision: string): string {
+  return revision.startsWith('content-') ? revision : revision.slice(0, 12);
+}
+
 export async function runApprove(context: CommandContext): Promise<number> {
   const revision = stringOption(context, 'revision');
   const projects = (stringOption(context, 'project') ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const { code, answer } = await post(context, 'approve', '/approve', { ...(revision !== undefined ? { revision } : {}), ...(projects.length > 0 ? { projects } : {}) });
   if (code !== 0 || !answer) return code;
   const scope = answer.projects === 'all' || answer.projects === undefined ? 'every project' : answer.projects.join(', ');
-  context.stdout.write(`approved ${answer.revision?.slice(0, 12) ?? 'the current revision'} for ${scope}; a pass applies what waited for it\n`);
+  context.stdout.write(`approved ${answer.revision ? shown(answer.revision) : 'the current revision'} for ${scope}; a pass applies what waited for it\n`);
   return 0;
 }
 
@@ -85,6 +89,6 @@ export async function runResume(context: CommandContext): Promise<number> {
   const rollout = stringOption(context, 'rollout');
   const { code, answer } = await post(context, 'resume', '/resume', rollout !== undefined ? { rollout } : {});
   if (code !== 0 || !answer) return code;
-  context.stdout.write(`rollout ${answer.rollout} resumed at ${answer.revision?.slice(0, 12)}: wave ${answer.wave} counts as passed${answer.next ? `, wave ${answer.next} starts` : ', and it was the last'}\n`);
+  context.stdout.write(`rollout ${answer.rollout} resumed at ${shown(answer.revision ?? '')}: wave ${answer.wave} counts as passed${answer.next ? `, wave ${answer.next} starts` : ', and it was the last'}\n`);
   return 0;
 }

@@ -2,6 +2,7 @@
 // change never shows a value, whatever the entry holds.
 import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
+import { shortRevision } from '../rollout/gate.js';
 
 const SENSITIVE = '(sensitive value changed)';
 
@@ -66,13 +67,13 @@ export function rolloutLines(result: PassResult): string[] {
   const lines: string[] = [];
   if (rollout.waves.length > 0) {
     const waves = rollout.waves.map((wave) => `${wave.name} ${wave.state}${wave.soakUntil !== undefined ? ` until ${new Date(wave.soakUntil).toISOString()}` : ''} (${wave.projects} project${wave.projects === 1 ? '' : 's'})`);
-    lines.push(`Rollout ${rollout.name} at ${rollout.revision.slice(0, 12)}: ${waves.join(', ')}.`);
+    lines.push(`Rollout ${rollout.name} at ${shortRevision(rollout.revision)}: ${waves.join(', ')}.`);
   }
   if (rollout.halted) lines.push(`The rollout is halted at wave ${rollout.halted.wave}: ${rollout.halted.reason}. Later waves keep their state until \`reconcile resume\` or a newer revision.`);
   const windows = rollout.waiting.filter((w) => w.reason === 'window').length;
   const approvals = rollout.waiting.filter((w) => w.reason === 'approval').length;
   if (windows > 0) lines.push(`${windows} change${windows === 1 ? '' : 's'} wait${windows === 1 ? 's' : ''} for a maintenance window.`);
-  if (approvals > 0) lines.push(`${approvals} change${approvals === 1 ? '' : 's'} wait${approvals === 1 ? 's' : ''} for approval: reconcile approve --revision ${rollout.revision.slice(0, 12)}.`);
+  if (approvals > 0) lines.push(`${approvals} change${approvals === 1 ? '' : 's'} wait${approvals === 1 ? 's' : ''} for approval: reconcile approve --revision ${shortRevision(rollout.revision)}.`);
   return lines;
 }
 

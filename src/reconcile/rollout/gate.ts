@@ -66,6 +66,11 @@ export function contentRevision(documents: readonly AnyDocument[]): string {
   return `content-${hash.digest('hex').slice(0, 12)}`;
 }
 
+/** A revision as people read and type it: a commit's first 12 characters, a content revision whole. */
+export function shortRevision(revision: string): string {
+  return revision.startsWith('content-') ? revision : revision.slice(0, 12);
+}
+
 /** The project an entry belongs to (a Project entry names its project). */
 export function projectOfEntry(entry: PlanEntry): string | undefined {
   return entry.project ?? (entry.kind === 'Project' ? entry.name : undefined);
@@ -269,7 +274,7 @@ export class RolloutGate {
           (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
         );
         if (rule && !isApproved(this.#approvals, this.#revision, project)) {
-          entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${this.#revision.slice(0, 12)}` };
+          entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
         }
       }
       if (entry.held) {
