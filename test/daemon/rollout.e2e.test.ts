@@ -262,3 +262,107 @@ describe('waves in the daemon: twelve projects, three waves', () => {
     await until('the rollout is done', allDone(s, commitId(3)));
   }, 120_000);
 });
+
+describe('maintenance windows and approvals in the daemon', () => {
+  let s: Setup;
+  beforeAll(async () => {
+    s = await setUp();
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+  afterEach(() => s.emulator.setFaults({ rules: [] }));
+
+  const pair = (a: string, b: string, rollout: string) => ({
+    'organization.yaml': ORGANIZATION,
+    'rollout.yaml': rollout,
+    'a.yaml': tenant('a', 'canary', a),
+    'b.yaml': tenant('b', 'canary', b),
+  });
+  const NO_RULES = 'apiVersion: reconciler/v1\nkind: Rollout\nmetadata: { name: ops }\nspec: {}\n';
+
+  it('holds a restart-requiring change outside its window, then applies it first when the window opens', async () => {
+    await s.source.worktree(commitId(11), pair('  postgres:\n    max_connections: 100\n', '  restapi:\n    max_rows: 100\n', NO_RULES));
+    await s.source.publish(commitId(11));
+    await s.daemon.start();
+    await s.daemon.idle();
+    const refs = await refsOf(s.client);
+    expect(refs.size).toBe(2);
+
+    // A nightly window that opens forty minutes (scaled) from now.
+    const opens = new Date(Math.ceil((s.clock.now() + 40 * 60_000) / 60_000) * 60_000);
+    const rollout = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: ops }
+spec:
+  windows:
+    - { name: nightly, schedule: '${opens.getUTCMinutes()} ${opens.getUTCHours()} * * *', duration: 1h, timeZone: UTC }
+`;
+    const since = s.emulator.requests().length;
+    await s.source.worktree(commitId(12), pair('  postgres:\n    max_connections: 140\n', '  restapi:\n    max_rows: 100\n', rollout));
+    await s.source.publish(commitId(12), { removePrevious: commitId(11) });
+    await s.daemon.reload();
+    await s.daemon.idle();
+    const waiting = s.daemon.rollout()!.waiting;
+    expect(waiting.map((w) => [w.id, w.reason])).toEqual([['ProjectPostgres/a/postgres', 'window']]);
+    expect(s.clock.now()).toBeLessThan(opens.getTime());
+    expect(writesTo(s, refs, ['a'], since)).toEqual([]);
+    expect(await s.metrics.render()).toContain('reconciler_changes_waiting{reason="window"} 1');
+    expect(s.events.filter((e) => e.type === 'change_waiting')).toHaveLength(1);
+
+    await until('the waiting change is applied', async () => (await s.client.api.getPostgresConfig(refs.get('a')!)).max_connections === 140);
+    const writes = s.emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'));
+    // The first write after the hold is the waiting change, and it came once the window was open (scaled time).
+    expect(writes[0]!.path).toBe(`/v1/projects/${refs.get('a')}/config/database/postgres`);
+    expect(s.origin + (writes[0]!.time - s.origin) * SPEED).toBeGreaterThanOrEqual(opens.getTime() - SPEED);
+    await until('the pass at the window has finished', () => s.daemon.rollout()!.waiting.length === 0);
+    expect(await s.metrics.render()).toContain('reconciler_changes_waiting{reason="window"} 0');
+    expect(s.events.filter((e) => e.type === 'change_waiting')).toHaveLength(1);
+  }, 120_000);
+
+  it('holds a change that needs approval until `reconcile approve`; an approval of an older revision does not apply a newer one', async () => {
+    const refs = await refsOf(s.client);
+    const rollout = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: ops }
+spec:
+  approvals:
+    - { name: api-limits, kinds: [ProjectRestapi] }
+`;
+    await s.source.worktree(commitId(13), pair('  postgres:\n    max_connections: 140\n', '  restapi:\n    max_rows: 250\n', rollout));
+    await s.source.publish(commitId(13), { removePrevious: commitId(12) });
+    await s.daemon.reload();
+    await s.daemon.idle();
+    expect(s.daemon.rollout()!.waiting.map((w) => [w.id, w.reason])).toEqual([['ProjectRestapi/b/restapi', 'approval']]);
+    expect(await s.metrics.render()).toContain('reconciler_changes_waiting{reason="approval"} 1');
+    const needed = s.events.filter((e) => e.type === 'approval_needed');
+    expect(needed).toHaveLength(1);
+    expect(needed[0]!.entries).toEqual(['ProjectRestapi/b/restapi update (restapi.max_rows)']);
+
+    // Approving the revision before (no longer current) approves nothing.
+    const stale = await cli(['approve', '--revision', commitId(12), '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('409');
+    const anonymous = await fetch(`${s.server.url}/approve`, { method: 'POST', body: JSON.stringify({ revision: commitId(13) }) });
+    expect(anonymous.status).toBe(401);
+    await s.daemon.idle();
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(100);
+
+    // A newer revision arrives: the approval of 13 would not cover it.
+    const approved = await cli(['approve', '--revision', commitId(13), '--project', 'b', '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    await s.daemon.idle();
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(250);
+    expect(await s.metrics.render()).toContain('reconciler_changes_waiting{reason="approval"} 0');
+
+    await s.source.worktree(commitId(14), pair('  postgres:\n    max_connections: 140\n', '  restapi:\n    max_rows: 400\n', rollout));
+    await s.source.publish(commitId(14), { removePrevious: commitId(13) });
+    await s.daemon.reload();
+    await s.daemon.idle();
+    expect(s.daemon.rollout()!.waiting.map((w) => w.id)).toEqual(['ProjectRestapi/b/restapi']);
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(250);
+    const record = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(join(s.stateDir, 'approvals.json'), 'utf8'))) as { approvals: Array<{ revision: string; by: string; projects?: string[] }> };
+    expect(record.approvals).toEqual([expect.objectContaining({ revision: commitId(13), by: 'ops-token', projects: ['b'] })]);
+  }, 120_000);
+});
