@@ -2,7 +2,7 @@
 // change never shows a value, whatever the entry holds.
 import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
-import { shortRevision } from '../rollout/gate.js';
+import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
 
 const SENSITIVE = '(sensitive value changed)';
 
@@ -61,8 +61,7 @@ export function entryNote(entry: PlanEntry): string {
 /**
  * The rollout's line (`Rollout tenants at 1a2b3c4d5e6f: canary done, early soaking until ..., rest waiting; 2 changes wait for a window`), or undefined without a Rollout.
  */
-export function rolloutLines(result: PassResult): string[] {
-  const rollout = result.rollout;
+export function rolloutLines(rollout: Omit<RolloutSummary, 'events'> | undefined): string[] {
   if (!rollout) return [];
   const lines: string[] = [];
   if (rollout.waves.length > 0) {

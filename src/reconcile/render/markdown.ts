@@ -67,7 +67,7 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   }
   const mode = result.dryRun ? 'dry run' : 'applied';
   out.push(`**${summaryLine(result)}** (${mode}${result.revision ? `, revision \`${inline(result.revision)}\`` : ''})`, '');
-  const rollout = rolloutLines(result);
+  const rollout = rolloutLines(result.rollout);
   if (rollout.length > 0) out.push(...rollout.map(inline), '');
 
   const entries = visibleEntries(result);

@@ -49,7 +49,7 @@ export function renderText(result: PassResult, options: TextOptions): string {
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) lines.push('', 'No changes. The live state matches the manifests.');
   lines.push('', paint(BOLD, `${summaryLine(result)}.`));
-  lines.push(...rolloutLines(result));
+  lines.push(...rolloutLines(result.rollout));
   const refused = refusedLine(result);
   if (refused) lines.push(paint(COLORS['-'], refused));
   if (!result.dryRun && result.outcomes.length > 0) {
