@@ -233,7 +233,8 @@ export async function executePass(context: CommandContext, request: PassRequest)
         anyFailed ||= result.result !== 'success';
       }
     }
-    if (anyFailed && result.result === 'success') result = { ...result, result: 'failed' };
+    // A halted rollout is a failed apply, whether the halting pass failed or its health check did.
+    if ((anyFailed || (!dryRun && result.rollout?.halted !== undefined)) && result.result === 'success') result = { ...result, result: 'failed' };
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
