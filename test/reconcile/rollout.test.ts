@@ -207,3 +207,58 @@ spec:
     expect((await h.client.api.getRestapiServiceConfig(a!.ref)).max_rows).toBe(100);
   });
 });
+
+describe('the rollout in the plan, a dry run and a saved plan', () => {
+  it('shows each change\'s wave and why it waits, in text, JSON and a saved plan, and a dry run moves nothing on', async () => {
+    const { renderText } = await import('../../src/reconcile/render/text.js');
+    const { renderJson } = await import('../../src/reconcile/render/json.js');
+    const { buildSavedPlan, entryRefusals, newSalt, readSavedPlan, writeSavedPlan } = await import('../../src/reconcile/plan-file.js');
+    const { join } = await import('node:path');
+    const start = new Date(h.clock.now() + 5 * 60 * MINUTE);
+    const rollout = ROLLOUT(`  windows:
+    - { name: nightly, schedule: '${start.getUTCMinutes()} ${start.getUTCHours()} * * *', duration: 1h }
+  approvals:
+    - { name: rows, kinds: [ProjectRestapi], selector: { labels: { ring: canary } } }
+`);
+    await fleet(h, 100, ROLLOUT());
+    for (let i = 0; i < 3; i++) {
+      await h.pass();
+      await h.clock.advance(11 * MINUTE);
+    }
+    await h.pass();
+    await h.write({
+      'rollout.yaml': rollout,
+      'a.yaml': tenant('a', 'canary', 150, '  postgres:\n    shared_buffers: 256MB\n'),
+      'b.yaml': tenant('b', 'early', 150),
+    });
+    const since = h.emulator.requests().length;
+    const dry = await h.pass({ dryRun: true });
+    expect(h.emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+    const held = Object.fromEntries(dry.plan.entries.filter((e) => e.held).map((e) => [e.id, [e.wave, e.held!.reason]]));
+    expect(held).toEqual({
+      'ProjectPostgres/a/postgres': ['canary', 'window'],
+      'ProjectRestapi/a/restapi': ['canary', 'approval'],
+      'ProjectRestapi/b/restapi': ['early', 'wave'],
+    });
+    const text = renderText(dry, { color: false });
+    expect(text).toContain('~ ProjectPostgres/a/postgres update  (wave canary; waiting for a window: postgres-restart: waits for maintenance window nightly (opens ');
+    expect(text).toContain('~ ProjectRestapi/a/restapi update  (wave canary; waiting for approval: needs approval (rows): reconcile approve --revision content-');
+    expect(text).toContain('~ ProjectRestapi/b/restapi update  (wave early; held: wave early waits for wave canary (applying))');
+    expect(text).toMatch(/Rollout tenants at content-[0-9a-f]{12}: canary applying \(1 project\), early waiting \(1 project\), rest waiting \(1 project\)\./);
+    expect(text).toContain('1 change waits for a maintenance window.');
+    expect(text).toContain('1 change waits for approval: reconcile approve --revision content-');
+    const json = JSON.parse(renderJson(dry)) as { entries: Array<{ id: string; wave?: string; held?: { reason: string } }>; rollout: { waves: unknown[] } };
+    expect(json.entries.find((e) => e.id === 'ProjectRestapi/b/restapi')).toMatchObject({ wave: 'early', held: { reason: 'wave' } });
+    expect(json.rollout.waves).toHaveLength(3);
+
+    // Saved: the waves and holds as planned; applied, the holds are computed afresh and nothing held is written.
+    const manifests = await loadManifests(h.dir);
+    const file = join(h.stateDir, '..', 'plan.json');
+    await writeSavedPlan(file, buildSavedPlan({ manifests, result: dry, salt: newSalt(), secrets: [], now: h.clock.now() }));
+    const saved = await readSavedPlan(file);
+    expect(saved.result.plan.entries.find((e) => e.id === 'ProjectPostgres/a/postgres')?.held?.reason).toBe('window');
+    const applied = await h.pass({ savedPlan: { check: (entries) => entryRefusals(saved, entries) } });
+    expect(applied.outcomes.filter((o) => o.action === 'update').map((o) => o.entryId)).toEqual([]);
+    expect(h.emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'))).toEqual([]);
+  });
+});
