@@ -3,7 +3,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reconcile/rollout/records.js';
 import { openStateStore } from '../../src/reconcile/state.js';
-import { rolloutConfig, sharePoint } from '../../src/reconcile/rollout/config.js';
+import { rolloutConfig } from '../../src/reconcile/rollout/config.js';
 import { loadManifests } from '../../src/manifests/load.js';
 import { ORG, startHarness, type Harness } from './helpers/fleet.js';
 
@@ -67,12 +67,6 @@ describe('waves', () => {
     const config = rolloutConfig((await loadManifests(h.dir)).documents)!;
     expect(config.waves).toEqual(['canary', 'early', 'rest']);
     expect(Object.fromEntries(config.waveOf)).toEqual({ a: 0, b: 1, c: 2 });
-  });
-
-  it('takes a share of a selector stably, by a hash of the project name', () => {
-    const points = ['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'].map((name) => sharePoint('canary', name));
-    expect(points.map((p) => p >= 0 && p < 100)).toEqual(points.map(() => true));
-    expect(['t1', 't2', 't3', 't4', 't5', 't6', 't7', 't8'].map((name) => sharePoint('canary', name))).toEqual(points);
   });
 
   it('applies a revision to the next wave only after the soak of the wave before, reporting the later waves as drift meanwhile', async () => {
