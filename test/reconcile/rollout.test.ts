@@ -143,6 +143,53 @@ describe('waves', () => {
   });
 });
 
+describe('health at the gates', () => {
+  const healthFails = (on: boolean) =>
+    fetch(`${h.emulator.url}/_emulator/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: on ? [{ route: '/v1/projects/{ref}/health', method: 'GET', errorRate: 1 }] : [] }),
+    });
+
+  it('starts the soak once an applied wave reports healthy, and halts a wave unhealthy for as long as a soak', async () => {
+    await fleet(h, 100);
+    for (let i = 0; i < 4; i++) {
+      await h.pass();
+      await h.clock.advance(11 * MINUTE);
+    }
+    await fleet(h, 200);
+    await healthFails(true);
+    let result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['applying', 'waiting', 'waiting']);
+    expect(result.rollout!.halted).toBeUndefined();
+    expect(result.rollout!.next).toMatchObject({ reason: 'wave' });
+    await healthFails(false);
+    await h.clock.advance(result.rollout!.next!.at - h.clock.now());
+    result = await h.pass();
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
+    // Unhealthy when the soak ends: halted, and the next wave gets nothing.
+    await healthFails(true);
+    await h.clock.advance(11 * MINUTE);
+    const since = h.emulator.requests().length;
+    result = await h.pass();
+    expect(result.rollout!.halted?.reason).toContain('unhealthy at the end of the soak');
+    expect(writesTo(h, await refs(h), ['b', 'c'], since)).toEqual([]);
+    await healthFails(false);
+
+    // A newer revision starts over from the first wave.
+    await fleet(h, 300);
+    await healthFails(true);
+    result = await h.pass();
+    expect(result.rollout!.waves[0]!.state).toBe('applying');
+    await h.clock.advance(11 * MINUTE);
+    result = await h.pass();
+    expect(result.rollout!.halted).toMatchObject({ wave: 'canary' });
+    expect(result.rollout!.halted!.reason).toContain('unhealthy since the apply');
+    expect(result.rollout!.events.map((e) => e.type)).toEqual(['rollout_halted']);
+    await healthFails(false);
+  });
+});
+
 describe('maintenance windows and approvals', () => {
   const pg = (connections: number) => `  postgres:\n    max_connections: ${connections}\n`;
 

@@ -70,6 +70,8 @@ export function rolloutConfig(documents: readonly AnyDocument[]): RolloutConfig 
   if (waves.length > 0) {
     const declared = spec.waves ?? [];
     for (const [name, project] of projects) {
+      // A suspended project is never in a pass: no wave waits for it.
+      if (project.spec.policy?.suspend === true) continue;
       const index = declared.findIndex((wave) => matchesSelector(wave.selector, project) && sharePoint(wave.name, name) < parseShare(wave.share));
       waveOf.set(name, index === -1 ? declared.length : index);
     }

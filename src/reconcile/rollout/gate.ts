@@ -99,6 +99,8 @@ export class RolloutGate {
   readonly #events: RolloutEvent[] = [];
   readonly #windows = new Map<string, WindowState>();
   #advanceNow = false;
+  /** When to look at the health of an applied wave again (not healthy yet right after its apply). */
+  #recheckAt: number | undefined;
 
   constructor(config: RolloutConfig, revision: string, stored: RolloutRecord | undefined, approvals: readonly Approval[], revisions: ProjectRevisions, options: GateOptions) {
     this.#config = config;
@@ -343,8 +345,17 @@ export class RolloutGate {
       } else if (wave.state === 'applying' && members.every((project) => this.#revisions[project]?.revision === this.#revision)) {
         if (wave.wrote) {
           const problems = await this.#unhealthy(index);
-          if (problems.length > 0) this.#halt(index, `unhealthy after the apply: ${problems.join('; ')}`, now);
-          else {
+          if (problems.length > 0) {
+            // A project may take a while to report healthy after a write (a restart, an
+            // upgrade): the soak starts once it does; unhealthy for as long as a soak halts.
+            wave.unhealthySince ??= now;
+            if (now - wave.unhealthySince >= this.#config.soakMs) this.#halt(index, `unhealthy since the apply: ${problems.join('; ')}`, now);
+            else {
+              this.#recheckAt = now + Math.min(60_000, Math.max(1_000, this.#config.soakMs / 10));
+              this.#options.log.warn({ rollout: this.#config.name, wave: wave.name, problems }, `rollout: wave ${wave.name} is applied but not healthy yet; its soak starts once it is`);
+            }
+          } else {
+            delete wave.unhealthySince;
             wave.state = 'soaking';
             wave.soakUntil = now + this.#config.soakMs;
             this.#options.log.info({ rollout: this.#config.name, wave: wave.name, soakUntil: new Date(wave.soakUntil).toISOString() }, `rollout: wave ${wave.name} is applied and healthy; soaking`);
@@ -373,6 +384,7 @@ export class RolloutGate {
       const current = this.#record.waves[this.#current()];
       if (current?.state === 'soaking' && current.soakUntil !== undefined) candidates.push({ at: current.soakUntil, reason: 'soak' });
       if (this.#advanceNow) candidates.push({ at: this.#options.clock.now(), reason: 'wave' });
+      if (this.#recheckAt !== undefined) candidates.push({ at: this.#recheckAt, reason: 'wave' });
     }
     const opening = waiting.filter((w) => w.reason === 'window' && w.until !== undefined).sort((a, b) => a.until! - b.until!)[0];
     if (opening) {

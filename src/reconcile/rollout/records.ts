@@ -15,6 +15,8 @@ export interface WaveRecord {
   /** A write of the revision succeeded on a project of the wave (a wave with none passes without a soak). */
   wrote?: boolean;
   soakUntil?: number;
+  /** Applied, but a project of it not healthy yet (an upgrade restarting, a service coming up): since when. */
+  unhealthySince?: number;
   doneAt?: number;
   /** Why the wave halted, or how it passed (`resumed by ...`, `nothing to change`). */
   reason?: string;
