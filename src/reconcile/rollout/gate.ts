@@ -267,17 +267,16 @@ export class RolloutGate {
       const windows = config.windows
         .map((window, i) => ({ window, i }))
         .filter(({ window }) => matchesSelector(window.selector, document) && window.classes.some((c) => classes.includes(c)));
-      if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
+      // An approval is asked for first (so a change that also needs a window is approved before it opens).
+      const rule = config.approvals.find(
+        (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
+      );
+      if (rule && !isApproved(this.#approvals, this.#revision, project)) {
+        entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
+      } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
         const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
         const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
         entry.held = { reason: 'window', message, ...(opening ? { until: opening.at! } : {}) };
-      } else {
-        const rule = config.approvals.find(
-          (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
-        );
-        if (rule && !isApproved(this.#approvals, this.#revision, project)) {
-          entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
-        }
       }
       if (entry.held) {
         const reason = entry.held.reason as 'window' | 'approval';
