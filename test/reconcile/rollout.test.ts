@@ -288,6 +288,14 @@ describe('the rollout in the plan, a dry run and a saved plan', () => {
     expect(text).toMatch(/Rollout tenants at content-[0-9a-f]{12}: canary applying \(1 project\), early waiting \(1 project\), rest waiting \(1 project\)\./);
     expect(text).toContain('1 change waits for a maintenance window.');
     expect(text).toContain('1 change waits for approval: reconcile approve --revision content-');
+    // `reconcile status` (built from the same dry pass): the waves, each waiting change and why, each project's applied revision.
+    const { buildStatusReport, renderStatusText } = await import('../../src/reconcile/kinds/status-report.js');
+    const status = renderStatusText(buildStatusReport(dry, new Map(), h.clock.now()), { color: false });
+    expect(status).toMatch(/Rollout tenants at content-[0-9a-f]{12}: canary applying/);
+    expect(status).toMatch(/ {2}ProjectPostgres\/a\/postgres: waiting for a window since \S+: postgres-restart: waits for maintenance window nightly/);
+    expect(status).toMatch(/ {2}ProjectRestapi\/a\/restapi: waiting for approval since \S+: needs approval \(rows\)/);
+    expect(status).toMatch(/Project b \(ref \w+, ACTIVE_HEALTHY\), observed \S+, applied revision content-[0-9a-f]{12}/);
+    expect(status).toMatch(/wave early waits for wave canary/);
     const json = JSON.parse(renderJson(dry)) as { entries: Array<{ id: string; wave?: string; held?: { reason: string } }>; rollout: { waves: unknown[] } };
     expect(json.entries.find((e) => e.id === 'ProjectRestapi/b/restapi')).toMatchObject({ wave: 'early', held: { reason: 'wave' } });
     expect(json.rollout.waves).toHaveLength(3);
