@@ -88,7 +88,11 @@ export interface Plan {
   drift?: number;
 }
 
-export type OutcomeResult = 'success' | 'failed' | 'skipped';
+/**
+ * `interrupted`: the change was under way when the process started stopping (a signal, a lost
+ * lock) and did not finish; not a failure, the next pass plans it again.
+ */
+export type OutcomeResult = 'success' | 'failed' | 'skipped' | 'interrupted';
 
 /**
  * What an outcome ran: a plan entry's action, or a step of the apply that writes nothing:
@@ -151,6 +155,8 @@ export interface PassResult {
   requests: number;
   /** The rollout as the pass leaves it (a Rollout document): waves, a halt, waiting changes, applied revisions. */
   rollout?: import('./rollout/gate.js').RolloutSummary;
+  /** The pass was stopped before it finished (the process is stopping): what it did not do is planned again. */
+  interrupted?: boolean;
 }
 
 /** What kinds get to work with. */

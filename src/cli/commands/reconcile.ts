@@ -1,6 +1,7 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -10,6 +11,7 @@ import { colorWanted } from '../../util/logger.js';
 import { isTty, streamLogger } from '../logging.js';
 import type { Clock } from '../../util/clock.js';
 import type { PassResult } from '../../reconcile/types.js';
+import { isChange } from '../../reconcile/summary.js';
 import type { PassOptions } from '../../reconcile/engine.js';
 import type { Refusal } from '../../reconcile/plan-file.js';
 import type { ManifestSet } from '../../manifests/types.js';
@@ -201,11 +203,10 @@ export async function executePass(context: CommandContext, request: PassRequest)
           : {}),
       });
     }
-    const passOptions: PassOptions = {
+    const passOptions = {
       manifests,
       client: session.client,
       stateDir: session.stateDir,
-      dryRun,
       env: context.env,
       log,
       sandbox,
@@ -213,23 +214,50 @@ export async function executePass(context: CommandContext, request: PassRequest)
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
       ...(session.rolloutClock ? { rolloutClock: session.rolloutClock } : {}),
-      ...(savedPlan ? { savedPlan } : {}),
     };
-    let result = await runPass(passOptions);
+    // On a terminal, a one-shot apply shows the plan and asks first; what is applied is then
+    // exactly the plan shown (checked entry for entry, as a saved plan is).
+    let confirmed: PassOptions['savedPlan'];
+    if (!dryRun && !savedPlan && wantsConfirmation(context, sandbox, request)) {
+      const planned = await runPass({ ...passOptions, dryRun: true });
+      context.stdout.write(render(planned, format, color, heading));
+      // Nothing to apply (in sync, or nothing could be planned): the plan says why. A plan with
+      // changes is asked about even when part of it failed or is blocked, as a direct apply
+      // would apply the rest.
+      if (!planned.plan.hasChanges) {
+        log.info({ result: planned.result, requests: planned.requests, changes: planned.plan.hasChanges, dryRun: true }, 'pass finished: nothing to apply');
+        return exitCode(planned, false);
+      }
+      if (!(await confirm(context, 'Apply these changes? Only `y` or `yes` applies. [y/N] '))) {
+        context.stderr.write('Nothing was applied.\n');
+        return EXIT.error;
+      }
+      const { buildSavedPlan, entryRefusals, newSalt } = await import('../../reconcile/plan-file.js');
+      const shown = buildSavedPlan({ manifests, result: planned, salt: newSalt(), secrets: [], now: Date.now() });
+      savedPlan = { check: (entries) => entryRefusals(shown, entries) };
+      // A rollout's later waves write only changes the plan shown had, as shown (the earlier
+      // waves' entries are in sync by then).
+      confirmed = {
+        check: (entries) => {
+          const changes = new Set(entries.filter((entry) => isChange(entry)).map((entry) => entry.id));
+          return entryRefusals(shown, entries).filter((refusal) => changes.has(refusal.resource));
+        },
+      };
+    }
+    let result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
     // A rollout's gates: a direct apply waits through each soak and applies the next wave,
     // until every wave is done, the rollout halts, or what is left waits for a window or an
-    // approval (the daemon's work). A saved plan applies only what its gates allowed.
+    // approval (the daemon's work). `reconcile apply FILE` applies only what its gates allowed.
     let anyFailed = result.result !== 'success';
-    if (!dryRun && !savedPlan) {
+    if (!dryRun && !request.beforeSession) {
       const gateClock = session.rolloutClock ?? session.clock ?? systemClock;
       for (;;) {
         const next = result.rollout?.next;
-        if (!next || next.reason === 'window' || result.rollout?.halted || passOptions.signal?.aborted) break;
-        if (format === 'text') context.stdout.write(`${render(result, format, color, heading)}
-`);
+        if (!next || next.reason === 'window' || result.rollout?.halted || passOptions.signal.aborted) break;
+        if (format === 'text') context.stdout.write(`${render(result, format, color, heading)}\n`);
         await waitForGate(result.rollout!, gateClock, log, passOptions.signal);
-        if (passOptions.signal?.aborted) break;
-        result = await runPass(passOptions);
+        if (passOptions.signal.aborted) break;
+        result = await runPass({ ...passOptions, dryRun, ...(confirmed ? { savedPlan: confirmed } : {}) });
         anyFailed ||= result.result !== 'success';
       }
     }
@@ -276,6 +304,41 @@ async function waitForGate(rollout: NonNullable<PassResult['rollout']>, clock: C
     if (remaining > 0) log.info({ ...fields, leftS: Math.round(remaining / 1000) }, `rollout ${rollout.name}: wave ${wave?.name ?? ''} soaking, ${formatElapsed(remaining / 1000)} left`);
   }
   log.info(fields, following ? `rollout ${rollout.name}: the gate of wave ${wave?.name ?? ''} is due; checking its health, then wave ${following.name}` : `rollout ${rollout.name}: the last soak ended; checking its health`);
+}
+
+/**
+ * Whether a one-shot apply asks before it writes: its standard input (given by bin.ts; a
+ * caller in the same process passes none and is never asked) is a terminal (a script's,
+ * a pipe's or CI's never is), `--yes` is not given, it is the plain command (not `apply FILE`,
+ * whose plan was reviewed when it was saved), and it runs against an API (the sandbox's fleet
+ * is a throwaway emulator's).
+ */
+function wantsConfirmation(context: CommandContext, sandbox: boolean, request: PassRequest): boolean {
+  if (context.values.yes === true || sandbox || request.beforeSession) return false;
+  return context.stdin !== undefined && isTty(context.stdin);
+}
+
+/** Asks on standard error, reads one line; true for `y` or `yes` (any case) only. End of input or a signal is a no. */
+async function confirm(context: CommandContext, question: string): Promise<boolean> {
+  const input = context.stdin!;
+  const lines = createInterface({ input, output: context.stderr, terminal: false });
+  try {
+    const answer = await new Promise<string | undefined>((resolveAnswer) => {
+      const onAbort = () => resolveAnswer(undefined);
+      context.signal.addEventListener('abort', onAbort, { once: true });
+      lines.once('close', () => resolveAnswer(undefined));
+      lines.once('line', (line) => {
+        context.signal.removeEventListener('abort', onAbort);
+        resolveAnswer(line);
+      });
+      context.stderr.write(question);
+    });
+    if (answer === undefined) context.stderr.write('\n');
+    return answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
+  } finally {
+    lines.close();
+    input.pause();
+  }
 }
 
 /** `--out FILE`: the dry run's plan as data, with what it was computed from; never a secret value. */
