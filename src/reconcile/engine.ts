@@ -483,7 +483,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     for (const module of FLEET_MODULES) await module.record(fleetContext, now);
     inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
     await saveInventory(state, inventory, now);
-    await gate?.record(entries, outcomes);
+    // An interrupted pass moves no rollout on: the next pass plans what it did not do.
+    if (!options.signal?.aborted) await gate?.record(entries, outcomes);
   }
   const rollout = gate?.summary();
 

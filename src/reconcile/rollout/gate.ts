@@ -303,6 +303,8 @@ export class RolloutGate {
     const now = this.#options.clock.now();
     const byId = new Map(entries.map((e) => [e.id, e]));
     const failed = new Map<string, string>();
+    /** Projects with an outcome that is not a success (failed, skipped, interrupted): not at the revision. */
+    const unfinished = new Set<string>();
     const wrote = new Set<string>();
     const projectOfOutcome = (outcome: ApplyOutcome) => {
       const entry = byId.get(outcome.entryId);
@@ -313,6 +315,7 @@ export class RolloutGate {
     for (const outcome of outcomes) {
       const project = projectOfOutcome(outcome);
       if (project === undefined) continue;
+      if (outcome.result !== 'success') unfinished.add(project);
       if (outcome.result === 'failed' && !failed.has(project)) failed.set(project, `${outcome.entryId} failed${outcome.error ? `: ${outcome.error.type}: ${outcome.error.message}` : ''}`);
       if (outcome.result === 'success' && (outcome.action === 'create' || outcome.action === 'update' || outcome.action === 'delete')) wrote.add(project);
     }
@@ -327,7 +330,7 @@ export class RolloutGate {
       if (this.#heldByWave(index) && waves.length > 0) continue;
       const mine = entries.filter((e) => projectOfEntry(e) === project);
       const unobserved = mine.some((e) => e.reason?.startsWith('could not observe'));
-      if (!failed.has(project) && !unobserved && !mine.some((e) => e.held)) {
+      if (!failed.has(project) && !unfinished.has(project) && !unobserved && !mine.some((e) => e.held)) {
         if (this.#revisions[project]?.revision !== this.#revision) this.#revisions[project] = { revision: this.#revision, appliedAt: now };
       }
       if (wrote.has(project) && waves[index]) waves[index]!.wrote = true;
