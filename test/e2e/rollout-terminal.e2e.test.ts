@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { BIN, NODE, REPO, assertBuilt, expectExit, type CliRun } from './helpers/cli.js';
 
 let root: string;
@@ -50,17 +51,27 @@ afterAll(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-function runOnTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> {
+const QUESTION = 'Apply these changes? Only `y` or `yes` applies. [y/N] ';
+
+/** `answer` is typed once the confirmation question is on the screen. */
+function runOnTerminal(args: string[], env: NodeJS.ProcessEnv, answer?: string): Promise<CliRun> {
   const command = [NODE, BIN, ...args].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ');
   return new Promise((resolvePromise, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
       cwd: REPO,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, TERM: 'xterm', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    let answered = false;
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      if (answer !== undefined && !answered && stdout.includes(QUESTION)) {
+        answered = true;
+        child.stdin.write(`${answer}\r`);
+      }
+    });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
     child.on('error', reject);
     child.on('close', (code) => resolvePromise({ code: code ?? -1, stdout: stdout.replaceAll('\r\n', '\n'), stderr }));
@@ -97,5 +108,44 @@ describe('a one-shot apply with waves on a terminal', () => {
     expect(screen.slice(passed, secondPlan)).toMatch(/\+ Project\/shop create {2}\(wave tenants\)/);
     expect(screen).not.toMatch(/^\{"level"/m);
     expect(screen).not.toContain('rollout-terminal-db-0b7e');
+  }, 90_000);
+});
+
+describe('a confirmed one-shot apply with waves, against an API', () => {
+  let emulator: RunningEmulator;
+  beforeAll(async () => {
+    emulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
+  });
+  afterAll(async () => {
+    await emulator?.close();
+  });
+
+  it('asks once about the whole plan, then applies it wave by wave through the gate', async () => {
+    // A short soak: against an API the gate runs on the real clock.
+    const short = join(root, 'short');
+    await mkdir(short);
+    for (const name of ['org', 'canary', 'shop', 'blog']) await writeFile(join(short, `${name}.yaml`), await import('node:fs/promises').then((fs) => fs.readFile(join(dir, `${name}.yaml`), 'utf8')));
+    await writeFile(join(short, 'rollout.yaml'), (await import('node:fs/promises').then((fs) => fs.readFile(join(dir, 'rollout.yaml'), 'utf8'))).replace('soak: 10m', 'soak: 300ms'));
+    const env = {
+      MANAGEMENT_API_URL: emulator.url,
+      MANAGEMENT_API_TOKEN: emulator.token,
+      RECONCILE_STATE_DIR: join(root, 'confirmed-state'),
+      RECONCILE_RATE_LIMIT: '1000/1s',
+      ROLLOUT_TERMINAL_DB_PASS: 'rollout-terminal-db-0b7e',
+      NO_COLOR: '1',
+    };
+    const run = await runOnTerminal([short], env, 'y');
+    expectExit(run, 0);
+    const screen = run.stdout;
+    expect(screen.split(QUESTION)).toHaveLength(2);
+    const asked = screen.indexOf(QUESTION);
+    // The plan asked about shows every wave's change; the tenants' wait for the canary's gate.
+    expect(screen.slice(0, asked)).toMatch(/\+ Project\/shop create {2}\(wave tenants; held: wave tenants waits for wave canary \(applying\)\)/);
+    const after = screen.slice(asked);
+    expect(after).toMatch(/INFO +rollout: wave canary passed its gate/);
+    expect(after).toMatch(/Rollout tenants at content-[0-9a-f]{12}: canary done \(1 project\), tenants done \(2 projects\)\./);
+    const created = emulator.requests().filter((r) => r.method === 'POST' && r.route === '/v1/projects');
+    expect(created).toHaveLength(3);
+    expect(screen).not.toContain('refused');
   }, 90_000);
 });

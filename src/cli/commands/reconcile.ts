@@ -235,13 +235,17 @@ export async function executePass(context: CommandContext, request: PassRequest)
       const { buildSavedPlan, entryRefusals, newSalt } = await import('../../reconcile/plan-file.js');
       const shown = buildSavedPlan({ manifests, result: planned, salt: newSalt(), secrets: [], now: Date.now() });
       savedPlan = { check: (entries) => entryRefusals(shown, entries) };
-      // A rollout's later waves write only changes the plan shown had, as shown (the earlier
-      // waves' entries are in sync by then).
+      // A rollout's later waves write only changes the plan shown had, with the same action and
+      // field changes (what they depend on may have been created since; the earlier waves'
+      // entries are in sync by then).
+      const asShown = (entry: PassResult['plan']['entries'][number]) =>
+        JSON.stringify([entry.action, entry.changes.map((change) => (change.sensitive ? { path: change.path, sensitive: true } : change))]);
+      const shownEntries = new Map(planned.plan.entries.map((entry) => [entry.id, asShown(entry)]));
       confirmed = {
-        check: (entries) => {
-          const changes = new Set(entries.filter((entry) => isChange(entry)).map((entry) => entry.id));
-          return entryRefusals(shown, entries).filter((refusal) => changes.has(refusal.resource));
-        },
+        check: (entries) =>
+          entries
+            .filter((entry) => isChange(entry) && shownEntries.get(entry.id) !== asShown(entry))
+            .map((entry) => ({ resource: entry.id, reason: `not as in the plan that was confirmed: the live state or the manifests now call for \`${entry.action}\`${entry.changes.length ? ` of ${entry.changes.map((c) => c.path).join(', ')}` : ''}` })),
       };
     }
     let result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
