@@ -6,7 +6,8 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
-import { continuousFreshness } from './freshness.js';
+import { continuousFreshness, freshnessThroughWrites } from './freshness.js';
+import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
 
@@ -101,6 +102,23 @@ log(`continuous drift checking over ${freshnessProjects} projects at 60 requests
 const freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
 row('8 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
 row('8 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
+const writeShape = quick ? { projects: 32, changed: 16 } : { projects: 100, changed: 30 };
+log(`the same through a revision's write pass: ${writeShape.changed} of ${writeShape.projects} projects changed (scaled clock, the budget's timing modelled)`);
+const throughWrites = await freshnessThroughWrites({ ...writeShape, budget: { limit: 60, windowMs: 60_000 }, cycles: 1 });
+row(
+  '8 freshness',
+  `through a write pass of ${throughWrites.writeRequests} requests (${throughWrites.writeSeconds}s): largest age / stated bound (age up to ${throughWrites.largestAgeSeconds}s; bound ${throughWrites.boundBeforeSeconds}s before, up to ${throughWrites.boundLargestSeconds}s)`,
+  throughWrites.ratioThrough,
+  '-',
+  '<= 1.10',
+  throughWrites.ratioThrough <= 1.1,
+);
+
+log('reconcile status against a running daemon of 30 projects, then from its state directory');
+const statusRead = await statusAgainstDaemon({ projects: 30 });
+row('9 status', `reconcile status --daemon-url, 30 projects: wall time (ms), process start included`, statusRead.fromDaemon.wallMs, '-', '< 1000', statusRead.fromDaemon.wallMs < 1000);
+row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaemon.apiRequests, '-', '0', statusRead.fromDaemon.apiRequests === 0);
+row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
 const seconds = Math.round((performance.now() - started) / 1000);
 const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
@@ -112,4 +130,4 @@ for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

@@ -296,6 +296,29 @@ describe('the rollout in the plan, a dry run and a saved plan', () => {
     expect(status).toMatch(/ {2}ProjectRestapi\/a\/restapi: waiting for approval since \S+: needs approval \(rows\)/);
     expect(status).toMatch(/Project b \(ref \w+, ACTIVE_HEALTHY\), observed \S+, applied revision content-[0-9a-f]{12}/);
     expect(status).toMatch(/wave early waits for wave canary/);
+    // The status view (`GET /status`, the status page, `reconcile status` from the state directory).
+    const { foldPass, emptyStatusRecord } = await import('../../src/status/status-record.js');
+    const { buildFleetView } = await import('../../src/status/fleet-view.js');
+    const { renderStatusPage } = await import('../../src/status/status-page.js');
+    const view = buildFleetView(foldPass(emptyStatusRecord(), dry, {}, h.clock.now()), { now: h.clock.now(), source: 'state-dir' });
+    expect(view.rollouts).toEqual([
+      {
+        name: 'tenants',
+        waves: [
+          { name: 'canary', state: 'applying', projects: ['a'] },
+          { name: 'early', state: 'waiting', projects: ['b'], detail: 'waits for wave canary' },
+          { name: 'rest', state: 'waiting', projects: ['c'], detail: 'waits for wave canary' },
+        ],
+      },
+    ]);
+    expect(view.waiting!.map((w) => [w.id, w.waitingFor])).toEqual([
+      ['ProjectPostgres/a/postgres', 'window'],
+      ['ProjectRestapi/a/restapi', 'approval'],
+    ]);
+    expect(view.projects.find((p) => p.name === 'b')!.pending.map((w) => [w.id, w.waitingFor])).toEqual([['ProjectRestapi/b/restapi', 'wave']]);
+    const page = renderStatusPage(view, { refreshSeconds: 0 });
+    expect(page).toContain('id="rollouts"');
+    expect(page).toContain('waits for wave canary');
     const json = JSON.parse(renderJson(dry)) as { entries: Array<{ id: string; wave?: string; held?: { reason: string } }>; rollout: { waves: unknown[] } };
     expect(json.entries.find((e) => e.id === 'ProjectRestapi/b/restapi')).toMatchObject({ wave: 'early', held: { reason: 'wave' } });
     expect(json.rollout.waves).toHaveLength(3);

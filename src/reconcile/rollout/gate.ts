@@ -37,7 +37,8 @@ export interface RolloutEvent {
 export interface RolloutSummary {
   name: string;
   revision: string;
-  waves: Array<{ name: string; state: WaveState; projects: number; soakUntil?: number; reason?: string }>;
+  /** `projects`: how many; `members`: their manifest names. */
+  waves: Array<{ name: string; state: WaveState; projects: number; members: string[]; soakUntil?: number; reason?: string }>;
   halted?: { wave: string; reason: string; at: number };
   waiting: Array<{ id: string } & WaitingChange>;
   /** Each managed project's applied revision (absent: none recorded yet). */
@@ -377,6 +378,7 @@ export class RolloutGate {
       name: wave.name,
       state: wave.state,
       projects: this.#members(index).length,
+      members: this.#members(index).sort(),
       ...(wave.state === 'soaking' && wave.soakUntil !== undefined ? { soakUntil: wave.soakUntil } : {}),
       ...(wave.reason ? { reason: wave.reason } : {}),
     }));
