@@ -37,7 +37,7 @@ const USAGE = `Usage:
                                        approve changes a running daemon holds for approval (its /approve endpoint)
   reconcile resume [--rollout NAME]    continue a halted rollout (the daemon's /resume endpoint)
   reconcile [DIR] --dry-run --out FILE write the plan as data (a saved plan) as well as rendering it
-  reconcile apply FILE [DIR]           apply exactly a saved plan, or refuse it whole when it is stale
+  reconcile apply FILE [DIR]           apply exactly a saved plan to DIR (default .), or refuse it whole when it is stale
   reconcile show FILE [--output ...]   render a saved plan
 
 The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a flag.

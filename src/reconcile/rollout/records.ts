@@ -81,12 +81,13 @@ export function isApproved(approvals: readonly Approval[], revision: string, pro
   return approvals.some((a) => a.revision === revision && (!a.projects || (project !== undefined && a.projects.includes(project))));
 }
 
+// Kept under `projects`: the record's own fields (the lock's generation among them) never mix with project names.
 export async function readProjectRevisions(state: StateStore): Promise<ProjectRevisions> {
-  return (await state.get<ProjectRevisions>(REVISIONS_KEY)) ?? {};
+  return { ...((await state.get<{ projects?: ProjectRevisions }>(REVISIONS_KEY))?.projects ?? {}) };
 }
 
 export async function writeProjectRevisions(state: StateStore, revisions: ProjectRevisions): Promise<void> {
-  await state.set(REVISIONS_KEY, revisions);
+  await state.set(REVISIONS_KEY, { projects: revisions });
 }
 
 export type ResumeAnswer =
