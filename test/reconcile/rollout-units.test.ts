@@ -110,3 +110,36 @@ spec:
     expect(set.errors.map((e) => e.path).sort()).toEqual(['/spec/approvals/0/classes/0', '/spec/waves/0/share']);
   });
 });
+
+describe('the rollout records in a fenced state directory', () => {
+  it('carry the generation of the lock they were written under, keep it apart from project names, and are refused once another process holds the lock', async () => {
+    const { mkdtemp, readFile, writeFile } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { ManualClock } = await import('../../src/util/clock.js');
+    const { LOCK_FILE, StateLock } = await import('../../src/util/state-lock.js');
+    const { StateLockLostError } = await import('../../src/util/state-fence.js');
+    const { openStateStore } = await import('../../src/reconcile/state.js');
+    const { addApproval, readProjectRevisions, resumeRollout, writeProjectRevisions, writeRollout } = await import('../../src/reconcile/rollout/records.js');
+    const dir = join(await mkdtemp(join(tmpdir(), 'rollout-fence-')), 'state');
+    const acquired = await StateLock.acquire({ dir, clock: new ManualClock(), timeoutMs: 8_000, command: 'test' });
+    if (!acquired.acquired) throw new Error('expected the lock');
+    const lock = acquired.lock;
+    const state = openStateStore(dir);
+    await addApproval(state, { revision: 'r1', at: 1, by: 'ops-token' });
+    await writeProjectRevisions(state, { generation: { revision: 'r1', appliedAt: 1 }, shop: { revision: 'r1', appliedAt: 1 } });
+    await writeRollout(state, { name: 'tenants', revision: 'r1', startedAt: 1, waves: [{ name: 'canary', state: 'halted' }, { name: 'rest', state: 'waiting' }], halted: { wave: 'canary', reason: 'x', at: 1 }, waiting: {} });
+    expect(JSON.parse(await readFile(join(dir, 'approvals.json'), 'utf8')).generation).toBe(lock.generation);
+    expect(JSON.parse(await readFile(join(dir, 'rollouts/tenants.json'), 'utf8')).generation).toBe(lock.generation);
+    // A project named like the record's own field keeps its revision.
+    expect(await readProjectRevisions(state)).toEqual({ generation: { revision: 'r1', appliedAt: 1 }, shop: { revision: 'r1', appliedAt: 1 } });
+
+    // Another process takes the lock over: no approval, no resume is written.
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: 1, host: 'other', command: 'successor', startedAt: 'now', heartbeatAt: Date.now(), id: 'successor', generation: lock.generation + 1 }));
+    const before = await readFile(join(dir, 'rollouts/tenants.json'), 'utf8');
+    await expect(addApproval(state, { revision: 'r1', at: 2, by: 'ops-token' })).rejects.toBeInstanceOf(StateLockLostError);
+    await expect(resumeRollout(state, undefined, 'tenants', 'ops-token', 2)).rejects.toBeInstanceOf(StateLockLostError);
+    expect(await readFile(join(dir, 'rollouts/tenants.json'), 'utf8')).toBe(before);
+    expect((JSON.parse(await readFile(join(dir, 'approvals.json'), 'utf8')) as { approvals: Array<{ at: number }> }).approvals.map((a) => a.at)).toEqual([1]);
+  });
+});
