@@ -1,5 +1,5 @@
 // What the rollout keeps in the state directory, each a key of the state store (written through
-// its atomic write helper, like every other state-directory write):
+// its fenced atomic write, like every other state-directory write):
 //   rollouts/<name>    the rollout of the current revision: each wave's state, a halt, waiting changes
 //   approvals          approvals, each for one revision (and optionally some projects), with when and by whom
 //   project-revisions  each project's applied revision
