@@ -8,7 +8,7 @@ import { staticToken } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import type { Logger } from '../util/logger.js';
 import type { RateSpec } from '../util/rate.js';
-import { systemClock, type Clock } from '../util/clock.js';
+import { scaledClock, systemClock, type Clock } from '../util/clock.js';
 import type { ApiSession } from './api-session.js';
 import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Settings } from './settings.js';
@@ -23,6 +23,8 @@ const SANDBOX_SPEED = 300;
 interface SandboxSession extends ApiSession {
   /** Real time, but waits run at the emulator's lifecycle speed (timestamps stay true). */
   clock: Clock;
+  /** A rollout's soaks and maintenance windows run at the emulator's lifecycle speed too. */
+  rolloutClock: Clock;
 }
 
 export async function openSandboxSession(settings: Settings, log?: Logger, options: { telemetry?: ApiTelemetry } = {}): Promise<SandboxSession> {
@@ -77,6 +79,7 @@ export async function openSandboxSession(settings: Settings, log?: Logger, optio
     rate,
     rateModel,
     sandbox: emulator,
+    rolloutClock: scaledClock(SANDBOX_SPEED),
     clock: {
       now: () => systemClock.now(),
       sleep: (ms, signal) => systemClock.sleep(ms / SANDBOX_SPEED, signal),

@@ -80,6 +80,10 @@ export interface Settings {
   live: boolean;
   project?: string;
   all: boolean;
+  /** `approve --revision`: the revision to approve (default: the daemon's current one). */
+  revision?: string;
+  /** `resume --rollout`: the Rollout document (default: the only one). */
+  rollout?: string;
   out?: string;
   /** `--max-plan-age`: as given (a refusal quotes it) and in milliseconds. */
   maxPlanAge: { text: string; ms: number };
@@ -251,6 +255,8 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     live: values.live === true,
     ...optional('project', text(values, 'project')),
     all: values.all === true,
+    ...optional('revision', text(values, 'revision')),
+    ...optional('rollout', text(values, 'rollout')),
     ...optional('out', text(values, 'out')),
     maxPlanAge: maxPlanAge(text(values, 'max-plan-age') ?? DEFAULT_MAX_PLAN_AGE),
     host: text(values, 'host') ?? '127.0.0.1',

@@ -49,6 +49,9 @@ const DAEMON_METRICS = {
   reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.' },
   reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1." },
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'], help: 'The version and source revision of this reconciler; always 1.' },
+  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'], help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1." },
+  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'], help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).' },
+  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'], help: 'The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.' },
 } as const satisfies Record<string, MetricDefinition>;
 
 /**
@@ -214,6 +217,12 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   /** Kinds whose drift series exist (at 0 or more). */
   const countedKinds = new Set<string>();
 
+  const waveState = metric.gauge('reconciler_rollout_wave_state');
+  const changesWaiting = metric.gauge('reconciler_changes_waiting');
+  const projectRevision = metric.gauge('reconciler_project_revision_info');
+  const WAITING_REASONS = ['window', 'approval'] as const;
+  for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, 0);
+
   const observedGauges = createObservedGauges(registry);
   if (options.build) buildInfo.set(options.build, 1);
 
@@ -285,6 +294,14 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
         applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
       }
       if (result.result === 'invalid') return;
+      // The rollout: every pass of a set with a Rollout carries its whole state.
+      waveState.reset();
+      projectRevision.reset();
+      for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, result.rollout?.waiting.filter((w) => w.reason === reason).length ?? 0);
+      if (result.rollout) {
+        for (const wave of result.rollout.waves) waveState.set({ rollout: result.rollout.name, wave: wave.name, state: wave.state }, 1);
+        for (const [project, applied] of Object.entries(result.rollout.revisions)) projectRevision.set({ project, revision: applied.revision }, 1);
+      }
 
       const drifted = driftedEntries(result);
       // Every kind the pass planned gets its drift series at 0 for each trigger, so that the

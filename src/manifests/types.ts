@@ -88,19 +88,25 @@ export type SsoProviderSpec = Schema.SsoProviderSpec;
 /** project, branch_name (default metadata.name), git_branch, persistent, region, desired_instance_size, policy. */
 export type BranchSpec = Schema.BranchSpec;
 
+// ---- Rollout
+/** waves (label selectors, optional share), soak, maintenance windows, approval rules. */
+export type RolloutSpec = Schema.RolloutSpec;
+
 export type OrganizationDocument = ManifestDocument<'Organization', OrganizationSpec>;
 export type ProjectDocument = ManifestDocument<'Project', ProjectSpec>;
 export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
 export type FunctionDocument = ManifestDocument<'Function', FunctionSpec>;
 export type SsoProviderDocument = ManifestDocument<'SsoProvider', SsoProviderSpec>;
 export type BranchDocument = ManifestDocument<'Branch', BranchSpec>;
+export type RolloutDocument = ManifestDocument<'Rollout', RolloutSpec>;
 export type AnyDocument =
   | OrganizationDocument
   | ProjectDocument
   | SecretsDocument
   | FunctionDocument
   | SsoProviderDocument
-  | BranchDocument;
+  | BranchDocument
+  | RolloutDocument;
 
 /** A located problem in the manifests. */
 export interface ManifestError {

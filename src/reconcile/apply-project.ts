@@ -1,8 +1,9 @@
 // Applying one project's part of the plan, as planned, in named steps: its creation (exactly
-// once) or its gate (a blocked or unavailable project runs nothing below it), a restore, the
-// wait until it and its services are healthy, its kinds' entries in registry order, the
-// read-back that verifies what was written (and the judgement of what still differs), the
-// entries that must come after the read-back, and a pause last. The wait and the read-back are
+// once) or its gate (a blocked or unavailable project, or a new one the rollout holds, runs
+// nothing below it), a restore, the wait until it and its services are healthy, its kinds'
+// entries in registry order (an entry the rollout holds is not run), the read-back that
+// verifies what was written (and the judgement of what still differs), the entries that must
+// come after the read-back, and a pause last. The wait and the read-back are
 // steps of the apply (outcomes `wait` and `verify`), never a second plan; the one plan made
 // after a wait is the first of a project that could not be read before it.
 import type { Clock } from '../util/clock.js';
@@ -115,6 +116,8 @@ export async function applyProject(work: ProjectWork, a: ProjectApplyContext): P
 async function createOrGate(work: ProjectWork, a: ProjectApplyContext): Promise<Partial<ProjectScope> | 'stop' | undefined> {
   const unit = work.unit;
   const entry = unit.entry!;
+  // Held by the rollout (a later wave, a window, an approval): a new project is not created yet.
+  if (entry.held) return 'stop';
   if (entry.action === 'create' && entry.observeOnly) return 'stop'; // a missing project is reported, nothing below it can be applied
   if (entry.action === 'create') {
     if (await a.outcomes.run(entry, () => a.applyFleetEntry(entry))) return { ref: unit.created!.ref, status: unit.created!.status };

@@ -1,11 +1,12 @@
 // One reconciliation pass, as named steps that return values, in a fixed order:
 //   load (the manifests are given: any error and nothing is planned) -> check references (every
 //   secret reference resolves, before any request) -> observe (the fleet, once) -> plan (a
-//   PassPlan value: the fleet-level modules' entries, then each project's kinds) -> apply
+//   PassPlan value: the fleet-level modules' entries, then each project's kinds) -> gate (a
+//   Rollout document's waves, windows and approvals mark the writes this pass holds) -> apply
 //   (outcomes, owned by one PassOutcomes: leading fleet entries, each project with its creation,
 //   wait, kinds, verify (the read-back and the judgement of what still differs) and pause, then
-//   trailing fleet entries) -> record (the inventory, through each fleet-level module, and the
-//   statuses of the pass).
+//   trailing fleet entries) -> record (the inventory, through each fleet-level module, the
+//   rollout's records, and the statuses of the pass).
 // A dry run differs from an apply in exactly one place, `reconcile()`: it does not apply, so it
 // has no outcomes and records no inventory; it plans and records its statuses the same way.
 import type { ApiClient } from '../api/client.js';
@@ -22,10 +23,12 @@ import { isPausedStatus, isRunning, refOf } from './kinds/project.js';
 import { observeFleet } from './observe.js';
 import { PassOutcomes } from './pass-outcomes.js';
 import { PassState } from './pass-state.js';
+import { servicesNeeded } from './project-readiness.js';
 import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
+import { openRolloutGate, type RolloutGate } from './rollout/gate.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
 import { openStateStore, type FileStateStore } from './state.js';
@@ -65,6 +68,11 @@ export interface PassOptions {
    * ready is not planned a second time.
    */
   savedPlan?: { check(entries: readonly PlanEntry[]): Refusal[] };
+  /**
+   * The clock a Rollout's soaks and maintenance windows are timed on (default `clock`): the
+   * sandbox runs them at its lifecycle speed.
+   */
+  rolloutClock?: Clock;
 }
 
 /** How long a shard's apply waits for an organization another shard creates, and how often it looks. */
@@ -141,10 +149,11 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   if ('failed' in observed) return observed.failed;
   const planned = await plan(pass, observed);
   if ('failed' in planned) return planned.failed;
+  const rollout = await gate(pass, planned);
   // The one place where a dry run differs from an apply: it stops at the plan.
-  const applied = options.dryRun ? undefined : await apply(pass, planned);
+  const applied = options.dryRun ? undefined : await apply(pass, planned, rollout);
   if (applied && 'refused' in applied) return applied.refused;
-  return record(pass, planned, applied);
+  return record(pass, planned, applied, rollout);
 }
 
 /** 1. Load: the manifests are given; any error in them and nothing is planned, applied or deleted. */
@@ -356,6 +365,44 @@ async function planProject(pass: Pass, work: ProjectWork): Promise<ProjectWork> 
   return { ...work, ...(await planModules(unit.name, work.scope, pass.kinds, pass.contextFor(unit.name), pass.log)) };
 }
 
+/**
+ * 5. Gate: with a Rollout document, the rollout moves on where its gates allow (a soak ended, a
+ * wave healthy), then marks on the plan each write this pass holds (`held`: a later wave, a
+ * change outside its maintenance window, one waiting for an approval) and each entry's wave.
+ * Held entries are planned and shown, never applied. A dry run goes through the gate too, so its
+ * plan shows what would wait; it records nothing and tells nothing.
+ */
+async function gate(pass: Pass, plan: PassPlan): Promise<RolloutGate | undefined> {
+  const { options } = pass;
+  const rollout = await openRolloutGate({
+    documents: pass.documents,
+    state: pass.state,
+    revision: options.manifests.revision,
+    clock: options.rolloutClock ?? pass.clock,
+    log: pass.log,
+    dryRun: options.dryRun,
+    health: (name) => projectHealth(pass, plan, name),
+  });
+  await rollout?.hold(entriesOf(plan), options.projects ? new Set(options.projects) : undefined);
+  return rollout;
+}
+
+/** The problems of a project's health (the services its documents need), for the rollout's gate; empty when healthy. A read only. */
+async function projectHealth(pass: Pass, plan: PassPlan, name: string): Promise<string[]> {
+  const ref = pass.memory.projectRefs.get(name);
+  const work = plan.works.find((candidate) => candidate.unit.name === name);
+  if (!ref || !work) return ['the project does not exist'];
+  try {
+    const services = servicesNeeded(work.unit.document, work.scope.documents, [...new Set([...KIND_MODULES, ...pass.kinds])]);
+    const signal = pass.options.signal ? { signal: pass.options.signal } : {};
+    const items = await pass.apiFor(name).getServicesHealth(ref, { priority: 'verify', project: name, query: { services }, ...signal });
+    const healthy = new Set(items.filter((item) => item.healthy === true || item.status === 'ACTIVE_HEALTHY').map((item) => item.name));
+    return services.filter((service) => !healthy.has(service)).map((service) => `${service} unhealthy`);
+  } catch (error) {
+    return [`its health could not be read: ${describeError(error).message}`];
+  }
+}
+
 /** What the apply did: its outcomes, and what each project's apply found out. */
 interface AppliedPlan {
   outcomes: PassOutcomes;
@@ -364,12 +411,14 @@ interface AppliedPlan {
 }
 
 /**
- * 5. Apply, in dependency order: the fleet-level modules' leading entries (organizations'
- * creations, then renames), every project on its own (one failing never stops the others), then
- * their trailing entries (deletions). A saved plan is applied only when this plan is the same
- * plan, entry for entry; otherwise the pass is refused whole before anything is written.
+ * 6. Apply, in dependency order: the fleet-level modules' leading entries (organizations'
+ * creations, then renames), every project on its own (one failing never stops the others; a
+ * project whose wave the rollout holds is not applied), then their trailing entries
+ * (deletions). An entry the rollout holds is not written. A saved plan is applied only when this
+ * plan is the same plan, entry for entry; otherwise the pass is refused whole before anything is
+ * written.
  */
-async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refused: PassResult }> {
+async function apply(pass: Pass, plan: PassPlan, rollout: RolloutGate | undefined): Promise<AppliedPlan | { refused: PassResult }> {
   const entries = entriesOf(plan);
   const refusals = pass.options.savedPlan?.check(entries) ?? [];
   if (refusals.length > 0) {
@@ -377,7 +426,7 @@ async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refuse
     return { refused: pass.failed(refusals.map(refusalOutcome(new Map(entries.map((e) => [e.id, e.kind])))), summarizePlan(entries)) };
   }
   const { options, clock, log } = pass;
-  const outcomes = new PassOutcomes({ clock, log, changes: entries.filter((e) => !e.observeOnly && e.action !== 'noop').length, ...(options.signal ? { signal: options.signal } : {}) });
+  const outcomes = new PassOutcomes({ clock, log, changes: entries.filter((e) => !e.observeOnly && e.action !== 'noop' && !e.held).length, ...(options.signal ? { signal: options.signal } : {}) });
   const fleetContext: FleetApplyContext = {
     fleet: plan.fleet,
     api: pass.apiFor(),
@@ -401,7 +450,7 @@ async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refuse
   for (const module of FLEET_MODULES) for (const entry of module.leading(plan.fleet)) await outcomes.run(entry, () => module.apply(entry, fleetContext));
   const projects = new Map<string, ProjectApplied>();
   await Promise.all(
-    plan.works.map(async (work) => {
+    plan.works.filter((work) => !rollout?.holdsProject(work.unit.name)).map(async (work) => {
       try {
         projects.set(work.unit.name, await applyProject(work, {
           outcomes,
@@ -427,11 +476,13 @@ async function apply(pass: Pass, plan: PassPlan): Promise<AppliedPlan | { refuse
 }
 
 /**
- * 6. Record: after an apply, the inventory (each fleet-level module records its kind, in
- * registry order, then it is saved); after any pass, the statuses of its resources and projects
- * (read by `reconcile status` and the metrics).
+ * 7. Record: after an apply, the inventory (each fleet-level module records its kind, in
+ * registry order, then it is saved) and the rollout's records (applied revisions, soaks, halts;
+ * not after an interrupted pass, which moves no rollout on); after any pass, the statuses of its
+ * resources and projects, and the rollout as the pass leaves it (read by `reconcile status` and
+ * the metrics).
  */
-async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefined): Promise<PassResult> {
+async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefined, gate: RolloutGate | undefined): Promise<PassResult> {
   const { options, clock } = pass;
   const entries = entriesOf(plan, applied);
   const outcomes = applied?.outcomes.list ?? [];
@@ -454,8 +505,11 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
     await recordFenced(async () => {
       for (const module of FLEET_MODULES) await module.record(applied.fleetContext, now);
       await saveInventory(pass.state, pass.inventory, now);
+      // An interrupted pass moves no rollout on: the next pass plans what it did not do.
+      if (!options.signal?.aborted) await gate?.record(entries, outcomes);
     });
   }
+  const rollout = gate?.summary();
   const projects = plan.works.map((work) => projectObservation(pass, work, applied?.projects.get(work.unit.name)));
   const anyFailed = outcomes.some((o) => o.result !== 'success') || entries.some((e) => e.action === 'blocked') || plan.works.some((w) => w.failures.length > 0);
   const result: PassResult = {
@@ -470,6 +524,7 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
     projects,
     result: anyFailed || lockLost ? 'failed' : 'success',
     requests: pass.tally.total,
+    ...(rollout ? { rollout } : {}),
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
   await recordFenced(() =>
@@ -481,6 +536,7 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
       revision: result.revision,
       resources,
       projects,
+      ...(rollout ? { rollout: { ...rollout, events: [] } } : {}),
     }),
   );
   if (lockLost) result.result = 'failed';

@@ -61,11 +61,11 @@ export class PassOutcomes {
 
   /**
    * Runs one plan entry through `apply`, or records why it is not run (blocked, waiting on an
-   * entry that did not succeed, the pass stopped, nothing to apply it). A `noop` and an entry
-   * under observe are no outcome at all. True when a write was applied.
+   * entry that did not succeed, the pass stopped, nothing to apply it). A `noop`, an entry
+   * under observe and one the rollout holds are no outcome at all. True when a write was applied.
    */
   async run(entry: PlanEntry, apply: (() => Promise<void>) | undefined): Promise<boolean> {
-    if (entry.observeOnly || entry.action === 'noop') return false;
+    if (entry.observeOnly || entry.action === 'noop' || entry.held) return false;
     const started = this.#clock.now();
     const step = { entryId: entry.id, kind: entry.kind, action: entry.action };
     if (entry.action === 'blocked') return this.#record(step, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));

@@ -39,10 +39,11 @@ export interface ModulePlan {
 
 /**
  * What a project's lifecycle entry does when applied: `pause` or `restore` (its target, planned
- * as `target.paused`); undefined when it writes nothing (in step, or under the observe policy).
+ * as `target.paused`); undefined when it writes nothing (in step, under the observe policy, or
+ * held by the rollout in this pass).
  */
 export function lifecycleTarget(entry: PlanEntry): 'pause' | 'restore' | undefined {
-  if (entry.action !== 'update' || entry.observeOnly) return undefined;
+  if (entry.action !== 'update' || entry.observeOnly || entry.held) return undefined;
   return entry.target?.paused === true ? 'pause' : entry.target?.paused === false ? 'restore' : undefined;
 }
 

@@ -53,6 +53,19 @@ export interface PlanEntry {
    * a secret: values the apply sends that are secret are resolved again when it runs.
    */
   target?: Record<string, unknown>;
+  /**
+   * Change classes the module names for this write beyond those the rollout derives from its
+   * kind and action (src/reconcile/rollout/change-class.ts): `disruptive-migration`, ...
+   */
+  changeClasses?: string[];
+  /** The rollout wave of the entry's project (a Rollout document with waves). */
+  wave?: string;
+  /**
+   * Held back by the rollout: planned, not written in this pass. `wave`: a later wave waits
+   * for the gate of the wave before (or the rollout is halted); `window`: a disruptive change
+   * outside its maintenance window; `approval`: a change its revision's approval has not covered.
+   */
+  held?: { reason: 'wave' | 'window' | 'approval'; message: string; until?: number };
 }
 
 export interface Plan {
@@ -130,6 +143,8 @@ export interface PassResult {
   result: 'success' | 'failed' | 'invalid';
   /** Requests sent during the pass. */
   requests: number;
+  /** The rollout as the pass leaves it (a Rollout document): waves, a halt, waiting changes, applied revisions. */
+  rollout?: RolloutSummary;
   /** The pass was stopped before it finished (the process is stopping): what it did not do is planned again. */
   interrupted?: boolean;
 }
@@ -264,4 +279,50 @@ export interface KindExport {
   files?: ExportedFile[];
   /** `project/slug` of what was not exported because `functions` was false. */
   leftOut?: string[];
+}
+
+// ---- The rollout as a pass leaves it (src/reconcile/rollout/ computes it; the plan, status,
+// metrics and notifications read it).
+
+export type WaveState = 'waiting' | 'applying' | 'soaking' | 'done' | 'halted';
+
+export interface WaitingChange {
+  reason: 'window' | 'approval';
+  project?: string;
+  since: number;
+  message: string;
+  /** When the window opens (window), ms. */
+  until?: number;
+}
+
+/** Each project's applied revision, by project manifest name. */
+export type ProjectRevisions = Record<string, { revision: string; appliedAt: number }>;
+
+export type RolloutEventType = 'rollout_wave_started' | 'rollout_halted' | 'rollout_done' | 'approval_needed' | 'change_waiting';
+
+/** What the rollout tells (notifications): names, ids and field paths, never a value. */
+export interface RolloutEvent {
+  type: RolloutEventType;
+  rollout: string;
+  revision: string;
+  wave?: string;
+  reason?: string;
+  /** approval_needed and change_waiting: the entries, each `id (paths)`. */
+  entries?: string[];
+  projects?: string[];
+}
+
+/** The rollout as a pass leaves it: the plan, status and metrics show it. */
+export interface RolloutSummary {
+  name: string;
+  revision: string;
+  /** `projects`: how many; `members`: their manifest names. */
+  waves: Array<{ name: string; state: WaveState; projects: number; members: string[]; soakUntil?: number; reason?: string }>;
+  halted?: { wave: string; reason: string; at: number };
+  waiting: Array<{ id: string } & WaitingChange>;
+  /** Each managed project's applied revision (absent: none recorded yet). */
+  revisions: ProjectRevisions;
+  /** When the rollout can move on by itself: the end of a soak, a wave that may start now, a window that opens. */
+  next?: { at: number; reason: 'soak' | 'wave' | 'window'; projects?: string[] };
+  events: RolloutEvent[];
 }

@@ -2,7 +2,9 @@
 // `GET /status` answers, what the status page shows and what `reconcile status` prints
 // without --live. Ages are computed at `now`; project states are the worst of their resources.
 import type { ResourceState } from '../reconcile/types.js';
-import type { PendingChange, RecordedError, ResourceRecord, StatusRecord, WaitReason } from './status-record.js';
+import type { PendingChange, RecordedError, ResourceRecord, RolloutView, StatusRecord, WaitReason } from './status-record.js';
+
+export type { RolloutView } from './status-record.js';
 
 export const FLEET_VIEW_VERSION = 1;
 
@@ -46,19 +48,6 @@ export interface ProjectView {
   resources: ResourceView[];
   pending: PendingView[];
   lastError?: ErrorView;
-}
-
-/** A rollout's progress, wave by wave (present once rollouts are declared). */
-export interface RolloutView {
-  name: string;
-  waves: Array<{
-    name: string;
-    /** `waiting`, `applying`, `soaking`, `done` or `halted`. */
-    state: string;
-    projects: string[];
-    /** In words: why it waits or halted, when it may start. */
-    detail?: string;
-  }>;
 }
 
 /** How fresh the view is: the drift schedule and the stated bound. */
@@ -118,6 +107,7 @@ export interface ViewContext {
   rollouts?: RolloutView[];
 }
 
+/** Held by a rollout for a window or an approval (a later wave's changes are pending, not `waiting`). */
 const HELD: ReadonlySet<WaitReason> = new Set(['window', 'approval']);
 
 function zero(): Record<ResourceState, number> {
@@ -199,6 +189,7 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
     recentErrors: record.errors.map((error) => ({ ...error, at: iso(error.at) })),
   };
   if (waiting.length > 0) view.waiting = waiting;
-  if (context.rollouts && context.rollouts.length > 0) view.rollouts = context.rollouts;
+  const rollouts = context.rollouts ?? record.rollouts;
+  if (rollouts && rollouts.length > 0) view.rollouts = rollouts;
   return view;
 }
