@@ -150,7 +150,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   const planned = await plan(pass, observed);
   if ('failed' in planned) return planned.failed;
   const rollout = await gate(pass, planned);
-  // The one place where a dry run differs from an apply: it stops at the plan.
+  // The one place where a dry run differs from an apply: it stops at the plan (after the gate).
   const applied = options.dryRun ? undefined : await apply(pass, planned, rollout);
   if (applied && 'refused' in applied) return applied.refused;
   return record(pass, planned, applied, rollout);
