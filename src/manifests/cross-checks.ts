@@ -125,6 +125,17 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         }
         break;
       }
+      case 'Migrations': {
+        const selector = entry.spec.selector as { organization?: unknown } | undefined;
+        if ((project === undefined) === (selector === undefined)) {
+          error(entry, '/spec', 'give exactly one of `project` (one project) or `selector` (every project it matches)');
+        }
+        const organization = str(selector?.organization);
+        if (organization !== undefined && !organizationNames.has(organization)) {
+          error(entry, '/spec/selector/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, organizationNames));
+        }
+        break;
+      }
       case 'SsoProvider': {
         // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
         const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);

@@ -4,8 +4,8 @@
 
 export const API_VERSION = 'reconciler/v1';
 
-export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch';
-export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch'];
+export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Migrations';
+export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Migrations'];
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
 // src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
@@ -97,19 +97,25 @@ export type SsoProviderSpec = Schema.SsoProviderSpec;
 /** project, branch_name (default metadata.name), git_branch, persistent, region, desired_instance_size, policy. */
 export type BranchSpec = Schema.BranchSpec;
 
+// ---- Migrations
+/** project or selector (labels, organization), path (a directory of `<version>_<name>.sql`), table (the history), outOfOrder, policy. */
+export type MigrationsSpec = Schema.MigrationsSpec;
+
 export type OrganizationDocument = ManifestDocument<'Organization', OrganizationSpec>;
 export type ProjectDocument = ManifestDocument<'Project', ProjectSpec>;
 export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
 export type FunctionDocument = ManifestDocument<'Function', FunctionSpec>;
 export type SsoProviderDocument = ManifestDocument<'SsoProvider', SsoProviderSpec>;
 export type BranchDocument = ManifestDocument<'Branch', BranchSpec>;
+export type MigrationsDocument = ManifestDocument<'Migrations', MigrationsSpec>;
 export type AnyDocument =
   | OrganizationDocument
   | ProjectDocument
   | SecretsDocument
   | FunctionDocument
   | SsoProviderDocument
-  | BranchDocument;
+  | BranchDocument
+  | MigrationsDocument;
 
 /** A located problem in the manifests. */
 export interface ManifestError {
