@@ -172,12 +172,13 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   const latest = history.reduce<string | undefined>((max, row) => (max === undefined || compareVersions(row.version, max) > 0 ? row.version : max), undefined);
   const base = { kind: 'Migration' as const, project: project.name, source: sourceOf(doc), ...(observeOnly ? { observeOnly } : {}) };
   const against = historyDigest(history);
+  const applied = latest === undefined ? {} : { latest };
   const planned: PlanEntry[] = [];
   let previous: string | undefined;
   for (const file of set.files) {
     const name = entryName(doc, file.version, file.name);
     const row = recorded.get(file.version);
-    const target = { document: doc.metadata.name, table, version: file.version, name: file.name, file: file.file, digest: file.digest, history: against };
+    const target = { document: doc.metadata.name, table, version: file.version, name: file.name, file: file.file, digest: file.digest, history: against, ...applied };
     if (row) {
       if (row.statements === null) {
         planned.push(makeEntry({ ...base, name, changes: [], target, reason: `applied (recorded in ${table} without statements: the file is not compared)` }));
@@ -220,7 +221,7 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   for (const row of history) {
     if (files.has(row.version)) continue;
     ctx.log.warn({ project: project.name, table, version: row.version }, 'a recorded migration has no file');
-    planned.push(makeEntry({ ...base, name: entryName(doc, row.version, row.name), changes: [], target: { document: doc.metadata.name, table, version: row.version, history: against },
+    planned.push(makeEntry({ ...base, name: entryName(doc, row.version, row.name), changes: [], target: { document: doc.metadata.name, table, version: row.version, history: against, ...applied },
       reason: `recorded in ${table}, but no file in ${doc.spec.path} has version ${row.version}` }));
   }
   return planned;
