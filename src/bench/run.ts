@@ -9,8 +9,9 @@ import { benchFleetKinds } from './fleet-kinds.js';
 import { continuousFreshness } from './freshness.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
+import { benchMigrations } from './migrations.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
 const sizes = quick ? [5, 20] : [10, 100, 1000];
 
@@ -29,78 +30,96 @@ const row = (scenario: string, metric: string, ours: string | number, naive: str
 const started = performance.now();
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
 
+/** `--only migrations` runs that scenario alone (while working on it). */
+const only = values.only;
+if (only !== undefined && only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${only}\``);
+const everything = only === undefined;
+
 const passCosts: PassCostFigures[] = [];
-for (const size of sizes) {
+for (const size of everything ? sizes : []) {
   log(`no-change pass over ${size} projects`);
   const figures = await passCost(size, { measurePlan: size === sizes[sizes.length - 1] });
   passCosts.push(figures);
   row('1 no-change pass', `${size} projects: requests / lower bound (${figures.requests} / ${figures.lowerBound})`, figures.ratio, `${figures.naiveRatio} (${figures.naiveRequests})`, '1.00', figures.ratio <= 1.0);
 }
-const plan = passCosts[passCosts.length - 1]!.plan!;
-row('5 plan', `${sizes[sizes.length - 1]} projects: plan time (ms), median of 3 runs, load ${plan.loadMs} ms`, plan.planMs, 'same planner', '< 1000', plan.planMs < 1000);
-row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB), smallest of 3 runs (largest ${plan.peakRssMaxMb})`, plan.peakRssMb, 'same planner', '< 200', plan.peakRssMb < 200);
+let long, shared, conv, budget, byUser, byScope, shards, kinds, freshness;
+if (everything) {
+  const plan = passCosts[passCosts.length - 1]!.plan!;
+  row('5 plan', `${sizes[sizes.length - 1]} projects: plan time (ms), median of 3 runs, load ${plan.loadMs} ms`, plan.planMs, 'same planner', '< 1000', plan.planMs < 1000);
+  row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB), smallest of 3 runs (largest ${plan.peakRssMaxMb})`, plan.peakRssMb, 'same planner', '< 200', plan.peakRssMb < 200);
 
-log('long run with drift re-checks');
-const long = await longRun(quick ? 5 : 15);
-row('2 long run', `largest window / budget, at send (${long.windows} windows)`, long.ours.maxWindowOverBudget, '-', '<= 1.00', long.ours.maxWindowOverBudget <= 1);
-row('2 long run', 'largest window / budget, at arrival', long.ours.maxWindowOverBudgetAtService, `${long.naive.maxWindowOverLimit} (of 60)`, '', undefined);
-row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
+  log('long run with drift re-checks');
+  long = await longRun(quick ? 5 : 15);
+  row('2 long run', `largest window / budget, at send (${long.windows} windows)`, long.ours.maxWindowOverBudget, '-', '<= 1.00', long.ours.maxWindowOverBudget <= 1);
+  row('2 long run', 'largest window / budget, at arrival', long.ours.maxWindowOverBudgetAtService, `${long.naive.maxWindowOverLimit} (of 60)`, '', undefined);
+  row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
 
-log('long run while a colleague spends 10 requests per window of the same limit');
-const shared = await longRun(quick ? 5 : 15, 1000, true);
-row('2 shared limit', 'largest window / budget, at send', shared.ours.maxWindowOverBudget, '-', '<= 1.00', shared.ours.maxWindowOverBudget <= 1);
-row('2 shared limit', '429 answers received', shared.ours.rateLimited, shared.naive.rateLimited, '', undefined);
-row('2 shared limit', '429 answers the colleague received', shared.colleagueRefused.withOurs, shared.colleagueRefused.withNaive, '', undefined);
+  log('long run while a colleague spends 10 requests per window of the same limit');
+  shared = await longRun(quick ? 5 : 15, 1000, true);
+  row('2 shared limit', 'largest window / budget, at send', shared.ours.maxWindowOverBudget, '-', '<= 1.00', shared.ours.maxWindowOverBudget <= 1);
+  row('2 shared limit', '429 answers received', shared.ours.rateLimited, shared.naive.rateLimited, '', undefined);
+  row('2 shared limit', '429 answers the colleague received', shared.colleagueRefused.withOurs, shared.colleagueRefused.withNaive, '', undefined);
 
-log('convergence from empty and write latency behind a drift sweep');
-const conv = await convergeAndLatency(quick ? 4 : 10);
-row('3 converge', `${conv.projects} projects: time / minimum (${conv.seconds}s / ${conv.minimumSeconds}s, ${conv.requests} requests)`, conv.ratio, `${conv.naiveModelledRatio} (modelled)`, '<= 1.10', conv.ratio <= 1.1);
-row('4 latency', 'request slots from a new write to its send, behind a 200-read sweep', conv.writeLatencySlots, conv.naiveWriteLatencySlots, '<= 3', conv.writeLatencySlots <= 3);
+  log('convergence from empty and write latency behind a drift sweep');
+  conv = await convergeAndLatency(quick ? 4 : 10);
+  row('3 converge', `${conv.projects} projects: time / minimum (${conv.seconds}s / ${conv.minimumSeconds}s, ${conv.requests} requests)`, conv.ratio, `${conv.naiveModelledRatio} (modelled)`, '<= 1.10', conv.ratio <= 1.1);
+  row('4 latency', 'request slots from a new write to its send, behind a 200-read sweep', conv.writeLatencySlots, conv.naiveWriteLatencySlots, '<= 3', conv.writeLatencySlots <= 3);
 
-log('request budget under a workload larger than it');
-const budget = await benchBudget({ scale: 60, windows: quick ? 3 : 6 });
-row('budget', `largest window / budget (${budget.requestsSent} requests)`, budget.maxWindowOverBudget, '-', '<= 1.00', budget.maxWindowOverBudget <= 1);
-row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
-row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
+  log('request budget under a workload larger than it');
+  budget = await benchBudget({ scale: 60, windows: quick ? 3 : 6 });
+  row('budget', `largest window / budget (${budget.requestsSent} requests)`, budget.maxWindowOverBudget, '-', '<= 1.00', budget.maxWindowOverBudget <= 1);
+  row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
+  row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
 
-const modelProjects = quick ? 20 : 100;
-log(`no-change pass over ${modelProjects} projects in each rate model`);
-const byUser = await passByModel('user', modelProjects);
-const byScope = await passByModel('scoped', modelProjects);
-for (const figures of [byUser, byScope]) {
+  const modelProjects = quick ? 20 : 100;
+  log(`no-change pass over ${modelProjects} projects in each rate model`);
+  byUser = await passByModel('user', modelProjects);
+  byScope = await passByModel('scoped', modelProjects);
+  for (const figures of [byUser, byScope]) {
+    row(
+      '6 rate model',
+      `${figures.model}: ${figures.projects} projects, ${figures.requests} requests (${figures.userScoped} against the user): seconds (least the user's budget allows)`,
+      `${figures.seconds} (${figures.minimumSeconds})`,
+      '-',
+      '',
+      undefined,
+    );
+    row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
+  }
+
+  const shardProjects = quick ? 15 : 45;
+  log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
+  shards = await shardScaling(shardProjects);
   row(
-    '6 rate model',
-    `${figures.model}: ${figures.projects} projects, ${figures.requests} requests (${figures.userScoped} against the user): seconds (least the user's budget allows)`,
-    `${figures.seconds} (${figures.minimumSeconds})`,
+    '7 shards',
+    `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
+    shards.ratio,
     '-',
-    '',
-    undefined,
+    '<= 1.15',
+    shards.ratio <= 1.15,
   );
-  row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
+  row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+
+  log('secrets and functions: 3 projects x 20 functions x 30 secrets');
+  kinds = await benchFleetKinds();
+  for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
+
+  const freshnessProjects = quick ? 30 : 100;
+  log(`continuous drift checking over ${freshnessProjects} projects at 60 requests a minute (scaled clock)`);
+  freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
+  row('8 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
+  row('8 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
 }
 
-const shardProjects = quick ? 15 : 45;
-log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
-const shards = await shardScaling(shardProjects);
-row(
-  '7 shards',
-  `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
-  shards.ratio,
-  '-',
-  '<= 1.15',
-  shards.ratio <= 1.15,
-);
-row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
-
-log('secrets and functions: 3 projects x 20 functions x 30 secrets');
-const kinds = await benchFleetKinds();
-for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
-
-const freshnessProjects = quick ? 30 : 100;
-log(`continuous drift checking over ${freshnessProjects} projects at 60 requests a minute (scaled clock)`);
-const freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
-row('8 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
-row('8 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
+const migrationProjects = quick ? 10 : 100;
+log(`migrations: 3 files through a selector to ${migrationProjects} projects, each with a database of its own`);
+const migrations = await benchMigrations({ projects: migrationProjects });
+row('9 migrations', `${migrations.projects} projects x 3 files: writing queries / migrations (${migrations.apply_writing_queries} / ${migrations.apply_migrations})`, migrations.writing_queries_per_migration, '-', '1.00', migrations.writing_queries_per_migration === 1);
+row('9 migrations', `no-change pass: requests / lower bound (${migrations.no_change_requests} / ${migrations.no_change_lower_bound}: the project list and one history read per project)`, migrations.no_change_ratio, '-', '1.00', migrations.no_change_ratio <= 1);
+row('9 migrations', `emulator process memory (RSS, MB) with ${migrations.projects} project databases, at most ${migrations.databases_open_at_most} open: before / after / peak`, `${migrations.rss_before_mb} / ${migrations.rss_with_databases_mb} / ${migrations.peak_rss_mb}`, '-', '', undefined);
+row('9 migrations', `saved (evicted) databases on disk: ${migrations.databases_saved} files, MB`, migrations.saved_mb, '-', '', undefined);
+row('9 migrations', 'first query of a project (ms; its database starts from the template) / next query (ms) / initdb once per machine (ms)', `${migrations.first_query_ms} / ${migrations.next_query_ms} / ${migrations.initdb_ms}`, '-', '', undefined);
+row('9 migrations', `apply (s, in batches of ${migrations.databases_open_at_most} projects) / no-change pass (s)`, `${migrations.apply_seconds} / ${migrations.no_change_seconds}`, '-', '', undefined);
 
 const seconds = Math.round((performance.now() - started) / 1000);
 const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
@@ -112,4 +131,4 @@ for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String
 process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, migrations }, null, 2)}\n`);

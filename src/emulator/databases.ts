@@ -41,6 +41,9 @@ interface OpenDatabase {
 
 let templateOnce: Promise<Blob> | undefined;
 
+/** The key of the shared database that answers read-only queries of projects without one. */
+const PRISTINE = '\0pristine';
+
 /** The data directory of a fresh database, made once per machine and PGlite version. */
 function template(): Promise<Blob> {
   templateOnce ??= (async () => {
@@ -62,8 +65,12 @@ function template(): Promise<Blob> {
 }
 
 export interface DatabaseStats {
+  /** The bound of open databases. */
+  maxOpen: number;
   open: number;
   saved: number;
+  /** Bytes of the saved databases on disk. */
+  savedBytes: number;
   opened: number;
   evicted: number;
 }
@@ -75,16 +82,18 @@ export class ProjectDatabases {
   readonly #open = new Map<string, OpenDatabase>();
   /** Refs with a saved data directory (evicted after a write). */
   readonly #saved = new Set<string>();
+  readonly #sizes = new Map<string, number>();
   /** Evictions under way: the next open of the ref waits for its save. */
   readonly #closing = new Map<string, Promise<void>>();
   /** Refs whose database exists (open or saved, or opened and never written). */
   readonly #known = new Set<string>();
   #generation = 0;
   #tick = 0;
-  readonly stats: DatabaseStats = { open: 0, saved: 0, opened: 0, evicted: 0 };
+  readonly stats: DatabaseStats;
 
   constructor(options: { maxOpen?: number } = {}) {
     this.maxOpen = options.maxOpen ?? DEFAULT_OPEN_DATABASES;
+    this.stats = { maxOpen: this.maxOpen, open: 0, saved: 0, savedBytes: 0, opened: 0, evicted: 0 };
   }
 
   /** The project has a database (it has received a query). */
@@ -96,8 +105,11 @@ export class ProjectDatabases {
    * Runs `work` on the project's database, alone (no other request of that database runs
    * meanwhile), creating or reopening the database first. `wrote` marks it to be saved on eviction.
    */
-  async use<T>(ref: string, work: (db: PGlite) => Promise<T>, options: { wrote: boolean }): Promise<T> {
+  async use<T>(project: string, work: (db: PGlite) => Promise<T>, options: { wrote: boolean }): Promise<T> {
     const generation = this.#generation;
+    // A read-only request to a project that has no database yet reads the template's empty
+    // schemas: one shared pristine database answers it (read-only, rolled back: nothing stays).
+    const ref = !options.wrote && !this.#known.has(project) && !this.#open.has(project) ? PRISTINE : project;
     let entry = this.#open.get(ref);
     if (!entry) {
       const closing = this.#closing.get(ref);
@@ -136,7 +148,7 @@ export class ProjectDatabases {
   async #openDatabase(ref: string): Promise<PGlite> {
     const data = this.#saved.has(ref) ? new Blob([await readFile(this.#file(ref))]) : await template();
     const db = await PGlite.create({ loadDataDir: data, parsers: PARSERS });
-    this.#known.add(ref);
+    if (ref !== PRISTINE) this.#known.add(ref);
     this.stats.opened++;
     return db;
   }
@@ -159,6 +171,8 @@ export class ProjectDatabases {
           await writeFile(temporary, new Uint8Array(await dump.arrayBuffer()));
           await rename(temporary, this.#file(ref));
           this.#saved.add(ref);
+          this.stats.savedBytes += dump.size - (this.#sizes.get(ref) ?? 0);
+          this.#sizes.set(ref, dump.size);
         }
         await db.close();
         this.stats.evicted++;
@@ -184,6 +198,8 @@ export class ProjectDatabases {
     await this.#closing.get(ref);
     this.#saved.delete(ref);
     this.stats.saved = this.#saved.size;
+    this.stats.savedBytes -= this.#sizes.get(ref) ?? 0;
+    this.#sizes.delete(ref);
     if (this.#dir) await rm(this.#file(ref), { force: true });
     const db = await entry?.ready.catch(() => undefined);
     if (entry && db) {
