@@ -180,7 +180,7 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
     const row = recorded.get(file.version);
     const target = { document: doc.metadata.name, table, version: file.version, name: file.name, file: file.file, digest: file.digest, history: against, ...applied };
     if (row) {
-      if (row.statements === null) {
+      if (row.statements === null || row.statements.length === 0) {
         planned.push(makeEntry({ ...base, name, changes: [], target, reason: `applied (recorded in ${table} without statements: the file is not compared)` }));
         continue;
       }
