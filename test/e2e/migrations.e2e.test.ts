@@ -5,7 +5,7 @@
 // migration once, a saved plan is refused after another migration was applied, a dry run only
 // reads, and validate locates a syntax error.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
@@ -72,6 +72,9 @@ spec:
     MANAGEMENT_API_TOKEN: emulator.token,
     RECONCILE_STATE_DIR: join(work, 'state'),
     RECONCILE_RATE_LIMIT: '1000/1s',
+    // A project's first query starts its database (WebAssembly Postgres): on a busy machine
+    // that can take longer than the default wait for an answer.
+    RECONCILE_HTTP_TIMEOUT: '120s',
     E2E_DB_PASS: 'e2e-database-password-4f1c',
   };
 }, 120_000);
@@ -175,6 +178,19 @@ describe('Migrations through the built command', () => {
       expect(await sql(tenant, "select note, count(*)::int as n from applied group by note order by note")).toEqual([{ note: 'once', n: 1 }, { note: 'sixth', n: 1 }]);
       expect((await history(tenant)).filter((v) => v === '20260106000000')).toHaveLength(1);
     }
+  }, 300_000);
+
+  it('export writes a Migrations document and one file per recorded migration from the history', async () => {
+    const out = join(work, 'export');
+    const run = await runCli(['export', '--project', refs.get('t2')!, '--out', out], env);
+    expectExit(run, 0);
+    const yaml = await readFile(join(out, 't2.yaml'), 'utf8');
+    expect(yaml).toContain('kind: Migrations');
+    expect(yaml).toContain('path: migrations/t2');
+    expect((await readdir(join(out, 'migrations/t2'))).sort()).toEqual([
+      '20260101000000_items.sql', '20260102000000_orders.sql', '20260103000000_counter.sql', '20260104000000_prices.sql', '20260105000000_sku.sql', '20260106000000_again.sql',
+    ]);
+    expect(await readFile(join(out, 'migrations/t2/20260102000000_orders.sql'), 'utf8')).toBe('create table orders (id bigint primary key, item bigint references items (id));\n\ncreate index orders_item on orders (item);\n');
   }, 300_000);
 
   it('validate locates a syntax error in a migration file: file, line and column', async () => {
