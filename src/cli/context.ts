@@ -1,4 +1,4 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import type { ParsedValues } from './options.js';
 
 /** What a command receives: parsed options (flags over environment over defaults) and its streams. */
@@ -14,6 +14,8 @@ export interface CommandContext {
   cwd: string;
   stdout: Writable;
   stderr: Writable;
+  /** Where a confirmation is read from: the process's standard input when run as the command (bin.ts); absent, nothing is asked. */
+  stdin?: Readable;
   /** Aborted on SIGTERM/SIGINT. */
   signal: AbortSignal;
 }

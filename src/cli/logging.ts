@@ -1,8 +1,8 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { colorWanted, createLogger, type LogFormat, type Logger } from '../util/logger.js';
 import { stringOption, type CommandContext } from './context.js';
 
-export function isTty(stream: Writable): boolean {
+export function isTty(stream: Readable | Writable): boolean {
   return (stream as Writable & { isTTY?: boolean }).isTTY === true;
 }
 

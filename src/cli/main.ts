@@ -103,7 +103,7 @@ export function parseCommandLine(
   return { command, positionals, values, lists, flags };
 }
 
-export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'env' | 'cwd'>> = {}): Promise<number> {
+export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'stdin' | 'env' | 'cwd'>> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
   const env = io.env ?? process.env;
@@ -143,6 +143,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
+  const stopWatchingParent = watchParent(env, () => controller.abort(new Error('the parent process exited')));
   try {
     const handler = await COMMANDS[parsed.command]!();
     return await handler({
@@ -154,6 +155,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
       cwd: io.cwd ?? process.cwd(),
       stdout,
       stderr,
+      ...(io.stdin ? { stdin: io.stdin } : {}),
       signal: controller.signal,
     });
   } catch (error) {
@@ -163,7 +165,28 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     }
     throw error;
   } finally {
+    stopWatchingParent();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/**
+ * Started by npm (`npx reconcile ...` or a package script), the command runs as npm → sh → node.
+ * A SIGTERM to npm (`kill $!` of a background `npx reconcile emulator &`) reaches the shell,
+ * which dies without passing it on, and the command would keep running with its port. So,
+ * under npm only, the command stops as on SIGTERM when its parent process goes away (it is
+ * then re-parented). Elsewhere (a container's PID 1 chain, a service manager, a plain shell)
+ * signals reach it directly and nothing is watched.
+ */
+function watchParent(env: NodeJS.ProcessEnv, onGone: () => void): () => void {
+  if (env.npm_lifecycle_event === undefined) return () => undefined;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 250);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -35,6 +35,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   'log-format': { type: 'string', env: 'RECONCILE_LOG_FORMAT', placeholder: 'json|pretty', description: 'log lines: pretty (one concise line per event, colour unless NO_COLOR) or json (default: pretty on a terminal, json otherwise)' },
   'metrics-per-resource': { type: 'string', env: 'RECONCILE_METRICS_PER_RESOURCE', placeholder: 'true|false', default: 'true', description: 'in --watch: export the per-resource series (reconciler_resource_in_sync, reconciler_resource_condition); false keeps the series per project' },
   'allow-empty': { type: 'boolean', description: 'let an empty manifest set prune (never by default)' },
+  yes: { type: 'boolean', description: 'apply without asking: on a terminal, a one-shot apply shows the plan and asks for confirmation first' },
   shard: { type: 'string', env: 'RECONCILE_SHARD', placeholder: 'NAME', description: 'reconcile only this shard of the shard map, with its own credentials, budget and state directory (<state-dir>/shards/NAME)' },
   shards: { type: 'string', env: 'RECONCILE_SHARDS', placeholder: 'FILE', description: 'the shard map (default: shards.yaml in the manifests directory, when present)' },
   'lock-timeout': { type: 'string', env: 'RECONCILE_LOCK_TIMEOUT', placeholder: 'DURATION', default: '60s', description: 'a state lock whose heartbeat is older than this is stale and taken over (heartbeat every quarter of it)' },

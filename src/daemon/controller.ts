@@ -40,7 +40,12 @@ export interface PassRequest {
 }
 
 export type PassRequestAnswer =
-  | { status: 'started'; projects: string[] | 'all'; revision?: string }
+  /**
+   * `pass`: the on-demand pass that covers the request (numbered per process). `queued`: it starts
+   * when the running pass over the same projects ends; `joined`: it was already asked for (the
+   * request added nothing new). Absent for the pass of a revision read just now.
+   */
+  | { status: 'started'; projects: string[] | 'all'; revision?: string; pass?: number; queued?: boolean; joined?: boolean }
   /** The checkout does not have the commit yet: it is read again (backing off) until it does. */
   | { status: 'waiting'; revision: string; current?: string }
   /** The checkout is already at the commit: its pass has run or is running. */
@@ -109,6 +114,12 @@ export interface Readiness {
   reasons: string[];
 }
 
+interface OnDemandPass {
+  id: number;
+  /** undefined: everything. */
+  projects: string[] | undefined;
+}
+
 /** Requests one project's re-check pass costs before any was measured (the observed-only reads come on top). */
 const DEFAULT_READS_PER_PROJECT = 8;
 
@@ -137,6 +148,9 @@ export class Daemon {
   #stopped = false;
   /** A pushed commit the checkout does not have yet, and how to stop waiting for it. */
   #awaited: { revision: string; cancel: () => void } | undefined;
+  /** On-demand passes by project set (`*`: everything): at most one running and one queued each. */
+  readonly #onDemand = new Map<string, { running?: OnDemandPass; queued?: OnDemandPass }>();
+  #onDemandCount = 0;
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -455,8 +469,8 @@ export class Daemon {
     if (request.projects) {
       const unknown = request.projects.filter((project) => !names.includes(project));
       if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown, known: names };
-      this.#spawn(this.#writePass([...new Set(request.projects)], 'manual'));
-      return { status: 'started', projects: request.projects, ...(current.revision ? { revision: current.revision } : {}) };
+      const pass = this.#coalesce([...new Set(request.projects)]);
+      return { status: 'started', projects: request.projects, ...(current.revision ? { revision: current.revision } : {}), ...pass };
     }
     if (request.revision) {
       if (sameRevision(current.revision, request.revision)) {
@@ -468,8 +482,45 @@ export class Daemon {
     }
     // A revision read just now has its own pass: a second one over everything would repeat it.
     if (current.revision !== before) return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}) };
-    this.#spawn(this.#writePass(undefined, 'manual'));
-    return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}) };
+    const pass = this.#coalesce(undefined);
+    return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}), ...pass };
+  }
+
+  /**
+   * An on-demand pass of these projects (undefined: everything), coalesced: a request that a
+   * queued pass already covers (the same projects, or everything) joins it; otherwise it queues
+   * behind the running pass of the same projects, or starts. So each set of projects has at most
+   * one pass running and one waiting, however many requests arrive.
+   */
+  #coalesce(projects: string[] | undefined): { pass: number; queued: boolean; joined: boolean } {
+    const key = projects ? [...projects].sort().join(',') : '*';
+    const covering = this.#onDemand.get('*')?.queued ?? this.#onDemand.get(key)?.queued;
+    if (covering) return { pass: covering.id, queued: true, joined: true };
+    const slot = this.#onDemand.get(key) ?? {};
+    this.#onDemand.set(key, slot);
+    const pass: OnDemandPass = { id: ++this.#onDemandCount, projects };
+    if (slot.running) {
+      slot.queued = pass;
+      return { pass: pass.id, queued: true, joined: false };
+    }
+    slot.running = pass;
+    this.#startOnDemand(key, slot);
+    return { pass: pass.id, queued: false, joined: false };
+  }
+
+  #startOnDemand(key: string, slot: { running?: OnDemandPass; queued?: OnDemandPass }): void {
+    const pass = slot.running!;
+    this.#spawn(
+      this.#writePass(pass.projects, 'manual').finally(() => {
+        slot.running = slot.queued;
+        slot.queued = undefined;
+        if (slot.running && !this.#stopped) this.#startOnDemand(key, slot);
+        else {
+          slot.running = undefined;
+          this.#onDemand.delete(key);
+        }
+      }),
+    );
   }
 
   #awaitRevision(revision: string): void {

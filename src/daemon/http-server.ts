@@ -35,7 +35,17 @@ interface HttpEndpoints {
 export interface PostRequest {
   headers: IncomingHttpHeaders;
   query: URLSearchParams;
+  /** The body, or its first `keepBytes` bytes when `truncated`. */
   body: Buffer;
+  /** More than `keepBytes` arrived: `body` holds the head only (`sink` saw all of it). */
+  truncated: boolean;
+  /** What the route's `open` returned: it saw every chunk of the body as it arrived. */
+  sink?: BodySink;
+}
+
+/** Sees the body while it streams in (a signature computed without holding the body). */
+export interface BodySink {
+  update(chunk: Buffer): void;
 }
 
 export interface PostAnswer {
@@ -47,43 +57,96 @@ export interface PostAnswer {
 export interface PostRoute {
   /** Longer bodies are refused with 413 before they are read further. */
   maxBodyBytes: number;
+  /** Bytes of the body kept for `handle` (default: all, up to maxBodyBytes); the rest only reaches the sink. */
+  keepBytes?: number;
+  /** Bodies of this route read at once, at most; more are refused with 503 before they are read. */
+  maxConcurrent?: number;
+  /**
+   * Runs before the body is read: an answer refuses the request unread (a missing or wrong
+   * credential, a stale timestamp); a sink sees every chunk of the body.
+   */
+  open?(request: { headers: IncomingHttpHeaders; query: URLSearchParams }): Promise<PostAnswer | BodySink | undefined>;
   handle(request: PostRequest): Promise<PostAnswer>;
 }
 
 class BodyTooLargeError extends Error {}
+/** The client went away before the body ended: nothing to answer. */
+class BodyAbortedError extends Error {}
 
-function readBody(request: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) return Promise.reject(new BodyTooLargeError());
+/** Streams the body through `sink`, keeping its first `keep` bytes; rejects past `limit`. */
+function readBody(request: IncomingMessage, limit: number, keep: number, sink: BodySink | undefined): Promise<{ body: Buffer; truncated: boolean }> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    let kept = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
         request.removeAllListeners('data');
+        request.pause();
         reject(new BodyTooLargeError());
         return;
       }
-      chunks.push(chunk);
+      sink?.update(chunk);
+      if (kept < keep) {
+        const part = chunk.length <= keep - kept ? chunk : chunk.subarray(0, keep - kept);
+        chunks.push(Buffer.from(part));
+        kept += part.length;
+      }
     });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
+    let ended = false;
+    request.on('end', () => {
+      ended = true;
+      resolve({ body: Buffer.concat(chunks), truncated: size > kept });
+    });
+    // A connection closed mid-body frees its reading slot at once (settling twice is harmless).
+    request.on('error', () => reject(new BodyAbortedError()));
+    request.on('close', () => {
+      if (!ended) reject(new BodyAbortedError());
+    });
   });
 }
 
-async function handlePost(route: PostRoute, request: IncomingMessage, response: ServerResponse, query: URLSearchParams): Promise<void> {
-  let body: Buffer;
-  try {
-    body = await readBody(request, route.maxBodyBytes);
-  } catch (error) {
-    if (!(error instanceof BodyTooLargeError)) throw error;
-    response.setHeader('connection', 'close');
-    send(response, 413, 'application/json', JSON.stringify({ message: `The body is longer than ${route.maxBodyBytes} bytes` }));
-    request.destroy();
-    return;
+function isAnswer(value: PostAnswer | BodySink | undefined): value is PostAnswer {
+  return value !== undefined && 'status' in value;
+}
+
+/** Answers and closes the connection without reading the rest of the body. */
+function refuse(request: IncomingMessage, response: ServerResponse, answer: PostAnswer): void {
+  response.setHeader('connection', 'close');
+  for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+  response.on('finish', () => request.destroy());
+  send(response, answer.status, 'application/json', JSON.stringify(answer.body));
+}
+
+async function handlePost(route: PostRoute, reading: Map<PostRoute, number>, request: IncomingMessage, response: ServerResponse, query: URLSearchParams): Promise<void> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > route.maxBodyBytes) {
+    return refuse(request, response, { status: 413, body: { message: `The body is longer than ${route.maxBodyBytes} bytes` } });
   }
-  const answer = await route.handle({ headers: request.headers, query, body });
+  const active = reading.get(route) ?? 0;
+  if (route.maxConcurrent !== undefined && active >= route.maxConcurrent) {
+    return refuse(request, response, { status: 503, body: { message: 'too many requests are being read; retry later' }, headers: { 'retry-after': '1' } });
+  }
+  reading.set(route, active + 1);
+  let read: { body: Buffer; truncated: boolean };
+  let sink: BodySink | undefined;
+  try {
+    const opened = await route.open?.({ headers: request.headers, query });
+    if (isAnswer(opened)) return refuse(request, response, opened);
+    sink = opened;
+    read = await readBody(request, route.maxBodyBytes, route.keepBytes ?? route.maxBodyBytes, sink);
+  } catch (error) {
+    if (error instanceof BodyAbortedError) {
+      response.destroy();
+      return;
+    }
+    if (!(error instanceof BodyTooLargeError)) throw error;
+    return refuse(request, response, { status: 413, body: { message: `The body is longer than ${route.maxBodyBytes} bytes` } });
+  } finally {
+    reading.set(route, (reading.get(route) ?? 1) - 1);
+  }
+  const answer = await route.handle({ headers: request.headers, query, ...read, ...(sink ? { sink } : {}) });
   for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
   send(response, answer.status, 'application/json', JSON.stringify(answer.body));
 }
@@ -105,11 +168,12 @@ function send(response: ServerResponse, status: number, contentType: string, bod
  * accepted the token recently; 503 with the reasons otherwise), and the POST routes given.
  */
 export async function startHttpServer(address: ListenAddress, endpoints: HttpEndpoints, log: Logger): Promise<RunningHttpServer> {
+  const reading = new Map<PostRoute, number>();
   const handle = async (request: IncomingMessage, response: ServerResponse) => {
     const [path = '/', search = ''] = (request.url ?? '/').split('?');
     const post = Object.hasOwn(endpoints.post ?? {}, path) ? endpoints.post![path] : undefined;
     if (post) {
-      if (request.method === 'POST') return handlePost(post, request, response, new URLSearchParams(search));
+      if (request.method === 'POST') return handlePost(post, reading, request, response, new URLSearchParams(search));
       response.setHeader('allow', 'POST');
       return send(response, 405, 'application/json', JSON.stringify({ message: 'Method Not Allowed' }));
     }

@@ -11,7 +11,7 @@ import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-me
 import type { DeliveryResult, NotifierMetrics } from '../notify/notifier.js';
 
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
-const PASS_RESULTS = ['success', 'failed', 'invalid'] as const;
+const PASS_RESULTS = ['success', 'failed', 'invalid', 'interrupted'] as const;
 
 /**
  * Every metric the daemon exports (names, types and labels are the public interface: dashboards
@@ -124,7 +124,7 @@ function label(value: string | undefined): string {
  * configuration of a project the same pass creates (it starts from the service's defaults),
  * nor a resource converging on the service's side (pending).
  */
-function driftedEntries(result: PassResult): PlanEntry[] {
+export function driftedEntries(result: PassResult): PlanEntry[] {
   const created = new Set(result.plan.entries.filter((entry) => entry.kind === 'Project' && entry.action === 'create').map((entry) => entry.name));
   return result.plan.entries.filter(
     (entry) =>
@@ -163,7 +163,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   });
   const reconcileTotal = new Counter({
     name: 'reconciler_reconcile_total',
-    help: 'Reconcile passes by result (success, failed, invalid: the revision did not load).',
+    help: 'Reconcile passes by result (success, failed, invalid: the revision did not load, interrupted: the process stopped it).',
     labelNames: ['result'],
     registers: [registry],
   });
@@ -405,7 +405,8 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     },
 
     recordPass(result, scope = {}) {
-      reconcileTotal.inc({ result: result.result });
+      // A pass the process's stop cut short is neither a success nor a failure.
+      reconcileTotal.inc({ result: result.interrupted ? 'interrupted' : result.result });
       reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
       if (result.result === 'success') lastSuccess.set(result.finishedAt / 1000);
       for (const outcome of result.outcomes) {

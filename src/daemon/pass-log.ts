@@ -1,4 +1,5 @@
 import { isWriteOutcome } from '../reconcile/summary.js';
+import { driftedEntries } from './metrics.js';
 import type { Logger, PassResult } from '../reconcile/types.js';
 
 interface PassLogContext {
@@ -34,6 +35,8 @@ export function logPass(log: Logger, result: PassResult, context: PassLogContext
     );
   }
   const failed = result.outcomes.filter((outcome) => outcome.result === 'failed').length;
+  const drifted = driftedEntries(result);
+  const repairedIds = new Set(result.outcomes.filter((outcome) => outcome.result === 'success' && isWriteOutcome(outcome)).map((outcome) => outcome.entryId));
   const summary = {
     revision: result.revision ?? context.revision,
     priority: context.priority,
@@ -44,10 +47,16 @@ export function logPass(log: Logger, result: PassResult, context: PassLogContext
     plan: result.plan.summary,
     applied: result.outcomes.filter((outcome) => outcome.result === 'success' && isWriteOutcome(outcome)).length,
     failed,
-    drifted: result.resources.filter((resource) => resource.state === 'drifted').length,
+    ...(result.interrupted ? { interrupted: result.outcomes.filter((outcome) => outcome.result === 'interrupted').length } : {}),
+    // What the pass found drifted when it observed (as reconciler_drift_detected_total counts
+    // it), whether or not it then repaired it; `repaired`: of those, the ones it applied.
+    drifted: drifted.length,
+    repaired: drifted.filter((entry) => repairedIds.has(entry.id)).length,
     requests: result.requests,
     durationMs: result.finishedAt - result.startedAt,
   };
-  if (result.result === 'success') log.info(summary, 'pass finished');
+  // Stopped by the process's stop: not a failure; the next process plans what it did not finish.
+  if (result.interrupted) log.info(summary, 'pass interrupted');
+  else if (result.result === 'success') log.info(summary, 'pass finished');
   else log.error(summary, 'pass finished with errors');
 }

@@ -2,12 +2,12 @@
 // `POST /reconcile/webhook` (git host push webhooks, signed) and `POST /reconcile/source`
 // (git-sync's --webhook-url: re-read the checkout now). Tokens and signatures are compared
 // in constant time; bodies are bounded; nothing from a request reaches a log but its shape.
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Logger } from '../reconcile/types.js';
 import { listUnknown } from '../manifests/suggest.js';
 import type { PassRequest, PassRequestAnswer } from './controller.js';
-import type { PostAnswer, PostRequest, PostRoute } from './http-server.js';
+import type { BodySink, PostAnswer, PostRequest, PostRoute } from './http-server.js';
 
 const RECONCILE_PATH = '/reconcile';
 const WEBHOOK_PATH = '/reconcile/webhook';
@@ -16,6 +16,17 @@ const SOURCE_PATH = '/reconcile/source';
 const MAX_REQUEST_BYTES = 16 * 1024;
 /** GitHub caps push payloads at 25 MB; the reconciler reads only `after`, and big pushes list many commits. */
 const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+/** What is kept of a webhook body (the rest is only hashed): the fields read sit at its start. */
+const WEBHOOK_KEEP_BYTES = 128 * 1024;
+/** Webhook bodies read at once; more answer 503 unread (a git host retries). */
+const MAX_CONCURRENT_WEBHOOKS = 4;
+/** Unauthenticated `/reconcile/source` requests handled at once. */
+const MAX_CONCURRENT_SOURCE = 4;
+/** A generic webhook's signed timestamp may differ from the daemon's clock by this much. */
+export const WEBHOOK_TOLERANCE_MS = 5 * 60_000;
+/** How long a delivery is remembered to recognise it replayed (GitHub, GitLab: no signed time). */
+const DELIVERY_MEMORY_MS = 24 * 60 * 60_000;
+const MAX_DELIVERIES = 10_000;
 const MAX_PROJECTS = 1_000;
 const PROJECT_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
 const COMMIT = /^[0-9a-f]{7,64}$/i;
@@ -28,6 +39,8 @@ interface TriggerTarget {
 }
 
 export interface TriggerSettings {
+  /** ms since the epoch, for the generic webhook's timestamp (default Date.now). */
+  now?: () => number;
   /** Enables `POST /reconcile` (and `/reconcile/source`): the bearer token's file, re-read per request. */
   tokenFile?: string;
   /** Enables `POST /reconcile/webhook`: the file with the webhook secret, re-read per request. */
@@ -99,24 +112,85 @@ function requestedProjects(request: PostRequest): string[] | undefined | { error
   return [...new Set(all as string[])];
 }
 
-type Verified = { ok: true; provider: 'github' | 'gitlab' | 'generic' } | { ok: false; status: 401 | 403; message: string };
+type Provider = 'github' | 'gitlab' | 'generic';
+
+/** The webhook body's digests, computed as it streams in. */
+class WebhookSink implements BodySink {
+  readonly hmac: Hmac;
+  readonly hash: Hash = createHash('sha256');
+  constructor(
+    readonly provider: Provider,
+    readonly given: string,
+    secret: string,
+    prefix: string,
+  ) {
+    this.hmac = createHmac('sha256', secret).update(prefix);
+  }
+  update(chunk: Buffer): void {
+    this.hmac.update(chunk);
+    this.hash.update(chunk);
+  }
+}
 
 /**
- * GitHub: `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the body>`; GitLab: `X-Gitlab-Token`
- * equal to the secret; anything else: `X-Reconciler-Signature-256`, signed as GitHub signs.
+ * Checks what can be checked before the body is read: a signature header is present, GitLab's
+ * token, the generic form's timestamp. GitHub: `X-Hub-Signature-256: sha256=<HMAC-SHA256 of the
+ * body>`; GitLab: `X-Gitlab-Token` equal to the secret; anything else:
+ * `X-Reconciler-Signature-256: sha256=<HMAC-SHA256 of "<timestamp>.<body>">` with
+ * `X-Reconciler-Timestamp: <unix seconds>` within WEBHOOK_TOLERANCE_MS of the daemon's clock.
  */
-function verifyWebhook(request: PostRequest, secret: string): Verified {
-  const signature = (name: string, value: string): Verified => {
-    const expected = `sha256=${createHmac('sha256', secret).update(request.body).digest('hex')}`;
-    return constantTimeEqual(value.trim().toLowerCase(), expected) ? { ok: true, provider: name as 'github' | 'generic' } : { ok: false, status: 403, message: 'the signature does not match' };
+function openWebhook(headers: PostRequest['headers'], secret: string, now: number): WebhookSink | { status: 401 | 403; message: string } {
+  const get = (name: string) => {
+    const value = headers[name];
+    return Array.isArray(value) ? value[0] : value;
   };
-  const github = header(request, 'x-hub-signature-256');
-  if (github !== undefined) return signature('github', github);
-  const gitlab = header(request, 'x-gitlab-token');
-  if (gitlab !== undefined) return constantTimeEqual(gitlab, secret) ? { ok: true, provider: 'gitlab' } : { ok: false, status: 403, message: 'the token does not match' };
-  const generic = header(request, 'x-reconciler-signature-256');
-  if (generic !== undefined) return signature('generic', generic);
-  return { ok: false, status: 401, message: 'a signature is required (X-Hub-Signature-256, X-Gitlab-Token or X-Reconciler-Signature-256)' };
+  const github = get('x-hub-signature-256');
+  if (github !== undefined) return new WebhookSink('github', github, secret, '');
+  const gitlab = get('x-gitlab-token');
+  if (gitlab !== undefined) {
+    return constantTimeEqual(gitlab, secret) ? new WebhookSink('gitlab', '', secret, '') : { status: 403, message: 'the token does not match' };
+  }
+  const generic = get('x-reconciler-signature-256');
+  if (generic !== undefined) {
+    const timestamp = get('x-reconciler-timestamp');
+    if (timestamp === undefined || !/^\d{1,12}$/.test(timestamp.trim())) {
+      return { status: 401, message: 'a signed timestamp is required: X-Reconciler-Timestamp (unix seconds), signed as "<timestamp>.<body>"' };
+    }
+    const at = Number(timestamp.trim()) * 1000;
+    if (Math.abs(now - at) > WEBHOOK_TOLERANCE_MS) {
+      return { status: 403, message: `the timestamp is more than ${WEBHOOK_TOLERANCE_MS / 60_000} minutes away from the daemon's clock` };
+    }
+    return new WebhookSink('generic', generic, secret, `${timestamp.trim()}.`);
+  }
+  return { status: 401, message: 'a signature is required (X-Hub-Signature-256, X-Gitlab-Token or X-Reconciler-Signature-256)' };
+}
+
+/** Verified deliveries recently seen, by delivery id and by signed content: a replay is recognised. */
+class DeliveryMemory {
+  readonly #seen = new Map<string, number>();
+  /** True when any of the keys was seen (and not forgotten); records them all. */
+  check(keys: string[], now: number): boolean {
+    for (const [key, until] of this.#seen) {
+      if (until > now) break;
+      this.#seen.delete(key);
+    }
+    const seen = keys.some((key) => (this.#seen.get(key) ?? 0) > now);
+    for (const key of keys) {
+      this.#seen.delete(key);
+      this.#seen.set(key, now + DELIVERY_MEMORY_MS);
+    }
+    while (this.#seen.size > MAX_DELIVERIES) this.#seen.delete(this.#seen.keys().next().value!);
+    return seen;
+  }
+}
+
+/** Delivery ids the git hosts send (and the generic form may): GitHub, GitLab, and common names. */
+const DELIVERY_HEADERS = ['x-github-delivery', 'x-gitlab-event-uuid', 'x-gitlab-webhook-uuid', 'idempotency-key', 'x-reconciler-delivery'];
+
+/** A push's commit from the head of a body too long to keep: top-level `after` or `revision` before any nested value. */
+function commitFromHead(head: string): string | undefined {
+  const match = /^\s*\{(?:\s*"(?:[^"\\]|\\.)*"\s*:\s*(?:"(?:[^"\\]|\\.)*"|[-\w.+]+)\s*,)*?\s*"(?:after|revision)"\s*:\s*"([0-9a-fA-F]{7,64})"/.exec(head);
+  return match?.[1];
 }
 
 export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, log: Logger): Record<string, PostRoute> {
@@ -125,17 +199,22 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
   if (tokenFile) {
     routes[RECONCILE_PATH] = {
       maxBodyBytes: MAX_REQUEST_BYTES,
-      async handle(request) {
+      // The token is checked before the body is read.
+      async open(request) {
         const token = await readSecretFile(tokenFile);
         if (token === undefined) {
           log.error({ file: tokenFile }, 'the trigger token file cannot be read or is empty; refusing POST /reconcile');
           return json(503, { message: 'the trigger token is not available' });
         }
-        const given = /^Bearer\s+(\S+)\s*$/i.exec(header(request, 'authorization') ?? '')?.[1];
+        const value = request.headers.authorization;
+        const given = /^Bearer\s+(\S+)\s*$/i.exec((Array.isArray(value) ? value[0] : value) ?? '')?.[1];
         if (given === undefined || !constantTimeEqual(given, token)) {
           log.warn({ path: RECONCILE_PATH, bearer: given !== undefined }, 'on-demand reconcile refused: no valid token');
           return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
         }
+        return undefined;
+      },
+      async handle(request) {
         const projects = requestedProjects(request);
         if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
         const answer = await target.requestPass(projects ? { projects } : {});
@@ -145,6 +224,8 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
     };
     routes[SOURCE_PATH] = {
       maxBodyBytes: MAX_REQUEST_BYTES,
+      keepBytes: 0,
+      maxConcurrent: MAX_CONCURRENT_SOURCE,
       // No credentials: git-sync's webhook cannot send any. It takes no input but a commit id and
       // can only make the daemon read its own checkout sooner, as a file event would.
       async handle(request) {
@@ -161,41 +242,70 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
     };
   }
   if (webhookSecretFile) {
+    const now = settings.now ?? Date.now;
+    const deliveries = new DeliveryMemory();
     routes[WEBHOOK_PATH] = {
       maxBodyBytes: MAX_WEBHOOK_BYTES,
-      async handle(request) {
+      keepBytes: WEBHOOK_KEEP_BYTES,
+      maxConcurrent: MAX_CONCURRENT_WEBHOOKS,
+      // Nothing is read from an unauthenticated body but its digest: refusals come before it is read.
+      async open(request) {
         const secret = await readSecretFile(webhookSecretFile);
         if (secret === undefined) {
           log.error({ file: webhookSecretFile }, 'the webhook secret file cannot be read or is empty; refusing webhooks');
           return json(503, { message: 'the webhook secret is not available' });
         }
-        const verified = verifyWebhook(request, secret);
-        if (!verified.ok) {
-          log.warn({ path: WEBHOOK_PATH, status: verified.status }, 'webhook refused: bad or missing signature');
-          return json(verified.status, { message: verified.message });
+        const opened = openWebhook(request.headers, secret, now());
+        if (opened instanceof WebhookSink) return opened;
+        log.warn({ path: WEBHOOK_PATH, status: opened.status }, 'webhook refused: bad or missing signature or timestamp');
+        return json(opened.status, { message: opened.message });
+      },
+      async handle(request) {
+        const sink = request.sink as WebhookSink;
+        const digest = sink.hash.digest('hex');
+        if (sink.provider !== 'gitlab') {
+          const expected = `sha256=${sink.hmac.digest('hex')}`;
+          if (!constantTimeEqual(sink.given.trim().toLowerCase(), expected)) {
+            log.warn({ path: WEBHOOK_PATH, status: 403 }, 'webhook refused: bad or missing signature');
+            return json(403, { message: 'the signature does not match' });
+          }
+        }
+        const ids = DELIVERY_HEADERS.map((name) => header(request, name)).filter((id): id is string => id !== undefined && id !== '');
+        const keys = [...ids.map((id) => `id:${id}`), `body:${sink.provider}:${sink.provider === 'generic' ? sink.given.trim().toLowerCase() : digest}`];
+        if (deliveries.check(keys, now())) {
+          log.warn({ path: WEBHOOK_PATH, provider: sink.provider, delivery: ids[0] }, 'webhook replayed: a delivery already received; nothing runs');
+          return json(200, { status: 'duplicate', message: 'this delivery was already received' });
         }
         const event = header(request, 'x-github-event') ?? header(request, 'x-gitlab-event');
         if (event === 'ping') return json(200, { status: 'pong' });
         if (event !== undefined && event !== 'push' && event !== 'Push Hook') return json(200, { status: 'ignored', event });
         let payload: { after?: unknown; revision?: unknown; projects?: unknown };
-        try {
-          payload = JSON.parse(request.body.toString('utf8')) as typeof payload;
-        } catch {
-          return json(400, { message: 'the body is not JSON' });
+        if (request.truncated && sink.provider === 'generic') {
+          return json(413, { message: `a generic webhook body is read whole up to ${WEBHOOK_KEEP_BYTES / 1024} KiB` });
+        }
+        if (request.truncated) {
+          // A long push (many commits): its commit comes first in the body.
+          payload = { after: commitFromHead(request.body.toString('utf8')) };
+        } else {
+          try {
+            payload = JSON.parse(request.body.toString('utf8')) as typeof payload;
+          } catch {
+            return json(400, { message: 'the body is not JSON' });
+          }
         }
         if (typeof payload !== 'object' || payload === null) return json(400, { message: 'the body must be a JSON object' });
-        if (verified.provider === 'generic' && payload.projects !== undefined) {
+        if (sink.provider === 'generic' && payload.projects !== undefined) {
           const projects = requestedProjects({ ...request, query: new URLSearchParams() });
           if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
           const answer = await target.requestPass(projects ? { projects } : {});
-          log.info({ trigger: 'manual', source: 'webhook', provider: verified.provider, projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
+          log.info({ trigger: 'manual', source: 'webhook', provider: sink.provider, projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
           return answerFor(answer);
         }
         const commit = payload.after ?? payload.revision;
         if (typeof commit === 'string' && NO_COMMIT.test(commit)) return json(200, { status: 'ignored', reason: 'a deleted ref' });
         const revision = typeof commit === 'string' && COMMIT.test(commit) ? commit.toLowerCase() : undefined;
         const answer = await target.requestPass(revision ? { revision } : {});
-        log.info({ trigger: 'revision', source: 'webhook', provider: verified.provider, revision, status: answer.status }, 'push received');
+        log.info({ trigger: 'revision', source: 'webhook', provider: sink.provider, revision, status: answer.status }, 'push received');
         return answerFor(answer);
       },
     };

@@ -101,7 +101,8 @@ export function eventsFromPass(result: PassResult, context: PassReport, at: numb
     }
   }
   for (const entry of result.plan.entries) {
-    if (entry.action === 'noop' || applied.has(entry.id)) continue;
+    // A blocked change is reported whether or not the apply recorded it (as a skipped outcome).
+    if (entry.action === 'noop' || (applied.has(entry.id) && entry.action !== 'blocked')) continue;
     const where = { resource: entry.id, kind: entry.kind, action: entry.action, ...(entry.project ? { project: entry.project } : {}) };
     if (entry.action === 'blocked') {
       events.push({ ...base, type: 'change_blocked', ...where, reason: scrubMessage(entry.reason ?? 'blocked') });
@@ -109,7 +110,9 @@ export function eventsFromPass(result: PassResult, context: PassReport, at: numb
       events.push({ ...base, type: 'drift_detected', ...where, fields: entry.changes.map((change) => change.path) });
     }
   }
-  if (context.priority === 'write') {
+  // An interrupted pass (the process is stopping) sends no `revision_applied`: it did not finish,
+  // and the next process's pass of the same revision reports it. Its interrupted changes send nothing.
+  if (context.priority === 'write' && !result.interrupted) {
     events.unshift({
       ...base,
       type: 'revision_applied',

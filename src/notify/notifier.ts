@@ -4,6 +4,7 @@
 // that hangs or fails only delays (and, with its queue full, drops) its own events.
 import { createHash } from 'node:crypto';
 import type { Logger } from '../reconcile/types.js';
+import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
 import type { Clock } from '../util/clock.js';
 import type { NotificationSettings, ReceiverSpec } from './config.js';
 import { dedupKey, type NotificationEvent } from './events.js';
@@ -41,6 +42,15 @@ const fetchSend: SendRequest = async (request, signal) => {
   return response.status;
 };
 
+/** The state directory's record of what was sent: digests of deduplication keys and when. */
+export const DEDUP_STATE_FILE = 'notifications.json';
+
+interface DedupRecord {
+  version: 1;
+  /** [sha256 of the key (hex, 32 characters), ms since the epoch], oldest first. */
+  sent: Array<[string, number]>;
+}
+
 interface Queued {
   event: NotificationEvent;
   id: string;
@@ -68,9 +78,14 @@ function errorCode(error: unknown): string {
 export class Notifier {
   readonly #options: NotifierOptions;
   readonly #receivers: ReceiverState[];
+  /** Key digest -> when it was last sent; insertion order is age order. */
   readonly #seen = new Map<string, number>();
   readonly #closing = new AbortController();
   readonly #send: SendRequest;
+  /** Where the deduplication record is kept (set by `restore`); undefined: in memory only. */
+  #statePath: string | undefined;
+  #saving: Promise<void> | undefined;
+  #saveAgain = false;
 
   constructor(options: NotifierOptions) {
     this.#options = options;
@@ -83,18 +98,54 @@ export class Notifier {
     return this.#receivers.map((receiver) => receiver.spec.name);
   }
 
+  /**
+   * Reads what earlier processes sent within the deduplication window from `path` (in the state
+   * directory) and keeps it there from now on, so a restart does not send standing failures
+   * again. A missing or unreadable record starts empty (logged).
+   */
+  async restore(path: string): Promise<void> {
+    this.#statePath = path;
+    let record: DedupRecord | undefined;
+    try {
+      record = await readJsonFile<DedupRecord>(path);
+    } catch (error) {
+      this.#options.log.warn({ file: path, err: errorCode(error) }, 'the notification deduplication record cannot be read; starting without it');
+      return;
+    }
+    if (!record || record.version !== 1 || !Array.isArray(record.sent)) return;
+    const now = this.#options.clock.now();
+    const restored = new Map<string, number>();
+    for (const item of record.sent) {
+      if (!Array.isArray(item) || typeof item[0] !== 'string' || typeof item[1] !== 'number') continue;
+      if (now - item[1] < this.#options.settings.dedupWindowMs) restored.set(item[0], item[1]);
+    }
+    // Sent in this process before the record was read (none in the daemon) stay newest.
+    for (const [digest, at] of this.#seen) {
+      restored.delete(digest);
+      restored.set(digest, at);
+    }
+    this.#seen.clear();
+    for (const [digest, at] of [...restored].slice(-MAX_DEDUP_KEYS)) this.#seen.set(digest, at);
+  }
+
   /** Queues the events for every receiver that takes them; returns at once, never throws. */
   publish(events: readonly NotificationEvent[]): void {
     if (this.#closing.signal.aborted) return;
     const now = this.#options.clock.now();
+    let changed = false;
+    let deduplicated = 0;
     for (const event of events) {
-      const key = dedupKey(event);
-      const last = this.#seen.get(key);
-      if (last !== undefined && now - last < this.#options.settings.dedupWindowMs) continue;
-      this.#seen.delete(key);
-      this.#seen.set(key, now);
+      const digest = createHash('sha256').update(dedupKey(event)).digest('hex').slice(0, 32);
+      const last = this.#seen.get(digest);
+      if (last !== undefined && now - last < this.#options.settings.dedupWindowMs) {
+        deduplicated += 1;
+        continue;
+      }
+      this.#seen.delete(digest);
+      this.#seen.set(digest, now);
+      changed = true;
       if (this.#seen.size > MAX_DEDUP_KEYS) this.#seen.delete(this.#seen.keys().next().value!);
-      const id = `${createHash('sha256').update(key).digest('hex').slice(0, 16)}-${now}`;
+      const id = `${digest.slice(0, 16)}-${now}`;
       for (const receiver of this.#receivers) {
         if (!accepts(receiver.spec, event)) continue;
         if (receiver.queue.length >= receiver.spec.queueSize) {
@@ -106,6 +157,35 @@ export class Notifier {
         receiver.draining ??= this.#drain(receiver).finally(() => (receiver.draining = undefined));
       }
     }
+    if (events.length > 0) this.#options.log.debug({ events: events.length, deduplicated }, 'notifications published');
+    if (changed) this.#save();
+  }
+
+  /** Writes the record (atomically, one write at a time; a change during a write writes again). */
+  #save(): void {
+    const path = this.#statePath;
+    if (path === undefined) return;
+    if (this.#saving) {
+      this.#saveAgain = true;
+      return;
+    }
+    this.#saving = (async () => {
+      do {
+        this.#saveAgain = false;
+        const now = this.#options.clock.now();
+        const sent = [...this.#seen].filter(([, at]) => now - at < this.#options.settings.dedupWindowMs);
+        try {
+          await writeJsonAtomic(path, { version: 1, sent } satisfies DedupRecord);
+        } catch (error) {
+          this.#options.log.warn({ file: path, err: errorCode(error) }, 'the notification deduplication record cannot be written');
+        }
+      } while (this.#saveAgain);
+    })().finally(() => (this.#saving = undefined));
+  }
+
+  /** Resolves when the deduplication record on disk is up to date (tests, shutdown). */
+  async flushed(): Promise<void> {
+    while (this.#saving) await this.#saving;
   }
 
   /** Resolves when every queue is empty and nothing is in flight (tests). */
@@ -121,6 +201,7 @@ export class Notifier {
   async close(): Promise<void> {
     this.#closing.abort(new Error('notifier closed'));
     await this.idle();
+    await this.flushed();
   }
 
   async #drain(receiver: ReceiverState): Promise<void> {

@@ -75,6 +75,14 @@ function commitStatus(receiver: GithubReceiverSpec, event: NotificationEvent): {
   };
 }
 
+/**
+ * Slack's mrkdwn control characters, escaped as Slack asks (`&amp;`, `&lt;`, `&gt;`): a name or
+ * reason holding `<!channel>` or `<https://evil|click>` reaches the channel as inert text.
+ */
+export function escapeSlack(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
 const SLACK_ICONS: Record<NotificationEvent['type'], string> = {
   revision_applied: ':rocket:',
   resource_failed: ':x:',
@@ -107,7 +115,7 @@ export async function deliveryRequest(receiver: ReceiverSpec, event: Notificatio
       return {
         url: await readSecret(receiver.url, env),
         headers: { 'content-type': 'application/json', 'user-agent': USER_AGENT },
-        body: JSON.stringify({ text: `${icon} ${summaryLine(event)}` }),
+        body: JSON.stringify({ text: `${icon} ${escapeSlack(summaryLine(event))}` }),
       };
     }
     case 'github': {

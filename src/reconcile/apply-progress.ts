@@ -14,7 +14,7 @@ export const APPLY_PROGRESS_MIN_CHANGES = 5;
  * planned when the apply began; a project replanned once it is ready may add changes, so the
  * line never shows fewer in total than finished.
  */
-export function applyProgress(clock: Clock, total: number, log: Logger): (result: 'success' | 'failed' | 'skipped') => void {
+export function applyProgress(clock: Clock, total: number, log: Logger): (result: 'success' | 'failed' | 'skipped' | 'interrupted') => void {
   const due = progressGate(clock);
   // The gate opens at its first call: spending that call now makes the first line wait an interval.
   due();

@@ -72,9 +72,9 @@ export class StalePlanError extends Error {
 
 /** The log messages of an outcome, by what it ran. */
 const STEP_WORDS = {
-  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped' },
-  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped' },
-  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped' },
+  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped', interrupted: 'readiness wait interrupted' },
+  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped', interrupted: 'verification interrupted' },
+  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped', interrupted: 'change interrupted' },
 } as const;
 
 class BlockedError extends Error {
@@ -182,9 +182,10 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   /** The result of a pass that could not observe what it needs: nothing planned or applied. */
   const observationFailed = (error: unknown): PassResult => ({
     ...base(),
-    outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: 'failed', error: describeError(error) }],
+    outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: options.signal?.aborted ? 'interrupted' : 'failed', error: describeError(error) }],
     requests: tally.total,
     result: 'failed',
+    ...(options.signal?.aborted ? { interrupted: true } : {}),
     finishedAt: clock.now(),
   });
   const caller = callerOf(options.client.api);
@@ -230,7 +231,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     fleet = observed;
     fleetEntries = FLEET_MODULES.flatMap((module) => module.plan(observed, fleetInput));
   } catch (error) {
-    log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
+    if (options.signal?.aborted) log.info({}, 'the pass was interrupted while observing the fleet: nothing is planned or applied');
+    else log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
     return observationFailed(error);
   }
   for (const unit of fleet.projects) if (unit.live) projectRefs.set(unit.name, refOf(unit.live));
@@ -281,7 +283,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     );
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
-    log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
+    if (options.signal?.aborted) log.info({}, 'the pass was interrupted while observing the projects: nothing is applied');
+    else log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
     return observationFailed(error);
   }
 
@@ -340,6 +343,9 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       // A wait or a read-back is a step, not a change: its lines say so.
       const words = STEP_WORDS[step.action as keyof typeof STEP_WORDS] ?? STEP_WORDS.change;
       if (result === 'failed') log.error(fields, words.failed);
+      else if (result === 'interrupted') log.info(fields, words.interrupted);
+      // Changes the stopping process never started: planned again by the next pass, as the interrupted one.
+      else if (result === 'skipped' && error instanceof PassAbortedError) log.info(fields, words.skipped);
       else if (result === 'skipped') log.warn(fields, words.skipped);
       else log.info(fields, words.success);
       if (step.action !== 'wait' && step.action !== 'verify') progress(result);
@@ -357,7 +363,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
         await apply();
         record(step, 'success', started);
       } catch (error) {
-        record(step, 'failed', started, error);
+        // Stopped by the process's own stop (a signal, a lost lock): not a failure of the change.
+        record(step, options.signal?.aborted ? 'interrupted' : 'failed', started, error);
       }
     };
     // The wait until a project is ready and the read-back after its writes: outcomes of their
@@ -370,7 +377,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
         await run();
         record(step, 'success', started);
       } catch (error) {
-        record(step, 'failed', started, error);
+        record(step, options.signal?.aborted ? 'interrupted' : 'failed', started, error);
       }
     };
 
@@ -403,7 +410,8 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
         }).catch((error: unknown) => {
-          log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
+          if (options.signal?.aborted) log.info({ project: work.unit.name }, 'applying the project was interrupted');
+          else log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
         }),
       ),
     );
@@ -471,7 +479,16 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     projects,
     result: anyFailed ? 'failed' : 'success',
     requests: tally.total,
+    ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await state.set(LAST_PASS_KEY, { finishedAt: result.finishedAt, dryRun: result.dryRun, result: result.result, revision: result.revision, resources, projects });
+  await state.set(LAST_PASS_KEY, {
+    finishedAt: result.finishedAt,
+    dryRun: result.dryRun,
+    result: result.result,
+    ...(result.interrupted ? { interrupted: true } : {}),
+    revision: result.revision,
+    resources,
+    projects,
+  });
   return result;
 }

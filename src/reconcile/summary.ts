@@ -65,7 +65,7 @@ export function statusesFor(
       status.state = 'failed';
       status.message = outcome.error?.message ?? 'failed';
       if (fields.length) status.fields = fields;
-    } else if (outcome && outcome.result === 'skipped') {
+    } else if (outcome && (outcome.result === 'skipped' || outcome.result === 'interrupted')) {
       status.state = 'pending';
       status.message = outcome.error?.message ?? 'skipped';
       if (fields.length) status.fields = fields;

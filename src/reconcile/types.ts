@@ -75,7 +75,11 @@ export interface Plan {
   drift?: number;
 }
 
-export type OutcomeResult = 'success' | 'failed' | 'skipped';
+/**
+ * `interrupted`: the change was under way when the process started stopping (a signal, a lost
+ * lock) and did not finish; not a failure, the next pass plans it again.
+ */
+export type OutcomeResult = 'success' | 'failed' | 'skipped' | 'interrupted';
 
 /**
  * What an outcome ran: a plan entry's action, or a step of the apply that writes nothing:
@@ -136,6 +140,8 @@ export interface PassResult {
   result: 'success' | 'failed' | 'invalid';
   /** Requests sent during the pass. */
   requests: number;
+  /** The pass was stopped before it finished (the process is stopping): what it did not do is planned again. */
+  interrupted?: boolean;
 }
 
 /** What kinds get to work with. */

@@ -1,5 +1,5 @@
 // A shard's credentials as the ordinary authentication options: the shard map names where the
-// token comes from, and the client authenticates exactly as with MANAGEMENT_API_TOKEN,
+// token comes from (a variable, a file, a variable naming a file, or OAuth variables), and the client authenticates exactly as with MANAGEMENT_API_TOKEN,
 // --token-file or the MANAGEMENT_API_OAUTH_* variables. Only the shard's own source is in
 // the result, so a token of the process environment never leaks into another shard.
 import { OAUTH_ENV } from '../api/auth.js';
@@ -25,6 +25,8 @@ export function shardAuthInputs(shard: Shard, env: NodeJS.ProcessEnv, apiUrl: st
   const credentials = shard.credentials;
   if ('tokenEnv' in credentials) return { values, env: { ...base, MANAGEMENT_API_TOKEN: need(credentials.tokenEnv, 'tokenEnv') } };
   if ('tokenFile' in credentials) return { values: { ...values, 'token-file': credentials.tokenFile }, env: base };
+  // The path is the environment's (each pod of the chart mounts its own shard's token there).
+  if ('tokenFileEnv' in credentials) return { values: { ...values, 'token-file': need(credentials.tokenFileEnv, 'tokenFileEnv') }, env: base };
   const oauth = credentials.oauth;
   return {
     values,

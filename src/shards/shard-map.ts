@@ -23,6 +23,8 @@ interface ShardSelector {
 type ShardCredentials =
   | { tokenEnv: string }
   | { tokenFile: string }
+  /** The name of an environment variable holding the token file's path (the chart's MANAGEMENT_API_TOKEN_FILE). */
+  | { tokenFileEnv: string }
   | { oauth: { clientIdEnv: string; clientSecretEnv: string; refreshTokenEnv?: string; refreshTokenFile?: string } };
 
 export interface Shard {
@@ -144,20 +146,25 @@ function parseSelector(value: unknown, node: Node, path: string, at: At): ShardS
 }
 
 function parseCredentials(value: unknown, node: Node, path: string, at: At, mapDir: string): ShardCredentials | undefined {
-  const expected = 'expected exactly one of tokenEnv (an environment variable name), tokenFile (a path) or oauth';
+  const expected = 'expected exactly one of tokenEnv (an environment variable name), tokenFile (a path), tokenFileEnv (an environment variable name) or oauth';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     at(node, path, expected);
     return undefined;
   }
   const record = value as Record<string, unknown>;
   const given = Object.keys(record);
-  if (given.length !== 1 || !['tokenEnv', 'tokenFile', 'oauth'].includes(given[0]!)) {
+  if (given.length !== 1 || !['tokenEnv', 'tokenFile', 'tokenFileEnv', 'oauth'].includes(given[0]!)) {
     at(node, path, `${expected}; got ${given.join(', ') || 'nothing'}`);
     return undefined;
   }
   if (record.tokenEnv !== undefined) {
     if (typeof record.tokenEnv === 'string' && ENV_NAME.test(record.tokenEnv)) return { tokenEnv: record.tokenEnv };
     at(node, `${path}/tokenEnv`, 'expected the name of an environment variable (the token itself never belongs in the map)');
+    return undefined;
+  }
+  if (record.tokenFileEnv !== undefined) {
+    if (typeof record.tokenFileEnv === 'string' && ENV_NAME.test(record.tokenFileEnv)) return { tokenFileEnv: record.tokenFileEnv };
+    at(node, `${path}/tokenFileEnv`, 'expected the name of an environment variable that holds the path of the token file');
     return undefined;
   }
   if (record.tokenFile !== undefined) {

@@ -89,6 +89,11 @@ export class DaemonProcess {
     return started.metrics as string;
   }
 
+  /** The child's process id (its memory is read from /proc). */
+  get pid(): number {
+    return this.#child.pid!;
+  }
+
   signal(signal: NodeJS.Signals): void {
     this.#child.kill(signal);
   }

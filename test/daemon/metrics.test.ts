@@ -247,7 +247,7 @@ describe('docs metrics table', () => {
     const documented = Object.fromEntries(
       rows.map(([name, type, labels]) => [
         name!.replace(/`/g, ''),
-        { type: type!.split(' ')[0], labels: [...labels!.matchAll(/`(\w+)`(?: \()?/g)].map((m) => m[1]).filter((l) => !/^[A-Z]/.test(l!) && !['success', 'failed', 'invalid', 'write', 'verify', 'drift'].includes(l!)) },
+        { type: type!.split(' ')[0], labels: [...labels!.matchAll(/`(\w+)`(?: \()?/g)].map((m) => m[1]).filter((l) => !/^[A-Z]/.test(l!) && !['success', 'failed', 'invalid', 'interrupted', 'write', 'verify', 'drift'].includes(l!)) },
       ]),
     );
     const expected = Object.fromEntries(Object.entries(METRIC_DEFINITIONS).map(([name, d]) => [name, { type: d.type, labels: [...d.labels] }]));

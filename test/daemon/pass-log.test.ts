@@ -23,7 +23,15 @@ describe('logPass', () => {
     const lines = out.lines();
     expect(lines.map((l) => l.msg)).toEqual(['drift detected', 'drift detected', 'pass finished']);
     expect(lines[0]).toMatchObject({ id: 'ProjectAuth/shop/auth', action: 'update', fields: ['auth.smtp_pass'] });
-    expect(lines[2]).toMatchObject({ priority: 'drift', projects: ['shop'], dryRun: true, result: 'success', drifted: 2, requests: 9 });
+    // Drift is what differed from the manifests when observed (the update), not a creation.
+    expect(lines[2]).toMatchObject({ priority: 'drift', projects: ['shop'], dryRun: true, result: 'success', drifted: 1, repaired: 0, requests: 9 });
+  });
+
+  it('a pass that repaired drift counts it as found and repaired (the resources are in sync by the end)', () => {
+    const out = capture();
+    logPass(createLogger({ destination: out.stream }), passResult({ result: 'success', outcomes: [{ entryId: 'ProjectAuth/shop/auth', kind: 'ProjectAuth', action: 'update', result: 'success', durationMs: 12 }] }), { priority: 'drift', trigger: 'resync' });
+    const summary = out.lines().at(-1)!;
+    expect(summary).toMatchObject({ msg: 'pass finished', drifted: 1, repaired: 1, applied: 1 });
   });
 
   it('never writes a value: only field paths, even for plan entries carrying before and after', () => {

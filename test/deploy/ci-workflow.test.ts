@@ -143,11 +143,31 @@ describe('CI workflow example (static)', () => {
   });
 });
 
+describe('getting started against the real API', () => {
+  const text = readFileSync(join(REPO_ROOT, 'docs', 'getting-started.md'), 'utf8');
+  it('lists every variable the examples reference, and points to the emulator', () => {
+    // The table of variables: its first column.
+    const rows = text.split('\n').filter((l) => /^\| `[A-Z]/.test(l)).map((l) => l.split('|')[1]!);
+    const listed = new Set(rows.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!)));
+    expect([...listed].sort()).toEqual([...referencedEnv(join(REPO_ROOT, 'examples'))].sort());
+    expect(text).toContain('`npx reconcile emulator`');
+    expect(text).toContain('[The emulator](emulator.md)');
+  });
+
+  it('the line labelled as the pull-request comment plans only, and the .gitignore advice keeps the state directory out', () => {
+    const line = text.split('\n').find((l) => l.includes('# the plan as a pull-request comment'))!;
+    expect(line).toContain('--dry-run');
+    expect(line).toContain('--output markdown');
+    for (const doc of [text, readFileSync(join(REPO_ROOT, 'docs', 'ci.md'), 'utf8')]) expect(doc).toContain("printf 'node_modules/\\n.reconcile/\\n' >> .gitignore");
+  });
+});
+
 describe('CI workflow example, run in a manifests repository that installs the packed package', () => {
   let work: string;
   let repo: string;
   let bin: string;
   let tarball: string;
+  let installOutput = '';
   let emulator: RunningEmulator;
   const referenced = [...referencedEnv(join(REPO_ROOT, 'examples'))];
   const secrets = Object.fromEntries(referenced.map((name) => [name, `ci-secret-value-${name.toLowerCase()}`]));
@@ -204,10 +224,12 @@ describe('CI workflow example, run in a manifests repository that installs the p
       if (!path) throw new Error(`${tool} not found on PATH`);
       symlinkSync(path, join(bin, tool));
     }
-    // The package as published: `npm pack` of this project (dist/ is built already).
-    const pack = await exec('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', work], REPO_ROOT, baseEnv());
+    // The package as published and attached to a release: scripts/pack-release.mjs, the
+    // release workflow's pack step (dist/ is built already).
+    const pack = await exec('node', [join(REPO_ROOT, 'scripts', 'pack-release.mjs'), work], REPO_ROOT, baseEnv());
     expect(pack.code, pack.stderr).toBe(0);
-    tarball = join(work, (JSON.parse(pack.stdout) as { filename: string }[])[0]!.filename);
+    tarball = pack.stdout.trim();
+    expect(tarball).toBe(join(work, 'fleet-reconciler-0.1.0.tgz'));
     // The manifests repository: the examples (with the workflow under .github/), a
     // package.json of its own, and the reconciler installed from the tarball, which writes
     // the lockfile. The registry (or the npm cache) provides the dependencies.
@@ -217,6 +239,7 @@ describe('CI workflow example, run in a manifests repository that installs the p
     writeFileSync(join(repo, '.gitignore'), 'node_modules/\nplan.md\nplan.log\ncomment.md\n');
     const install = await exec('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--save-exact', tarball], repo, baseEnv());
     expect(install.code, install.stderr).toBe(0);
+    installOutput = install.stdout + install.stderr;
     emulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
   }, 300_000);
 
@@ -234,8 +257,13 @@ describe('CI workflow example, run in a manifests repository that installs the p
     for (const path of ['package.json', 'dist/cli/bin.js', 'dist/cli/main.js', 'dist/emulator/index.js', 'schemas/api/openapi.json', 'schemas/project.schema.json']) expect(files, path).toContain(path);
     expect(files.filter((f) => /^(src|test|helm|examples|dist\/bench|dist\/chaos|dist\/api\/generate)\//.test(f) || /generate-schemas|\.ts$|tsconfig/.test(f))).toEqual([]);
     expect(existsSync(join(repo, 'node_modules', '.bin', 'reconcile'))).toBe(true);
-    const own = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { private?: boolean; engines: { node: string }; bin: Record<string, string> };
+    const own = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { private?: boolean; engines: { node: string }; bin: Record<string, string>; scripts?: unknown; devDependencies?: unknown };
     expect(own.private).toBeUndefined();
+    // No install-time script (the checkout's `prepare` builds dist/, which the package ships):
+    // npm has nothing to warn about or ask approval for.
+    expect(own.scripts).toBeUndefined();
+    expect(own.devDependencies).toBeUndefined();
+    expect(installOutput).not.toMatch(/install-scripts|allowScripts|prepare/);
     expect(own.engines.node).toBe('^22.22.0 || >=24.0.0');
     expect(own.bin).toEqual({ reconcile: 'dist/cli/bin.js' });
     const version = await exec('npx', ['reconcile', '--version'], repo, baseEnv());
@@ -266,12 +294,12 @@ describe('CI workflow example, run in a manifests repository that installs the p
     expect(existsSync(join(checkout, 'node_modules', '.bin', 'reconcile'))).toBe(true);
 
     const job = await planJob(checkout, { MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, ...secrets });
-    // Validate: the secrets are not in its environment, so each reference is a warning annotation.
+    // Validate: the secrets are not in its environment (they reach the plan step alone), and it
+    // needs none: no warning per reference, one notice that names the variables the plan needs.
     expect(job.validate.outputs.exitcode, job.validate.stdout + job.validate.stderr).toBe('0');
     const annotations = job.validate.stdout.split('\n').filter((l) => l.startsWith('::'));
-    expect(annotations.length).toBe(referenced.length);
-    for (const line of annotations) expect(line).toMatch(/^::warning file=(projects|secrets)\/[\w-]+\.yaml,line=\d+,col=\d+,title=/);
-    expect(job.validate.stdout).toMatch(/^valid: 11 documents in 10 files, 12 warnings$/m);
+    expect(annotations).toEqual([`::notice title=reconcile validate%3A secret references::12 secret references read environment variables that are not set in this step (validate needs none; the plan and the apply do): ${[...referenced].sort().join(', ')}`]);
+    expect(job.validate.stdout).toMatch(/^valid: 11 documents in 10 files$/m);
     expect(job.validate.stdout).not.toContain('node_modules');
     // Plan: exit 2, the markdown names the directory and the environment.
     expect(job.plan.outputs.exitcode, job.plan.stderr).toBe('2');

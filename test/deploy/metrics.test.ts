@@ -76,6 +76,24 @@ describe('metric names in the dashboard and alert rules', () => {
     expect(families.has('git_sync_count_total'), 'git-sync is alerted on').toBe(true);
   });
 
+  it('the dashboard has a shard variable every query honours, and shows the last success per shard', () => {
+    const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8'));
+    const shard = dashboard.templating.list.find((v: { name: string }) => v.name === 'shard');
+    // All matches an install without shards too (no shard label).
+    expect(shard).toMatchObject({ type: 'query', includeAll: true, multi: true, allValue: '.*', definition: 'label_values(reconciler_manifest_errors{job=~"$job"}, shard)' });
+    for (const { where, expr } of dashboardExpressions(dashboard)) {
+      if (where.startsWith('variable')) continue;
+      const selectors = expr.match(/\{[^}]*\}/g) ?? [];
+      for (const selector of selectors.filter((s) => s.includes('job=~'))) expect(selector, `${where}: ${expr}`).toContain('shard=~"$shard"');
+    }
+    const stat = dashboard.panels.find((p: { title: string }) => p.title === 'Since last successful pass');
+    // One value per shard: the age of each shard's latest success, so one stuck shard is not
+    // hidden behind the others' recent successes.
+    expect(stat.targets[0].expr).toContain('max by (shard) (reconciler_last_success_timestamp_seconds{job=~"$job", shard=~"$shard"} > 0)');
+    expect(stat.targets[0].expr).not.toMatch(/^time\(\) - max\(/);
+    expect(stat.targets[0].legendFormat).toBe('{{shard}}');
+  });
+
   it('the dashboard is importable on its own: a datasource input, a datasource variable, no fixed id', () => {
     const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8'));
     expect(dashboard.__inputs).toEqual([expect.objectContaining({ name: 'DS_PROMETHEUS', type: 'datasource', pluginId: 'prometheus' })]);

@@ -19,6 +19,9 @@ export function substituteGrafanaVariables(expr: string): string {
     .replaceAll('$__rate_interval', '5m')
     .replaceAll('$__interval', '1m')
     .replaceAll('$__range', '1h')
+    // The shard variable's All value (`allValue` in the dashboard): an install without shards
+    // has no shard label, which only `.*` matches.
+    .replace(/\$\{?shard\}?/g, '.*')
     .replace(/\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?/g, '.+');
 }
 

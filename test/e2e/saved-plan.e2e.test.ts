@@ -127,6 +127,9 @@ describe('saved plans (built command, against the emulator)', () => {
     expect(run.stdout).toContain('auth.site_url');
     expect(run.stderr).toContain('the saved plan is refused');
     expect(run.stdout).toContain('The saved plan is refused (1 reason below): nothing was applied.');
+    // Headed as refused, never as applied.
+    expect(run.stdout).toMatch(/^Plan \(refused: nothing was applied\)/);
+    expect(run.stdout).not.toContain('applied: outcomes below');
     // The refused plan left the drift as it was; a fresh plan applies it.
     expectExit(await runCli([dir], env), 0);
   });

@@ -75,7 +75,8 @@ function runOnTerminal(args: string[], env: NodeJS.ProcessEnv): Promise<CliRun> 
 
 describe('progress on a terminal', () => {
   it('shows a 429 countdown and the wait for new projects as one concise line each, without colour under NO_COLOR', async () => {
-    const run = await runOnTerminal([dir], environment({ NO_COLOR: '1' }));
+    // --yes: the apply does not stop to ask (on a terminal it would show the plan and ask first).
+    const run = await runOnTerminal([dir, '--yes'], environment({ NO_COLOR: '1' }));
     expectExit(run, 0);
     const screen = run.stdout;
     // The countdown: the first line when the block is met, another while it still runs.

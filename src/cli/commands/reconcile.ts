@@ -1,6 +1,7 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -200,19 +201,38 @@ export async function executePass(context: CommandContext, request: PassRequest)
           : {}),
       });
     }
-    const result = await runPass({
+    const passOptions = {
       manifests,
       client: session.client,
       stateDir: session.stateDir,
-      dryRun,
       env: context.env,
       log,
       sandbox,
       allowEmpty: context.values['allow-empty'] === true,
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
-      ...(savedPlan ? { savedPlan } : {}),
-    });
+    };
+    // On a terminal, a one-shot apply shows the plan and asks first; what is applied is then
+    // exactly the plan shown (checked entry for entry, as a saved plan is).
+    if (!dryRun && !savedPlan && wantsConfirmation(context, sandbox, request)) {
+      const planned = await runPass({ ...passOptions, dryRun: true });
+      context.stdout.write(render(planned, format, color, heading));
+      // Nothing to apply (in sync, or nothing could be planned): the plan says why. A plan with
+      // changes is asked about even when part of it failed or is blocked, as a direct apply
+      // would apply the rest.
+      if (!planned.plan.hasChanges) {
+        log.info({ result: planned.result, requests: planned.requests, changes: planned.plan.hasChanges, dryRun: true }, 'pass finished: nothing to apply');
+        return exitCode(planned, false);
+      }
+      if (!(await confirm(context, 'Apply these changes? Only `y` or `yes` applies. [y/N] '))) {
+        context.stderr.write('Nothing was applied.\n');
+        return EXIT.error;
+      }
+      const { buildSavedPlan, entryRefusals, newSalt } = await import('../../reconcile/plan-file.js');
+      const shown = buildSavedPlan({ manifests, result: planned, salt: newSalt(), secrets: [], now: Date.now() });
+      savedPlan = { check: (entries) => entryRefusals(shown, entries) };
+    }
+    const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(
@@ -224,6 +244,41 @@ export async function executePass(context: CommandContext, request: PassRequest)
   } finally {
     await session?.close();
     await (lock as StateLock | undefined)?.release();
+  }
+}
+
+/**
+ * Whether a one-shot apply asks before it writes: its standard input (given by bin.ts; a
+ * caller in the same process passes none and is never asked) is a terminal (a script's,
+ * a pipe's or CI's never is), `--yes` is not given, it is the plain command (not `apply FILE`,
+ * whose plan was reviewed when it was saved), and it runs against an API (the sandbox's fleet
+ * is a throwaway emulator's).
+ */
+function wantsConfirmation(context: CommandContext, sandbox: boolean, request: PassRequest): boolean {
+  if (context.values.yes === true || sandbox || request.beforeSession) return false;
+  return context.stdin !== undefined && isTty(context.stdin);
+}
+
+/** Asks on standard error, reads one line; true for `y` or `yes` (any case) only. End of input or a signal is a no. */
+async function confirm(context: CommandContext, question: string): Promise<boolean> {
+  const input = context.stdin!;
+  const lines = createInterface({ input, output: context.stderr, terminal: false });
+  try {
+    const answer = await new Promise<string | undefined>((resolveAnswer) => {
+      const onAbort = () => resolveAnswer(undefined);
+      context.signal.addEventListener('abort', onAbort, { once: true });
+      lines.once('close', () => resolveAnswer(undefined));
+      lines.once('line', (line) => {
+        context.signal.removeEventListener('abort', onAbort);
+        resolveAnswer(line);
+      });
+      context.stderr.write(question);
+    });
+    if (answer === undefined) context.stderr.write('\n');
+    return answer !== undefined && /^\s*y(es)?\s*$/i.test(answer);
+  } finally {
+    lines.close();
+    input.pause();
   }
 }
 

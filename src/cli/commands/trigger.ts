@@ -13,13 +13,19 @@ interface Answer {
   revision?: string;
   current?: string;
   message?: string;
+  pass?: number;
+  queued?: boolean;
+  joined?: boolean;
 }
 
 function describe(answer: Answer): string {
   const revision = answer.revision ? ` at ${answer.revision.slice(0, 12)}` : '';
   switch (answer.status) {
-    case 'started':
-      return `pass started for ${answer.projects === 'all' || answer.projects === undefined ? 'all projects' : answer.projects.join(', ')}${revision}`;
+    case 'started': {
+      // A pass already asked for (joined) or waiting for the running one (queued) covers the request.
+      const which = answer.pass === undefined ? '' : answer.joined ? ` (joined pass ${answer.pass}, already queued)` : answer.queued ? ` (pass ${answer.pass}, queued behind the running one)` : ` (pass ${answer.pass})`;
+      return `pass started for ${answer.projects === 'all' || answer.projects === undefined ? 'all projects' : answer.projects.join(', ')}${revision}${which}`;
+    }
     case 'waiting':
       return `waiting for ${answer.revision?.slice(0, 12)} to reach the checkout${answer.current ? ` (it has ${answer.current.slice(0, 12)})` : ''}`;
     case 'current':

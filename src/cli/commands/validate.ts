@@ -90,7 +90,7 @@ function escapeProperty(text: string): string {
  * the working directory (the checkout in a workflow), so a manifests directory below the
  * repository root still points at the right file.
  */
-function renderGithub(report: ValidateReport, dir: string, cwd: string): string {
+function renderGithub(report: ValidateReport, dir: string, cwd: string, unsetEnv: readonly ManifestError[]): string {
   const annotation = (item: ValidateProblem, severity: 'error' | 'warning') => {
     const file = relative(cwd, join(dir, item.file)).split(sep).join('/');
     const title = `reconcile validate: ${item.path || '/'}`;
@@ -98,6 +98,13 @@ function renderGithub(report: ValidateReport, dir: string, cwd: string): string 
     return `::${severity} file=${escapeProperty(file)},line=${item.line},col=${item.column},title=${escapeProperty(title)}::${escapeData(message)}`;
   };
   const lines = [...report.errors.map((e) => annotation(e, 'error')), ...report.warnings.map((w) => annotation(w, 'warning'))];
+  // A workflow validates without the secrets (they reach the plan step alone): one notice names
+  // the variables a plan will need, instead of a warning on every reference.
+  if (unsetEnv.length > 0) {
+    const names = [...new Set(unsetEnv.map((w) => (w.reference ?? '').replace(/^env:/, '')))].sort();
+    const count = unsetEnv.length === 1 ? '1 secret reference reads' : `${unsetEnv.length} secret references read`;
+    lines.push(`::notice title=${escapeProperty('reconcile validate: secret references')}::${escapeData(`${count} environment variables that are not set in this step (validate needs none; the plan and the apply do): ${names.join(', ')}`)}`);
+  }
   // The text output's summary line closes the job log's section as it does on a terminal.
   const summary = renderText(report).trimEnd().split('\n').at(-1)!;
   return `${[...lines, summary].join('\n')}\n`;
@@ -114,7 +121,13 @@ export async function run(context: CommandContext): Promise<number> {
   // Offline in CI the secrets are usually absent: an unset variable is a warning here, while
   // a missing file is an error (files are part of the checkout or of the deployment).
   const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });
+  if (output === 'github') {
+    const unsetEnv = referenceProblems.filter((p) => p.severity === 'warning');
+    const report = buildReport(set, referenceProblems.filter((p) => p.severity !== 'warning'));
+    context.stdout.write(renderGithub(report, dir, context.cwd, unsetEnv));
+    return report.valid ? 0 : 1;
+  }
   const report = buildReport(set, referenceProblems);
-  context.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : output === 'github' ? renderGithub(report, dir, context.cwd) : renderText(report));
+  context.stdout.write(output === 'json' ? `${JSON.stringify(report, null, 2)}\n` : renderText(report));
   return report.valid ? 0 : 1;
 }

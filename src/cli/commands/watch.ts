@@ -1,4 +1,4 @@
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
@@ -20,7 +20,7 @@ import { watchSource } from '../../daemon/source-watcher.js';
 import { triggerRoutes, type TriggerSettings } from '../../daemon/trigger.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
 import { eventsFromPass } from '../../notify/events.js';
-import { Notifier } from '../../notify/notifier.js';
+import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../../notify/setup.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
@@ -327,6 +327,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
 
   const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../../reconcile/engine.js'), import('../../shards/load-sharded.js')]);
 
+  // What earlier processes sent: a restart does not send standing failures again.
+  await notifier?.restore(join(open.stateDir, DEDUP_STATE_FILE));
   const freshnessFile = freshnessWriter(
     open.stateDir,
     { resync: settings.resync, ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeSeconds: settings.maxObservationAgeMs / 1000 } : {}) },

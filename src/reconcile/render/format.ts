@@ -59,6 +59,8 @@ interface OutcomeCounts {
   success: number;
   failed: number;
   skipped: number;
+  /** Under way when the process started stopping: planned again by the next pass. */
+  interrupted: number;
 }
 
 /** The apply's counts: writes only (create, update, delete), so they add up to the plan's changes. */
@@ -67,7 +69,7 @@ export function outcomeCounts(result: PassResult): OutcomeCounts {
 }
 
 function countResults(outcomes: ApplyOutcome[]): OutcomeCounts {
-  const counts = { success: 0, failed: 0, skipped: 0 };
+  const counts = { success: 0, failed: 0, skipped: 0, interrupted: 0 };
   for (const outcome of outcomes) counts[outcome.result] += 1;
   return counts;
 }
@@ -75,9 +77,14 @@ function countResults(outcomes: ApplyOutcome[]): OutcomeCounts {
 /** The line of a step of the apply (steps, not changes), or undefined when the pass ran none. */
 function stepLine(result: PassResult, action: 'wait' | 'verify', lead: (projects: string) => string, succeeded: string, failed: string): string | undefined {
   const counts = countResults(result.outcomes.filter((o) => o.action === action));
-  const total = counts.success + counts.failed + counts.skipped;
+  const total = counts.success + counts.failed + counts.skipped + counts.interrupted;
   if (total === 0) return undefined;
-  const parts = [`${counts.success} ${succeeded}`, ...(counts.failed ? [`${counts.failed} ${failed}`] : []), ...(counts.skipped ? [`${counts.skipped} skipped`] : [])];
+  const parts = [
+    `${counts.success} ${succeeded}`,
+    ...(counts.failed ? [`${counts.failed} ${failed}`] : []),
+    ...(counts.skipped ? [`${counts.skipped} skipped`] : []),
+    ...(counts.interrupted ? [`${counts.interrupted} interrupted`] : []),
+  ];
   return `${lead(`${total} project${total === 1 ? '' : 's'}`)}: ${parts.join(', ')}.`;
 }
 
@@ -104,6 +111,11 @@ export function observationFailure(result: PassResult): { type: string; message:
 
 export function observationFailureLine(error: { type: string; message: string }): string {
   return `Could not observe the fleet: ${error.type}: ${error.message}. Nothing was planned or applied.`;
+}
+
+/** `, 2 interrupted` after the apply's counts, when a stop interrupted changes. */
+export function interruptedText(counts: OutcomeCounts): string {
+  return counts.interrupted ? `, ${counts.interrupted} interrupted` : '';
 }
 
 /** How a problem outcome reads: a blocked entry was refused, not skipped for another's sake. */

@@ -4,7 +4,7 @@
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
 import type { PassResult, PlanEntry } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -65,7 +65,7 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
     out.push(`**${inline(observationFailureLine(unobserved))}**`, '', `Result: **${result.result}**.`);
     return `${out.join('\n')}\n`;
   }
-  const mode = result.dryRun ? 'dry run' : 'applied';
+  const mode = result.dryRun ? 'dry run' : refusedLine(result) ? 'refused: nothing was applied' : 'applied';
   out.push(`**${summaryLine(result)}** (${mode}${result.revision ? `, revision \`${inline(result.revision)}\`` : ''})`, '');
 
   const entries = visibleEntries(result);
@@ -102,7 +102,7 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   if (refused) out.push('', `**${inline(refused)}**`);
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
-    out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    out.push('', `**Apply:** ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped${interruptedText(counts)}.`);
     const waits = waitLine(result);
     if (waits) out.push('', waits);
     const checks = verifyLine(result);

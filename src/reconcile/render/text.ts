@@ -2,7 +2,7 @@
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
 import type { PassResult } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -33,7 +33,8 @@ export function renderText(result: PassResult, options: TextOptions): string {
     lines.push(`Result: ${result.result} (${result.requests} API request${result.requests === 1 ? '' : 's'}).`);
     return `${lines.join('\n')}\n`;
   }
-  const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : 'Plan (applied: outcomes below)';
+  const refused = refusedLine(result);
+  const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : refused ? 'Plan (refused: nothing was applied)' : 'Plan (applied: outcomes below)';
   lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
   const entries = visibleEntries(result);
   for (const entry of entries) {
@@ -49,11 +50,10 @@ export function renderText(result: PassResult, options: TextOptions): string {
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) lines.push('', 'No changes. The live state matches the manifests.');
   lines.push('', paint(BOLD, `${summaryLine(result)}.`));
-  const refused = refusedLine(result);
   if (refused) lines.push(paint(COLORS['-'], refused));
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);
-    lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped.`);
+    lines.push(`Apply: ${counts.success} succeeded, ${counts.failed} failed, ${counts.skipped} skipped${interruptedText(counts)}.`);
     const waits = waitLine(result);
     if (waits) lines.push(waits);
     const checks = verifyLine(result);
