@@ -4,7 +4,8 @@
 // temporary directory). At most `maxOpen` databases are open at once (each holds about 200 MB of
 // WebAssembly memory): opening one more closes the least recently used idle one, after writing
 // its data directory, gzipped, to the emulator's scratch directory when it was written to since
-// it was opened. An evicted database is reopened from that file on its next query, with its data.
+// it was opened; when every open one is in use, a request for another waits until one is idle.
+// An evicted database is reopened from that file on its next query, with its data.
 // Removing a project removes its database; reset and seed remove all of them.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -85,6 +86,10 @@ export class ProjectDatabases {
   readonly #sizes = new Map<string, number>();
   /** Evictions under way: the next open of the ref waits for its save. */
   readonly #closing = new Map<string, Promise<void>>();
+  /** Slots taken by requests about to open a database. */
+  #reserved = 0;
+  /** Requests waiting for a database to be idle (every open one is in use). */
+  readonly #waiters: Array<() => void> = [];
   /** Refs whose database exists (open or saved, or opened and never written). */
   readonly #known = new Set<string>();
   #generation = 0;
@@ -111,6 +116,16 @@ export class ProjectDatabases {
     // schemas: one shared pristine database answers it (read-only, rolled back: nothing stays).
     const ref = !options.wrote && !this.#known.has(project) && !this.#open.has(project) ? PRISTINE : project;
     let entry = this.#open.get(ref);
+    let reserved = false;
+    if (!entry) {
+      await this.#slot();
+      reserved = true;
+      entry = this.#open.get(ref);
+    }
+    if (reserved) {
+      this.#reserved--;
+      if (entry) this.#wake();
+    }
     if (!entry) {
       const closing = this.#closing.get(ref);
       const ready = (async () => {
@@ -122,6 +137,7 @@ export class ProjectDatabases {
       const opened = entry;
       ready.catch(() => {
         if (this.#open.get(ref) === opened) this.#open.delete(ref);
+        this.#wake();
       });
       this.stats.open = this.#open.size;
     }
@@ -141,8 +157,27 @@ export class ProjectDatabases {
     } finally {
       current.users--;
       current.lastUsed = ++this.#tick;
-      void this.#evict();
+      if (current.users === 0) this.#wake();
     }
+  }
+
+  /**
+   * Waits until one more database may be opened: while the open ones (and the ones being saved
+   * and closed) reach the bound, the least recently used idle one is closed, or, when every one
+   * is in use, the request waits for one to become idle.
+   */
+  async #slot(): Promise<void> {
+    while (this.#open.size + this.#closing.size + this.#reserved >= this.maxOpen) {
+      // One eviction at a time: the slot it frees goes to the first request that wakes.
+      if (this.#closing.size === 0 && this.#evictOne()) continue;
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    // Taken at once: requests woken together must not all see the same free slot.
+    this.#reserved++;
+  }
+
+  #wake(): void {
+    for (const resolve of this.#waiters.splice(0)) resolve();
   }
 
   async #openDatabase(ref: string): Promise<PGlite> {
@@ -153,11 +188,11 @@ export class ProjectDatabases {
     return db;
   }
 
-  /** Closes the least recently used idle databases beyond the bound, saving those written to. */
-  async #evict(): Promise<void> {
-    while (this.#open.size > this.maxOpen) {
+  /** Starts closing the least recently used idle database (saving it first when it was written to); false when none is idle. */
+  #evictOne(): boolean {
+    {
       const idle = [...this.#open].filter(([, entry]) => entry.users === 0).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
-      if (idle.length === 0) return;
+      if (idle.length === 0) return false;
       const [ref, entry] = idle[0]!;
       // Taken out first: a request arriving meanwhile opens it again once it is saved.
       this.#open.delete(ref);
@@ -179,8 +214,10 @@ export class ProjectDatabases {
         this.stats.saved = this.#saved.size;
       })().catch(() => undefined).finally(() => {
         if (this.#closing.get(ref) === closing) this.#closing.delete(ref);
+        this.#wake();
       });
       this.#closing.set(ref, closing);
+      return true;
     }
   }
 
@@ -206,6 +243,7 @@ export class ProjectDatabases {
       await entry.queue;
       await db.close();
     }
+    this.#wake();
   }
 
   /** Removes every database (the emulator's state was replaced). */
