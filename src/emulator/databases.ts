@@ -69,6 +69,8 @@ export interface DatabaseStats {
   /** The bound of open databases. */
   maxOpen: number;
   open: number;
+  /** The most databases open (or closing) at once so far. */
+  peakOpen: number;
   saved: number;
   /** Bytes of the saved databases on disk. */
   savedBytes: number;
@@ -98,7 +100,7 @@ export class ProjectDatabases {
 
   constructor(options: { maxOpen?: number } = {}) {
     this.maxOpen = options.maxOpen ?? DEFAULT_OPEN_DATABASES;
-    this.stats = { maxOpen: this.maxOpen, open: 0, saved: 0, savedBytes: 0, opened: 0, evicted: 0 };
+    this.stats = { maxOpen: this.maxOpen, open: 0, peakOpen: 0, saved: 0, savedBytes: 0, opened: 0, evicted: 0 };
   }
 
   /** The project has a database (it has received a query). */
@@ -134,6 +136,7 @@ export class ProjectDatabases {
       })();
       entry = { ready, dirty: false, users: 0, lastUsed: 0, queue: ready };
       this.#open.set(ref, entry);
+      this.stats.peakOpen = Math.max(this.stats.peakOpen, this.#open.size + this.#closing.size);
       const opened = entry;
       ready.catch(() => {
         if (this.#open.get(ref) === opened) this.#open.delete(ref);
