@@ -6,7 +6,8 @@ import { cpus, totalmem } from 'node:os';
 import { parseArgs } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
-import { continuousFreshness } from './freshness.js';
+import { continuousFreshness, freshnessThroughWrites } from './freshness.js';
+import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
 import { benchMigrations } from './migrations.js';
@@ -29,106 +30,137 @@ const row = (scenario: string, metric: string, ours: string | number, naive: str
 
 const started = performance.now();
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
 
-/** `--only migrations` runs that scenario alone (while working on it). */
-const only = values.only;
-if (only !== undefined && only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${only}\``);
-const everything = only === undefined;
+/** Prints the table of the rows so far and the line that dates it. */
+function printRows(): number {
+  const seconds = Math.round((performance.now() - started) / 1000);
+  const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+  process.stdout.write(`${line(['scenario', 'metric', 'ours', 'naive', 'target'])} | met\n`);
+  process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
+  for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
+  process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
+  return seconds;
+}
+
+/** Scenario 9: migrations on the emulator's Postgres, one database per project. */
+async function migrationScenario(): Promise<Record<string, number>> {
+  const projects = quick ? 10 : 100;
+  log(`migrations: 3 files through a selector to ${projects} projects, each with a database of its own`);
+  const m = await benchMigrations({ projects });
+  row('9 migrations', `${m.projects} projects x 3 files: writing queries / migrations (${m.apply_writing_queries} / ${m.apply_migrations})`, m.writing_queries_per_migration, '-', '1.00', m.writing_queries_per_migration === 1);
+  row('9 migrations', `no-change pass: requests / lower bound (${m.no_change_requests} / ${m.no_change_lower_bound}: the project list and one history read per project)`, m.no_change_ratio, '-', '1.00', m.no_change_ratio <= 1);
+  row('9 migrations', `process memory (RSS, MB) with ${m.projects} project databases, at most ${m.databases_open_at_most} open: before / after / peak`, `${m.rss_before_mb} / ${m.rss_with_databases_mb} / ${m.peak_rss_mb}`, '-', '', undefined);
+  row('9 migrations', `saved (evicted) databases on disk: ${m.databases_saved} files, MB`, m.saved_mb, '-', '', undefined);
+  row('9 migrations', 'first query of a project (ms; its database starts from the template) / next query (ms) / initdb once per machine (ms)', `${m.first_query_ms} / ${m.next_query_ms} / ${m.initdb_ms}`, '-', '', undefined);
+  row('9 migrations', `apply (s, in batches of ${m.databases_open_at_most} projects) / no-change pass (s)`, `${m.apply_seconds} / ${m.no_change_seconds}`, '-', '', undefined);
+  return m;
+}
+
+// `--only migrations` runs scenario 9 alone (while working on it).
+if (values.only !== undefined) {
+  if (values.only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${values.only}\``);
+  const migrations = await migrationScenario();
+  const seconds = printRows();
+  await mkdir(dirname(resolve(values.out!)), { recursive: true });
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations }, null, 2)}\n`);
+  process.exit(0);
+}
 
 const passCosts: PassCostFigures[] = [];
-for (const size of everything ? sizes : []) {
+for (const size of sizes) {
   log(`no-change pass over ${size} projects`);
   const figures = await passCost(size, { measurePlan: size === sizes[sizes.length - 1] });
   passCosts.push(figures);
   row('1 no-change pass', `${size} projects: requests / lower bound (${figures.requests} / ${figures.lowerBound})`, figures.ratio, `${figures.naiveRatio} (${figures.naiveRequests})`, '1.00', figures.ratio <= 1.0);
 }
-let long, shared, conv, budget, byUser, byScope, shards, kinds, freshness;
-if (everything) {
-  const plan = passCosts[passCosts.length - 1]!.plan!;
-  row('5 plan', `${sizes[sizes.length - 1]} projects: plan time (ms), median of 3 runs, load ${plan.loadMs} ms`, plan.planMs, 'same planner', '< 1000', plan.planMs < 1000);
-  row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB), smallest of 3 runs (largest ${plan.peakRssMaxMb})`, plan.peakRssMb, 'same planner', '< 200', plan.peakRssMb < 200);
+const plan = passCosts[passCosts.length - 1]!.plan!;
+row('5 plan', `${sizes[sizes.length - 1]} projects: plan time (ms), median of 3 runs, load ${plan.loadMs} ms`, plan.planMs, 'same planner', '< 1000', plan.planMs < 1000);
+row('5 plan', `${sizes[sizes.length - 1]} projects: peak memory (MB), smallest of 3 runs (largest ${plan.peakRssMaxMb})`, plan.peakRssMb, 'same planner', '< 200', plan.peakRssMb < 200);
 
-  log('long run with drift re-checks');
-  long = await longRun(quick ? 5 : 15);
-  row('2 long run', `largest window / budget, at send (${long.windows} windows)`, long.ours.maxWindowOverBudget, '-', '<= 1.00', long.ours.maxWindowOverBudget <= 1);
-  row('2 long run', 'largest window / budget, at arrival', long.ours.maxWindowOverBudgetAtService, `${long.naive.maxWindowOverLimit} (of 60)`, '', undefined);
-  row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
+log('long run with drift re-checks');
+const long = await longRun(quick ? 5 : 15);
+row('2 long run', `largest window / budget, at send (${long.windows} windows)`, long.ours.maxWindowOverBudget, '-', '<= 1.00', long.ours.maxWindowOverBudget <= 1);
+row('2 long run', 'largest window / budget, at arrival', long.ours.maxWindowOverBudgetAtService, `${long.naive.maxWindowOverLimit} (of 60)`, '', undefined);
+row('2 long run', '429 answers received', long.ours.rateLimited, long.naive.rateLimited, '0', long.ours.rateLimited === 0);
 
-  log('long run while a colleague spends 10 requests per window of the same limit');
-  shared = await longRun(quick ? 5 : 15, 1000, true);
-  row('2 shared limit', 'largest window / budget, at send', shared.ours.maxWindowOverBudget, '-', '<= 1.00', shared.ours.maxWindowOverBudget <= 1);
-  row('2 shared limit', '429 answers received', shared.ours.rateLimited, shared.naive.rateLimited, '', undefined);
-  row('2 shared limit', '429 answers the colleague received', shared.colleagueRefused.withOurs, shared.colleagueRefused.withNaive, '', undefined);
+log('long run while a colleague spends 10 requests per window of the same limit');
+const shared = await longRun(quick ? 5 : 15, 1000, true);
+row('2 shared limit', 'largest window / budget, at send', shared.ours.maxWindowOverBudget, '-', '<= 1.00', shared.ours.maxWindowOverBudget <= 1);
+row('2 shared limit', '429 answers received', shared.ours.rateLimited, shared.naive.rateLimited, '', undefined);
+row('2 shared limit', '429 answers the colleague received', shared.colleagueRefused.withOurs, shared.colleagueRefused.withNaive, '', undefined);
 
-  log('convergence from empty and write latency behind a drift sweep');
-  conv = await convergeAndLatency(quick ? 4 : 10);
-  row('3 converge', `${conv.projects} projects: time / minimum (${conv.seconds}s / ${conv.minimumSeconds}s, ${conv.requests} requests)`, conv.ratio, `${conv.naiveModelledRatio} (modelled)`, '<= 1.10', conv.ratio <= 1.1);
-  row('4 latency', 'request slots from a new write to its send, behind a 200-read sweep', conv.writeLatencySlots, conv.naiveWriteLatencySlots, '<= 3', conv.writeLatencySlots <= 3);
+log('convergence from empty and write latency behind a drift sweep');
+const conv = await convergeAndLatency(quick ? 4 : 10);
+row('3 converge', `${conv.projects} projects: time / minimum (${conv.seconds}s / ${conv.minimumSeconds}s, ${conv.requests} requests)`, conv.ratio, `${conv.naiveModelledRatio} (modelled)`, '<= 1.10', conv.ratio <= 1.1);
+row('4 latency', 'request slots from a new write to its send, behind a 200-read sweep', conv.writeLatencySlots, conv.naiveWriteLatencySlots, '<= 3', conv.writeLatencySlots <= 3);
 
-  log('request budget under a workload larger than it');
-  budget = await benchBudget({ scale: 60, windows: quick ? 3 : 6 });
-  row('budget', `largest window / budget (${budget.requestsSent} requests)`, budget.maxWindowOverBudget, '-', '<= 1.00', budget.maxWindowOverBudget <= 1);
-  row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
-  row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
+log('request budget under a workload larger than it');
+const budget = await benchBudget({ scale: 60, windows: quick ? 3 : 6 });
+row('budget', `largest window / budget (${budget.requestsSent} requests)`, budget.maxWindowOverBudget, '-', '<= 1.00', budget.maxWindowOverBudget <= 1);
+row('budget', 'budget used while work waits', budget.budgetUsedWhileWaiting, '-', '>= 0.95', budget.budgetUsedWhileWaiting >= 0.95);
+row('budget', '429 answers', budget.rateLimited, '-', '0', budget.rateLimited === 0);
 
-  const modelProjects = quick ? 20 : 100;
-  log(`no-change pass over ${modelProjects} projects in each rate model`);
-  byUser = await passByModel('user', modelProjects);
-  byScope = await passByModel('scoped', modelProjects);
-  for (const figures of [byUser, byScope]) {
-    row(
-      '6 rate model',
-      `${figures.model}: ${figures.projects} projects, ${figures.requests} requests (${figures.userScoped} against the user): seconds (least the user's budget allows)`,
-      `${figures.seconds} (${figures.minimumSeconds})`,
-      '-',
-      '',
-      undefined,
-    );
-    row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
-  }
-
-  const shardProjects = quick ? 15 : 45;
-  log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
-  shards = await shardScaling(shardProjects);
+const modelProjects = quick ? 20 : 100;
+log(`no-change pass over ${modelProjects} projects in each rate model`);
+const byUser = await passByModel('user', modelProjects);
+const byScope = await passByModel('scoped', modelProjects);
+for (const figures of [byUser, byScope]) {
   row(
-    '7 shards',
-    `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
-    shards.ratio,
+    '6 rate model',
+    `${figures.model}: ${figures.projects} projects, ${figures.requests} requests (${figures.userScoped} against the user): seconds (least the user's budget allows)`,
+    `${figures.seconds} (${figures.minimumSeconds})`,
     '-',
-    '<= 1.15',
-    shards.ratio <= 1.15,
+    '',
+    undefined,
   );
-  row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
-
-  log('secrets and functions: 3 projects x 20 functions x 30 secrets');
-  kinds = await benchFleetKinds();
-  for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
-
-  const freshnessProjects = quick ? 30 : 100;
-  log(`continuous drift checking over ${freshnessProjects} projects at 60 requests a minute (scaled clock)`);
-  freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
-  row('8 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
-  row('8 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
+  row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
 }
 
-const migrationProjects = quick ? 10 : 100;
-log(`migrations: 3 files through a selector to ${migrationProjects} projects, each with a database of its own`);
-const migrations = await benchMigrations({ projects: migrationProjects });
-row('9 migrations', `${migrations.projects} projects x 3 files: writing queries / migrations (${migrations.apply_writing_queries} / ${migrations.apply_migrations})`, migrations.writing_queries_per_migration, '-', '1.00', migrations.writing_queries_per_migration === 1);
-row('9 migrations', `no-change pass: requests / lower bound (${migrations.no_change_requests} / ${migrations.no_change_lower_bound}: the project list and one history read per project)`, migrations.no_change_ratio, '-', '1.00', migrations.no_change_ratio <= 1);
-row('9 migrations', `emulator process memory (RSS, MB) with ${migrations.projects} project databases, at most ${migrations.databases_open_at_most} open: before / after / peak`, `${migrations.rss_before_mb} / ${migrations.rss_with_databases_mb} / ${migrations.peak_rss_mb}`, '-', '', undefined);
-row('9 migrations', `saved (evicted) databases on disk: ${migrations.databases_saved} files, MB`, migrations.saved_mb, '-', '', undefined);
-row('9 migrations', 'first query of a project (ms; its database starts from the template) / next query (ms) / initdb once per machine (ms)', `${migrations.first_query_ms} / ${migrations.next_query_ms} / ${migrations.initdb_ms}`, '-', '', undefined);
-row('9 migrations', `apply (s, in batches of ${migrations.databases_open_at_most} projects) / no-change pass (s)`, `${migrations.apply_seconds} / ${migrations.no_change_seconds}`, '-', '', undefined);
+const shardProjects = quick ? 15 : 45;
+log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
+const shards = await shardScaling(shardProjects);
+row(
+  '7 shards',
+  `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
+  shards.ratio,
+  '-',
+  '<= 1.15',
+  shards.ratio <= 1.15,
+);
+row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
 
-const seconds = Math.round((performance.now() - started) / 1000);
-const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
-const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
-process.stdout.write(`${line(['scenario', 'metric', 'ours', 'naive', 'target'])} | met\n`);
-process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
-for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
-process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
+log('secrets and functions: 3 projects x 20 functions x 30 secrets');
+const kinds = await benchFleetKinds();
+for (const [metric, value] of Object.entries(kinds)) row('fn+secrets', metric, value, '-', '', undefined);
+
+const freshnessProjects = quick ? 30 : 100;
+log(`continuous drift checking over ${freshnessProjects} projects at 60 requests a minute (scaled clock)`);
+const freshness = await continuousFreshness({ projects: freshnessProjects, cycles: quick ? 2 : 3, budget: { limit: 60, windowMs: 60_000 } });
+row('8 freshness', `largest observation age / stated floor (${freshness.largestAgeSeconds}s / ${freshness.boundSeconds}s)`, freshness.ratio, '-', '<= 1.10', freshness.ratio <= 1.1);
+row('8 freshness', `out-of-band change found after (s), floor ${freshness.boundAtChangeSeconds}s`, freshness.detectionSeconds, '-', '<= 1.10 x floor', freshness.detectionSeconds <= 1.1 * freshness.boundAtChangeSeconds);
+const writeShape = quick ? { projects: 32, changed: 16 } : { projects: 100, changed: 30 };
+log(`the same through a revision's write pass: ${writeShape.changed} of ${writeShape.projects} projects changed (scaled clock, the budget's timing modelled)`);
+const throughWrites = await freshnessThroughWrites({ ...writeShape, budget: { limit: 60, windowMs: 60_000 }, cycles: 1 });
+row(
+  '8 freshness',
+  `through a write pass of ${throughWrites.writeRequests} requests (${throughWrites.writeSeconds}s): largest age / stated bound (age up to ${throughWrites.largestAgeSeconds}s; bound ${throughWrites.boundBeforeSeconds}s before, up to ${throughWrites.boundLargestSeconds}s)`,
+  throughWrites.ratioThrough,
+  '-',
+  '<= 1.10',
+  throughWrites.ratioThrough <= 1.1,
+);
+
+log('reconcile status against a running daemon of 30 projects, then from its state directory');
+const statusRead = await statusAgainstDaemon({ projects: 30 });
+row('9 status', `reconcile status --daemon-url, 30 projects: wall time (ms), process start included`, statusRead.fromDaemon.wallMs, '-', '< 1000', statusRead.fromDaemon.wallMs < 1000);
+row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaemon.apiRequests, '-', '0', statusRead.fromDaemon.apiRequests === 0);
+row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
+
+const migrations = await migrationScenario();
+
+const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, migrations }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

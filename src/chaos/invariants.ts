@@ -15,6 +15,8 @@ export interface LiveFacts {
   finalPlanExit: number;
   /** The state directory's inventory after the run: project ref by manifest name. */
   inventory: Record<string, string>;
+  /** With shards: each shard's inventory after the run (project ref by manifest name), by shard. */
+  shardInventories?: Record<string, Record<string, string>>;
 }
 
 export interface Expectations {
@@ -30,6 +32,8 @@ export interface Expectations {
   functions: Record<string, string[]>;
   /** Project documents renamed during the run: the project's name, its last manifest name and the ones before. */
   renamed: Array<{ project: string; manifestName: string; formerNames: string[] }>;
+  /** Projects moved from one shard to another by their labels during the run (manifest name and API name are the same). */
+  moved?: Array<{ project: string; from: string; to: string }>;
 }
 
 interface InvariantResult {
@@ -101,5 +105,20 @@ export function checkInvariants(facts: LiveFacts, expected: Expectations): Invar
       ? misplaced.join('; ')
       : expected.renamed.map((r) => `${r.project} is recorded as \`${r.manifestName}\` (was ${r.formerNames.map((n) => `\`${n}\``).join(', ')})`).join('; ') || 'no document was renamed',
   });
+  // A move hands the record over: the new shard manages the project, the old one forgets it.
+  if (expected.moved?.length) {
+    const wrong: string[] = [];
+    for (const move of expected.moved) {
+      const ref = refOf(move.project);
+      const inventories = facts.shardInventories ?? {};
+      if (ref === undefined || inventories[move.to]?.[move.project] !== ref) wrong.push(`${move.project} is not recorded by shard ${move.to}`);
+      if (move.project in (inventories[move.from] ?? {})) wrong.push(`shard ${move.from} still has a record of ${move.project}`);
+    }
+    results.push({
+      name: 'a project moved between shards is managed by its new shard',
+      ok: wrong.length === 0,
+      detail: wrong.length ? wrong.join('; ') : expected.moved.map((m) => `${m.project} (${refOf(m.project)}) moved from shard ${m.from} to ${m.to}`).join('; '),
+    });
+  }
   return results;
 }

@@ -3,7 +3,7 @@
 // runs it) is killed with SIGKILL at random moments and restarted. Afterwards the invariants
 // in ./invariants.ts must hold. Exit 0 when they all do, 1 otherwise.
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +15,9 @@ import { generateFleet } from '../bench/fleet.js';
 import { checkInvariants, type Expectations, type LiveFacts } from './invariants.js';
 
 const SIZES = {
-  tiny: { projects: 1, cycles: 3, secrets: 2, functions: 1 },
-  small: { projects: 3, cycles: 8, secrets: 3, functions: 2 },
-  full: { projects: 8, cycles: 25, secrets: 5, functions: 3 },
+  tiny: { projects: 1, cycles: 3, secrets: 2, functions: 1, shardCycles: 0 },
+  small: { projects: 3, cycles: 8, secrets: 3, functions: 2, shardCycles: 4 },
+  full: { projects: 8, cycles: 25, secrets: 5, functions: 3, shardCycles: 8 },
 } as const;
 const SABOTAGES = ['duplicate-project', 'lost-secret', 'unwanted-delete'] as const;
 type Sabotage = (typeof SABOTAGES)[number];
@@ -177,12 +177,99 @@ const overlapping = await Promise.all([runReconcile([]), runReconcile([]), runRe
 const refused = overlapping.filter((r) => /is locked by pid/.test(r.stderr)).length;
 say(`overlapping runs: exits ${overlapping.map((r) => r.code).join(', ')}; ${refused} refused for the state lock`);
 
+// A shard move mid-chaos: a second fleet, split by a label between shards `left` and `right`
+// (a state directory each), both run at once and killed at random moments like the runs
+// above. Halfway, `shard-mover` (deletion: delete) moves from `left` to `right` by its label
+// alone: `left` must hand its record over and `right` adopt the project, never delete it.
+const shardDir = join(root, 'shard-manifests');
+const shardStateDir = join(root, 'shard-state');
+const SHARD_PROJECTS = ['shard-left', 'shard-right', 'shard-mover'];
+async function declareShards(moverTeam: 'left' | 'right'): Promise<void> {
+  const team = (name: string) => (name === 'shard-mover' ? moverTeam : name.slice('shard-'.length));
+  await mkdir(shardDir, { recursive: true });
+  await writeFile(
+    join(shardDir, 'shards.yaml'),
+    stringify({ shards: ['left', 'right'].map((name) => ({ name, selector: { labels: { team: name } }, credentials: { tokenEnv: 'CHAOS_SHARD_TOKEN' } })) }),
+  );
+  const documents = [
+    { apiVersion: 'reconciler/v1', kind: 'Organization', metadata: { name: 'chaos-org' }, spec: { slug: 'chaosorgslug' } },
+    ...SHARD_PROJECTS.map((name) => ({
+      apiVersion: 'reconciler/v1',
+      kind: 'Project',
+      metadata: { name, labels: { team: team(name) } },
+      spec: { organization: 'chaos-org', region: 'eu-central-1', db_pass: { valueFrom: { env: 'FLEET_DB_PASS' } }, policy: { deletion: 'delete' } },
+    })),
+  ];
+  await writeFile(join(shardDir, 'fleet.yaml'), documents.map((d) => stringify(d)).join('---\n'));
+}
+function runShard(shard: string, args: string[], killAfterRequests?: number): Promise<{ code: number | null; killed: boolean; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const startCount = emulator.requests().length;
+    const child = spawn(process.execPath, [bin, shardDir, '--state-dir', shardStateDir, '--shard', shard, ...args], { env: { ...env, CHAOS_SHARD_TOKEN: emulator.token }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
+    let killed = false;
+    const poll =
+      killAfterRequests === undefined
+        ? undefined
+        : setInterval(() => {
+            if (emulator.requests().length - startCount >= killAfterRequests) {
+              killed = true;
+              child.kill('SIGKILL');
+            }
+          }, 5);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      if (poll) clearInterval(poll);
+      resolve({ code, killed, stderr });
+    });
+  });
+}
+async function readShardInventory(shard: string): Promise<Record<string, string>> {
+  const text = await readFile(join(shardStateDir, 'shards', shard, 'inventory.json'), 'utf8').catch(() => undefined);
+  if (text === undefined) return {};
+  const inventory = JSON.parse(text) as { projects?: Record<string, { ref: string }> };
+  return Object.fromEntries(Object.entries(inventory.projects ?? {}).map(([name, record]) => [name, record.ref]));
+}
+const shardMoves: Array<{ project: string; from: string; to: string }> = [];
+if (size.shardCycles > 0) {
+  await declareShards('left');
+  const MOVE_AT = Math.floor(size.shardCycles / 2);
+  for (let cycle = 0; cycle < size.shardCycles; cycle++) {
+    if (cycle === MOVE_AT) {
+      const recorded = 'shard-mover' in (await readShardInventory('left'));
+      await declareShards('right');
+      shardMoves.push({ project: 'shard-mover', from: 'left', to: 'right' });
+      say(`shard cycle ${cycle}: moved shard-mover from shard left to shard right by its label (deletion: delete; ${recorded ? 'left has a record to hand over' : 'no record in left yet'})`);
+    }
+    const runs = await Promise.all(['left', 'right'].map((shard) => runShard(shard, [], 1 + Math.floor(rand() * 30))));
+    for (const run of runs) {
+      if (run.killed) outcomes.killed++;
+      else if (run.code === 0) outcomes.exited0++;
+      else outcomes.exited1++;
+    }
+    if (runs.some((run) => run.killed)) await new Promise((resolveWait) => setTimeout(resolveWait, LOCK_TIMEOUT_MS + 100));
+  }
+}
+
 // The faults stop; the reconciler must now finish what the kills interrupted.
 emulator.setFaults({});
 let final = await runReconcile([]);
 for (let attempt = 1; final.code !== 0 && attempt < 3; attempt++) final = await runReconcile([]);
 if (final.code !== 0) say(`the final apply exited ${final.code}: ${final.stderr.split('\n').slice(-5).join(' | ')}`);
-const check = await runReconcile(['--dry-run', '--detailed-exitcode']);
+let check = await runReconcile(['--dry-run', '--detailed-exitcode']);
+if (size.shardCycles > 0) {
+  for (const shard of ['left', 'right']) {
+    let done = await runShard(shard, []);
+    for (let attempt = 1; done.code !== 0 && attempt < 3; attempt++) done = await runShard(shard, []);
+    if (done.code !== 0) say(`the final apply of shard ${shard} exited ${done.code}: ${done.stderr.split('\n').slice(-5).join(' | ')}`);
+  }
+  // Converged only when the main fleet and both shards plan nothing.
+  for (const shard of ['left', 'right']) {
+    const shardCheck = await runShard(shard, ['--dry-run', '--detailed-exitcode']);
+    if (check.code === 0 && shardCheck.code !== 0) check = shardCheck;
+  }
+}
 
 const api = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(new URL(path, emulator.url), {
@@ -224,6 +311,7 @@ const facts: LiveFacts = {
   deletes: log.filter((e) => e.method === 'DELETE' && e.status >= 200 && e.status < 300).map((e) => ({ route: e.route, path: e.path })),
   finalPlanExit: check.code ?? -1,
   inventory: await readInventory(),
+  ...(size.shardCycles > 0 ? { shardInventories: { left: await readShardInventory('left'), right: await readShardInventory('right') } } : {}),
 };
 const expectations: Expectations = {
   managedProjects: fleet.projectNames,
@@ -232,7 +320,9 @@ const expectations: Expectations = {
   outOfBandSecrets: { bystander: ['KEEP_ME'], [fleet.projectNames[0]!]: ['SET_BY_HAND'] },
   functions: Object.fromEntries(fleet.projectNames.map((name) => [name, Array.from({ length: size.functions }, (_, f) => `fn-${f}`)])),
   renamed: renames.length ? [{ project: renamedProject, manifestName: `${renamedProject}-renamed-${renames.length}`, formerNames: renames }] : [],
+  ...(size.shardCycles > 0 ? { moved: shardMoves } : {}),
 };
+if (size.shardCycles > 0) expectations.managedProjects = [...expectations.managedProjects, ...SHARD_PROJECTS];
 await emulator.close();
 
 const injected: Record<string, number> = {};

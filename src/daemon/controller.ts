@@ -8,6 +8,7 @@ import { DriftSweep, type RecheckSource } from './drift-sweep.js';
 import { ContinuousResync, type FreshnessPlan, type ResyncSchedule } from './resync-scheduler.js';
 import type { DaemonMetrics, DaemonObservation } from './metrics.js';
 import { logPass } from './pass-log.js';
+import { WriteLedger } from './write-ledger.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
 import { loadStable, type LoadManifests } from './source-loader.js';
 import type { SourceWatcher } from './source-watcher.js';
@@ -95,7 +96,7 @@ interface DaemonOptions {
   driftShare?: number;
   /** Smallest spacing between drift slices (default 5 s). */
   minSliceSpacingMs?: number;
-  /** `--max-observation-age`: a bound above it is logged as a warning (the budget cannot meet it). */
+  /** `--max-observation-age`: a floor above it is logged as a warning (the budget cannot meet it). */
   maxObservationAgeMs?: number;
   /** Called after each pass with the projects' observation times and the stated bound (the freshness file). */
   onFreshness?(freshness: Freshness): void;
@@ -134,7 +135,12 @@ export class Daemon {
   readonly #shutdown = new AbortController();
   readonly #sweep: ResyncSchedule;
   readonly #continuous: ContinuousResync | undefined;
+  /** The stated bound: the schedule's floor plus the delay of the writes in flight and recent. */
   #boundMs: number | undefined;
+  /** The schedule's floor alone (the budget's re-check cycle). */
+  #baseBoundMs: number | undefined;
+  readonly #writes = new WriteLedger();
+  #restate: (() => void) | undefined;
   readonly #observedAt = new Map<string, number>();
   readonly #debouncer: Debouncer;
   readonly #passes = new Set<Promise<unknown>>();
@@ -199,11 +205,11 @@ export class Daemon {
   }
 
   #setBound(boundMs: number): void {
-    if (!Number.isFinite(boundMs) || boundMs === this.#boundMs) return;
+    if (!Number.isFinite(boundMs)) return;
     const limit = this.#options.maxObservationAgeMs;
-    const wasOver = limit !== undefined && this.#boundMs !== undefined && this.#boundMs > limit;
-    this.#boundMs = boundMs;
-    this.#options.metrics.setObservationAgeBound(boundMs / 1000);
+    const wasOver = limit !== undefined && this.#baseBoundMs !== undefined && this.#baseBoundMs > limit;
+    this.#baseBoundMs = boundMs;
+    this.#stateBound();
     if (limit !== undefined && boundMs > limit && !wasOver) {
       this.#options.log.warn(
         { boundSeconds: Math.round(boundMs / 1000), maxObservationAgeSeconds: limit / 1000 },
@@ -212,7 +218,36 @@ export class Daemon {
     }
   }
 
-  /** The stated floor of the largest observation age, ms (undefined until the schedule has planned). */
+  /** Re-check reads per ms: the drift share of the budget. */
+  #recheckRate(): number {
+    const { limit, windowMs } = this.#options.budget();
+    return (limit * (this.#options.driftShare ?? 0.8)) / windowMs;
+  }
+
+  /**
+   * States the bound: the schedule's floor, plus the time the write passes in flight and recent
+   * take from re-checks (their requests ÷ the re-check rate), since every write request is sent
+   * ahead of a re-check read. Restated when a write pass starts or ends, with every plan, and
+   * when a past pass stops counting.
+   */
+  #stateBound(): void {
+    const base = this.#baseBoundMs;
+    if (base === undefined) return;
+    const { clock, metrics } = this.#options;
+    const rate = this.#recheckRate();
+    const pending = this.#writes.pendingRequests(clock.now(), base, rate);
+    const stated = base + (rate > 0 ? pending / rate : 0);
+    if (stated !== this.#boundMs) {
+      this.#boundMs = stated;
+      metrics.setObservationAgeBound(stated / 1000);
+    }
+    this.#restate?.();
+    this.#restate = undefined;
+    const expiry = this.#writes.nextExpiry(base, rate);
+    if (expiry !== undefined && !this.#stopped) this.#restate = clock.schedule(() => this.#stateBound(), Math.max(0, expiry - clock.now()) + 1);
+  }
+
+  /** The stated bound of the largest observation age, ms: the floor plus the writes' delay (undefined until the schedule has planned). */
   observationAgeBound(): number | undefined {
     return this.#boundMs;
   }
@@ -298,7 +333,8 @@ export class Daemon {
       return;
     }
     metrics.setManifestErrors(0);
-    if (set.documents.length === 0 && !this.#options.allowEmpty) {
+    // For a shard, the whole checkout counts: a shard whose projects all moved away hands them over.
+    if (set.documents.length === 0 && (set.shard?.elsewhere.length ?? 0) === 0 && !this.#options.allowEmpty) {
       log.warn({ revision, root: set.root }, 'the manifest set is empty; keeping the last good state, nothing is pruned (--allow-empty lets it prune)');
       return;
     }
@@ -354,7 +390,17 @@ export class Daemon {
     }
     try {
       if (signal.aborted || !this.#current) return;
-      await this.#run({ manifests: this.#current.set, priority: 'write', projects, signal }, this.#current.revision, trigger);
+      // Until it ends: a re-check's reads, one write and its read-back per project it covers.
+      const covered = projects?.length ?? projectNames(this.#current.set).length;
+      const entry = this.#writes.start(this.#options.clock.now(), 1 + covered * (this.readsPerProject() + 2));
+      this.#stateBound();
+      let result: PassResult | undefined;
+      try {
+        result = await this.#run({ manifests: this.#current.set, priority: 'write', projects, signal }, this.#current.revision, trigger);
+      } finally {
+        this.#writes.finish(entry, this.#options.clock.now(), result?.requests);
+        this.#stateBound();
+      }
     } finally {
       release();
     }
@@ -433,7 +479,6 @@ export class Daemon {
       this.#observedAt.set(project, at);
       this.#continuous?.observed([project], at, drifted);
     }
-    if (request.priority === 'write') this.#continuous?.recordWrites(result.requests, result.finishedAt);
     if (this.#current) {
       const names = new Set(projectNames(this.#current.set));
       for (const project of [...this.#observedAt.keys()]) if (!names.has(project)) this.#observedAt.delete(project);
@@ -602,6 +647,7 @@ export class Daemon {
   async stop(graceMs: number): Promise<boolean> {
     if (this.#stopped) return true;
     this.#stopped = true;
+    this.#restate?.();
     this.#debouncer.cancel();
     this.#stopAwaiting();
     this.#shutdown.abort(new Error('shutting down'));

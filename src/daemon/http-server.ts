@@ -30,6 +30,24 @@ interface HttpEndpoints {
   readiness(): { ready: boolean; reasons: string[] };
   /** POST routes by path (`/reconcile`...): off unless given. */
   post?: Record<string, PostRoute>;
+  /** More GET (and HEAD) routes by path (`/status`, `/`): off unless given. */
+  get?: Record<string, GetRoute>;
+}
+
+export interface GetRequest {
+  headers: IncomingHttpHeaders;
+  query: URLSearchParams;
+}
+
+export interface GetAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+  headers?: Record<string, string>;
+}
+
+export interface GetRoute {
+  handle(request: GetRequest): Promise<GetAnswer>;
 }
 
 export interface PostRequest {
@@ -180,6 +198,12 @@ export async function startHttpServer(address: ListenAddress, endpoints: HttpEnd
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.setHeader('allow', 'GET, HEAD');
       return send(response, 405, 'application/json', JSON.stringify({ message: 'Method Not Allowed' }));
+    }
+    const get = Object.hasOwn(endpoints.get ?? {}, path) ? endpoints.get![path] : undefined;
+    if (get) {
+      const answer = await get.handle({ headers: request.headers, query: new URLSearchParams(search) });
+      for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
+      return send(response, answer.status, answer.contentType, answer.body);
     }
     switch (path) {
       case '/metrics': {

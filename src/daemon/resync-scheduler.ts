@@ -56,7 +56,7 @@ interface ContinuousResyncOptions extends RecheckSource {
 }
 
 /**
- * Continuous drift checking: spends the budget writes do not need on re-observing projects,
+ * Continuous drift checking: spends the drift share of the budget on re-observing projects,
  * oldest observation first, one slice per its share of spare requests. Every project is then
  * re-observed once per cycle of `sweepReads ÷ spare rate`, which is the floor of the largest
  * observation age; a project whose last observation found drift counts as half a cycle older,
@@ -67,8 +67,6 @@ export class ContinuousResync implements ResyncSchedule {
   readonly #controller = new AbortController();
   readonly #observedAt = new Map<string, number>();
   readonly #drifted = new Set<string>();
-  /** Write requests (time, count) within the last budget window. */
-  readonly #writes: Array<{ at: number; count: number }> = [];
   #running: Promise<void> | undefined;
   #slice: Promise<void> | undefined;
   #plan: FreshnessPlan | undefined;
@@ -105,23 +103,19 @@ export class ContinuousResync implements ResyncSchedule {
     }
   }
 
-  /** Counts a write pass's requests: they come out of the spare budget for a window. */
-  recordWrites(count: number, at: number): void {
-    if (count > 0) this.#writes.push({ at, count });
-  }
-
   /** The current plan (its boundMs is the stated floor), after the first slice. */
   plan(): FreshnessPlan | undefined {
     return this.#plan;
   }
 
-  /** Spare requests per ms: the drift share, or less when writes used more than the rest in the last window. */
-  spareRate(now: number): number {
+  /**
+   * Re-check requests per ms: the drift share of the budget. Writes are not taken off it: they
+   * go ahead of re-check reads in the client's queue, whose window keeps the sum within the
+   * budget, and the delay they cause is added to the stated bound by the daemon.
+   */
+  spareRate(_now: number): number {
     const { limit, windowMs } = this.#options.budget();
-    while (this.#writes.length > 0 && this.#writes[0]!.at <= now - windowMs) this.#writes.shift();
-    const written = this.#writes.reduce((sum, w) => sum + w.count, 0);
-    const reserved = Math.max(limit * (1 - this.#options.driftShare!), written);
-    return Math.max(0, limit - reserved) / windowMs;
+    return (limit * this.#options.driftShare!) / windowMs;
   }
 
   async stop(): Promise<void> {

@@ -48,13 +48,13 @@ export interface TriggerSettings {
 }
 
 /** Equal strings, in time that does not depend on where they differ (nor on the expected length). */
-function constantTimeEqual(given: string, expected: string): boolean {
+export function constantTimeEqual(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
   return timingSafeEqual(a, b) && given.length === expected.length;
 }
 
-async function readSecretFile(path: string): Promise<string | undefined> {
+export async function readSecretFile(path: string): Promise<string | undefined> {
   try {
     const text = (await readFile(path, 'utf8')).trim();
     return text === '' ? undefined : text;

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.js';
 import { validateFaultConfig } from './faults.js';
 import type { Emulator } from './emulator.js';
+import { MEMBER_ROLES, type MemberRole } from './state.js';
 import type { RequestTarget } from './request-target.js';
 
 function json(res: ServerResponse, status: number, body: unknown): void {
@@ -36,6 +37,8 @@ export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res:
   const path = url.pathname.replace(/\/+$/, '');
   const key = `${method} ${path}`;
   try {
+    const membership = method === 'POST' ? /^\/_emulator\/organizations\/([^/]+)\/members$/.exec(path) : null;
+    if (membership) return json(res, 200, addMember(emulator, decodeURIComponent(membership[1]!), await jsonBody(req, 1024)));
     switch (key) {
       case 'GET /_emulator/requests': {
         await readBody(req, 0);
@@ -102,4 +105,21 @@ export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res:
     if (error instanceof AdminError) return json(res, error.status, { message: error.message });
     return json(res, 500, { message: `Internal emulator error: ${(error as Error).message}` });
   }
+}
+
+/**
+ * Makes a user a member of an organization (or changes its role), as an invitation accepted in
+ * the platform's dashboard does: the Management API has no call for it.
+ */
+function addMember(emulator: Emulator, slug: string, body: unknown): unknown {
+  const { user, role = 'Owner' } = (body ?? {}) as { user?: unknown; role?: unknown };
+  const org = emulator.state.organizations.get(slug);
+  if (!org) throw new AdminError(404, `Not found: no organization with slug \`${slug}\``);
+  if (typeof role !== 'string' || !MEMBER_ROLES.includes(role as MemberRole)) throw new AdminError(400, `Expected \`role\` to be one of ${MEMBER_ROLES.join(', ')}`);
+  const found = typeof user === 'string' ? [...emulator.state.users.values()].find((u) => u.id === user || u.email === user) : undefined;
+  if (!found) throw new AdminError(400, `Expected \`user\` to be the id or email of a user, got \`${String(user)}\``);
+  const member = org.members.find((m) => m.userId === found.id);
+  if (member) member.role = role as MemberRole;
+  else org.members.push({ userId: found.id, role: role as MemberRole });
+  return { slug: org.slug, members: org.members.map((m) => ({ user_id: m.userId, role_name: m.role })) };
 }

@@ -143,4 +143,21 @@ export interface ManifestSet {
   errors: ManifestError[];
   /** Manifest files read, relative to `root`. */
   files?: string[];
+  /** With a shard map and `--shard`: the shard the documents were narrowed to, and what the rest of the checkout declares. */
+  shard?: ShardScope;
+}
+
+/**
+ * What a shard's process knows of the whole checkout. Ownership is a property of the whole
+ * checkout: a project whose document another shard now owns is handed over, never removed.
+ */
+export interface ShardScope {
+  /** This process's shard. */
+  name: string;
+  /** The shard map as messages name it. */
+  mapFile: string;
+  /** The Project documents of the checkout that other shards own, each with its owner. */
+  elsewhere: Array<{ document: ProjectDocument; shard: string }>;
+  /** The one shard that creates each organization, by Organization manifest name. */
+  organizationOwners: Record<string, string>;
 }

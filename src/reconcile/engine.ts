@@ -44,6 +44,11 @@ export interface PassOptions {
   /** Waiting for a new project: first poll delay, cap and give-up time (clock ms). */
   wait?: WaitSettings;
   /**
+   * In a sharded fleet, how long (clock ms) an apply waits for a missing organization that
+   * another shard creates; default 60 s. A dry run never waits.
+   */
+  organizationWaitMs?: number;
+  /**
    * A saved plan's apply: called with the freshly computed entries before anything is
    * written; any refusal stops the pass whole (nothing written, each refused resource an
    * outcome). When it passes, the apply runs exactly these entries: a project that becomes
@@ -51,6 +56,10 @@ export interface PassOptions {
    */
   savedPlan?: { check(entries: readonly PlanEntry[]): Refusal[] };
 }
+
+/** How long a shard's apply waits for an organization another shard creates, and how often it looks. */
+export const DEFAULT_ORGANIZATION_WAIT_MS = 60_000;
+const ORGANIZATION_POLL_MS = 2_000;
 
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
 const LAST_PASS_KEY = 'last-pass';
@@ -221,9 +230,14 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       ...(selection ? { selection } : {}),
       inventory,
       intents,
-      manifestsEmpty: documents.length === 0,
+      // For a shard, the whole checkout: a shard whose projects all moved to other shards hands them over.
+      manifestsEmpty: documents.length === 0 && (options.manifests.shard?.elsewhere.length ?? 0) === 0,
       allowEmpty: options.allowEmpty ?? false,
       readPriority,
+      ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),
+      ...(options.manifests.shard && !options.dryRun
+        ? { organizationWait: { ms: options.organizationWaitMs ?? DEFAULT_ORGANIZATION_WAIT_MS, intervalMs: ORGANIZATION_POLL_MS, clock } }
+        : {}),
       ...(options.signal ? { signal: options.signal } : {}),
       log,
     };
@@ -326,6 +340,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     clock,
     log,
     projectRefs,
+    ...(options.manifests.shard ? { shard: options.manifests.shard.name } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };
 

@@ -4,7 +4,8 @@
 // Project: src/reconcile/kinds/organization.ts and project.ts).
 import type { ManagementApi } from '../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../api/types.js';
-import type { OrganizationDocument, ProjectDocument } from '../manifests/types.js';
+import type { OrganizationDocument, ProjectDocument, ShardScope } from '../manifests/types.js';
+import type { Clock } from '../util/clock.js';
 import type { IntentLog } from './intents.js';
 import type { Inventory } from './inventory.js';
 import { confirmFromProject, organizationUnit, resolveFromList, type OrganizationUnit } from './kinds/organization.js';
@@ -32,6 +33,11 @@ export interface FleetObservation {
   removals: Array<{ name: string; entry: PlanEntry; live: LiveProject; keep?: boolean }>;
   /** Inventoried projects whose manifest is gone and that are gone from the live list too. */
   vanished: string[];
+  /**
+   * Inventory records of projects whose document another shard now owns (filled when the
+   * Project module plans): handed over, the record dropped and the live project untouched.
+   */
+  handovers: Array<{ name: string; shard: string; entry: PlanEntry }>;
   organizationsListed: boolean;
 }
 
@@ -51,6 +57,13 @@ export interface FleetInput {
   manifestsEmpty: boolean;
   allowEmpty: boolean;
   readPriority: Priority;
+  /** With `--shard`: this shard, the rest of the checkout and the owner of each organization. */
+  shard?: ShardScope;
+  /**
+   * An apply of a shard waits up to `ms` (clock time) for a missing organization that another
+   * shard creates, re-reading the organization list every `intervalMs`. Absent: no wait (a dry run).
+   */
+  organizationWait?: { ms: number; intervalMs: number; clock: Clock };
   signal?: AbortSignal;
   log: Logger;
 }
@@ -59,7 +72,7 @@ export async function observeFleet(input: FleetInput): Promise<FleetObservation>
   const call = { priority: input.readPriority, ...(input.signal ? { signal: input.signal } : {}) };
   const live = await input.api.listAllProjects(call);
 
-  const organizations = input.organizationDocuments.map((doc) => organizationUnit(doc, input.inventory));
+  const organizations = input.organizationDocuments.map((doc) => organizationUnit(doc, input.inventory, input.shard));
   const byName = new Map(organizations.map((unit) => [unit.name, unit]));
   const projects = input.projectDocuments.map(projectUnit);
   const declaredNames = new Set(input.declaredDocuments.map((d) => d.metadata.name));
@@ -117,6 +130,7 @@ export async function observeFleet(input: FleetInput): Promise<FleetObservation>
     const listed: OrganizationResponseV1[] = await input.api.listAllOrganizations(call);
     organizationsListed = true;
     for (const org of organizations) if (!org.confirmed) resolveFromList(org, listed);
+    await waitForOtherShards(organizations, input, call);
     for (const unit of projects) findInOrganization(unit, byName.get(unit.organization));
   }
 
@@ -146,5 +160,40 @@ export async function observeFleet(input: FleetInput): Promise<FleetObservation>
     if (unit?.live && !conflicts.has(unit.name) && !input.inventory.projects[unit.name]) unit.renamedFrom ??= name;
   }
 
-  return { live, liveByRef, organizations, projects, ambiguous, conflicts, claimedBy, removals: [], vanished: [], organizationsListed };
+  return { live, liveByRef, organizations, projects, ambiguous, conflicts, claimedBy, removals: [], vanished: [], handovers: [], organizationsListed };
+}
+
+/** Missing organizations that another shard creates: this shard never creates them. */
+function awaitedOrganizations(organizations: readonly OrganizationUnit[]): OrganizationUnit[] {
+  return organizations.filter((org) => org.createdBy !== undefined && org.id === undefined && org.entry === undefined && !org.policy.suspend);
+}
+
+/**
+ * Waits (bounded, with a progress line per re-read) for the organizations other shards
+ * create; what is still missing afterwards is planned as blocked, naming its owner.
+ */
+async function waitForOtherShards(organizations: readonly OrganizationUnit[], input: FleetInput, call: { priority: Priority; signal?: AbortSignal }): Promise<void> {
+  let missing = awaitedOrganizations(organizations);
+  const wait = input.organizationWait;
+  if (missing.length === 0) return;
+  const describe = (list: readonly OrganizationUnit[]) => list.map((org) => `\`${org.name}\` (created by shard \`${org.createdBy}\`)`).join(', ');
+  if (wait && wait.ms > 0) {
+    const started = wait.clock.now();
+    while (missing.length > 0 && wait.clock.now() - started < wait.ms && !input.signal?.aborted) {
+      const waited = wait.clock.now() - started;
+      input.log.info(
+        { organizations: missing.map((org) => org.name), owners: missing.map((org) => org.createdBy), waitedMs: waited, waitMs: wait.ms },
+        `waiting for organization ${describe(missing)}: ${Math.round(waited / 1000)} s of ${Math.round(wait.ms / 1000)} s`,
+      );
+      await wait.clock.sleep(Math.min(wait.intervalMs, wait.ms - waited), input.signal);
+      const listed = await input.api.listAllOrganizations(call);
+      for (const org of missing) resolveFromList(org, listed);
+      for (const org of missing) if (org.id !== undefined) input.log.info({ organization: org.name, owner: org.createdBy }, `organization \`${org.name}\` is visible now: found, not created`);
+      missing = awaitedOrganizations(missing);
+    }
+  }
+  for (const org of missing) {
+    org.waitedMs = wait?.ms ?? 0;
+    input.log.warn({ organization: org.name, owner: org.createdBy }, `organization \`${org.name}\` is missing or not visible to this shard, and only shard \`${org.createdBy}\` creates it`);
+  }
 }

@@ -258,6 +258,8 @@ export interface FleetApplyContext {
   log: Logger;
   /** Live project refs by project manifest name: a creation adds its project's. */
   projectRefs: Map<string, string>;
+  /** This process's shard, in a sharded fleet. */
+  shard?: string;
   signal?: AbortSignal;
 }
 

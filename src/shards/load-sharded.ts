@@ -5,8 +5,8 @@ import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { loadManifests, type LoadOptions } from '../manifests/load.js';
-import type { ManifestError, ManifestSet } from '../manifests/types.js';
-import { documentsOfShard, partition } from './partition.js';
+import type { ManifestError, ManifestSet, ProjectDocument } from '../manifests/types.js';
+import { documentsOfShard, organizationOwners, partition } from './partition.js';
 import { DEFAULT_SHARD_MAP_FILE, ShardMapError, readShardMap, type Shard, type ShardMap } from './shard-map.js';
 
 interface ShardOptions {
@@ -88,6 +88,14 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
     if ('selector' in found) shard = found;
     else errors.push(found);
   }
-  const documents = shard && errors.length === 0 ? documentsOfShard(shard.name, owned.owners, set.documents) : set.documents;
-  return { set: { ...set, documents, errors }, map, ...(shard ? { shard } : {}), unowned: owned.unowned };
+  if (!shard || errors.length > 0) return { set: { ...set, errors }, map, ...(shard ? { shard } : {}), unowned: owned.unowned };
+  const organizations = organizationOwners(map, set.documents);
+  const documents = documentsOfShard(shard.name, owned.owners, set.documents, organizations);
+  // The rest of the checkout: what this shard hands over rather than removes.
+  const elsewhere = set.documents.flatMap((document) => {
+    const owner = document.kind === 'Project' ? owned.owners.get(document.metadata.name) : undefined;
+    return owner !== undefined && owner !== shard.name ? [{ document: document as ProjectDocument, shard: owner }] : [];
+  });
+  const scope = { name: shard.name, mapFile: map.file, elsewhere, organizationOwners: Object.fromEntries(organizations) };
+  return { set: { ...set, documents, errors, shard: scope }, map, shard, unowned: owned.unowned };
 }

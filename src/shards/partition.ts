@@ -41,12 +41,35 @@ export function partition(map: ShardMap, documents: readonly AnyDocument[]): Par
 }
 
 /**
- * The documents a shard reconciles: its projects, the documents that belong to them, and the
- * organizations they live in (an organization is shared; it is matched by name, never pruned by a shard).
+ * The one shard that may create each organization the checkout declares without `spec.slug`
+ * (one with a slug exists already and is never created): the owner the map's `organizations:`
+ * names, else the first shard in map order. The rule does not depend on labels, so moving
+ * projects between shards never changes who creates an organization. Organizations are shared
+ * between shards; every other shard only finds them (by name) and never creates one.
  */
-export function documentsOfShard(shard: string, owners: ReadonlyMap<string, string>, documents: readonly AnyDocument[]): AnyDocument[] {
+export function organizationOwners(map: ShardMap, documents: readonly AnyDocument[]): Map<string, string> {
+  const first = map.shards[0]!.name;
+  const result = new Map<string, string>();
+  for (const document of documents) {
+    if (document.kind !== 'Organization' || (document.spec as { slug?: unknown } | undefined)?.slug !== undefined) continue;
+    result.set(document.metadata.name, map.organizations[document.metadata.name] ?? first);
+  }
+  return result;
+}
+
+/**
+ * The documents a shard reconciles: its projects, the documents that belong to them, the
+ * organizations they live in (an organization is shared; it is matched by name, never pruned
+ * by a shard) and the organizations the shard creates (`organizationOwners`).
+ */
+export function documentsOfShard(
+  shard: string,
+  owners: ReadonlyMap<string, string>,
+  documents: readonly AnyDocument[],
+  organizationOwner: ReadonlyMap<string, string> = new Map(),
+): AnyDocument[] {
   const projects = new Set([...owners].filter(([, owner]) => owner === shard).map(([name]) => name));
-  const organizations = new Set<string>();
+  const organizations = new Set([...organizationOwner].filter(([, owner]) => owner === shard).map(([name]) => name));
   for (const document of documents) {
     if (document.kind === 'Project' && projects.has(document.metadata.name)) organizations.add((document as ProjectDocument).spec.organization);
   }

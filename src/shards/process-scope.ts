@@ -20,6 +20,18 @@ export function lockTimeoutMs(context: CommandContext): number {
   }
 }
 
+/** `--organization-wait` in milliseconds. */
+export function organizationWaitMs(context: CommandContext): number {
+  const value = stringOption(context, 'organization-wait') ?? '60s';
+  // `0s`: no wait at all (a duration is otherwise > 0).
+  if (/^0+(ms|s|m|h)?$/.test(value.trim())) return 0;
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new UsageError(`--organization-wait: ${(error as Error).message}`);
+  }
+}
+
 /**
  * A shard map splits the fleet between processes: writing all of it from one process beside
  * them would give projects two owners, so a writing process must name its shard.

@@ -43,6 +43,12 @@ export interface ShardMap {
   /** The path as errors show it (relative to the manifests directory when inside it). */
   file: string;
   shards: Shard[];
+  /**
+   * `organizations:`: the one shard that creates each named organization (Organization
+   * manifest name -> shard name). An organization not named here is created by the first
+   * shard of the map (partition.ts: organizationOwners).
+   */
+  organizations: Record<string, string>;
 }
 
 export class ShardMapError extends Error {
@@ -75,7 +81,7 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
   }
   for (const pair of root.items) {
     const key = String((pair.key as { value?: unknown }).value ?? pair.key);
-    if (key !== 'shards') at(pair.key as Node, `/${key}`, 'unknown field: a shard map has only `shards`');
+    if (key !== 'shards' && key !== 'organizations') at(pair.key as Node, `/${key}`, 'unknown field: a shard map has `shards` and `organizations`');
   }
   const list = root.get('shards', true) as Node | undefined;
   if (!isSeq(list) || list.items.length === 0) {
@@ -113,8 +119,29 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
     }
     if (selector && credentials) shards.push({ name, selector, credentials, line, ...(rate ? { rate } : {}) });
   });
+  const organizations = parseOrganizationOwners(root.get('organizations', true) as Node | undefined, new Set(shards.map((s) => s.name)), at);
   if (errors.length > 0) throw new ShardMapError(errors);
-  return { path, file, shards };
+  return { path, file, shards, organizations };
+}
+
+/** `organizations: { <Organization manifest name>: <shard name> }`: each named shard must exist. */
+function parseOrganizationOwners(node: Node | undefined, shards: ReadonlySet<string>, at: At): Record<string, string> {
+  const owners: Record<string, string> = {};
+  if (node === undefined) return owners;
+  if (!isMap(node)) {
+    at(node, '/organizations', 'expected a mapping of Organization names to the shard that creates each');
+    return owners;
+  }
+  for (const pair of node.items) {
+    const name = String((pair.key as { value?: unknown }).value ?? pair.key);
+    const value = (pair.value as { value?: unknown } | null)?.value;
+    if (typeof value !== 'string' || !shards.has(value)) {
+      at((pair.value as Node | null) ?? (pair.key as Node), `/organizations/${name}`, `expected the name of a shard of this map (${[...shards].join(', ')}): the one shard that creates organization \`${name}\``);
+      continue;
+    }
+    owners[name] = value;
+  }
+  return owners;
 }
 
 type At = (node: Node | null | undefined, path: string, message: string) => void;

@@ -79,3 +79,23 @@ describe('chaos invariants', () => {
     expect(failing(facts)).toEqual(['the fleet converged', 'every function is deployed']);
   });
 });
+
+describe('chaos invariants with a shard move', () => {
+  const moved: Expectations = { ...expected, managedProjects: [...expected.managedProjects, 'm'], moved: [{ project: 'm', from: 'left', to: 'right' }] };
+  const facts = (inventories: Record<string, Record<string, string>>): LiveFacts => {
+    const base = healthy();
+    base.projects.push({ name: 'm', ref: 'rm' });
+    base.shardInventories = inventories;
+    return base;
+  };
+  const failingMoved = (f: LiveFacts) => checkInvariants(f, moved).filter((r) => !r.ok).map((r) => r.name);
+
+  it('holds when only the new shard records the moved project', () => {
+    expect(failingMoved(facts({ left: {}, right: { m: 'rm' } }))).toEqual([]);
+  });
+
+  it('sees a moved project the old shard still records, or the new one does not', () => {
+    expect(failingMoved(facts({ left: { m: 'rm' }, right: { m: 'rm' } }))).toEqual(['a project moved between shards is managed by its new shard']);
+    expect(failingMoved(facts({ left: {}, right: {} }))).toEqual(['a project moved between shards is managed by its new shard']);
+  });
+});

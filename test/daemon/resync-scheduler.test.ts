@@ -78,12 +78,11 @@ describe('ContinuousResync', () => {
     expect(resync.plan()!.boundMs).toBe(8_000);
   });
 
-  it('leaves re-checks the budget writes did not use in the last window', () => {
+  it('paces re-checks at the drift share of the budget; writes are not taken off it (the daemon adds their delay to the bound)', () => {
     const clock = new ManualClock();
     const resync = schedule(clock, ['a'], []);
     expect(resync.spareRate(clock.now())).toBeCloseTo(60 / 60_000, 12);
-    resync.recordWrites(45, clock.now());
-    expect(resync.spareRate(clock.now())).toBeCloseTo(15 / 60_000, 12);
-    expect(resync.spareRate(clock.now() + 60_000)).toBeCloseTo(60 / 60_000, 12);
+    const shared = new ContinuousResync({ clock, projects: () => ['a'], runSlice: async () => undefined, budget: () => ({ limit: 60, windowMs: 60_000 }), readsPerProject: () => 2, driftShare: 0.8 });
+    expect(shared.spareRate(clock.now())).toBeCloseTo(48 / 60_000, 12);
   });
 });

@@ -119,3 +119,9 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Debian's chromium (`apt-get install chromium`), driven by playwright-core in the status page test. */
+export function chromiumTool(): Tool {
+  const path = process.env.CHROMIUM_PATH ?? which('chromium') ?? which('chromium-browser');
+  return path ? { path } : { missing: 'chromium not found on PATH (apt-get install chromium)' };
+}

@@ -94,7 +94,7 @@ describe('network errors', () => {
 
 describe('did you mean', () => {
   it('status --project suggests the nearest Project manifest name', async () => {
-    const run = await runCli(['status', dir, '--project', 'shpo'], environment());
+    const run = await runCli(['status', dir, '--live', '--project', 'shpo'], environment());
     expectExit(run, 1);
     expect(run.stderr).toContain('--project `shpo` names no Project manifest');
     expect(run.stderr).toContain('did you mean `shop`?');

@@ -191,3 +191,23 @@ describe('seeded SSO providers', () => {
     await expect(startEmulator({ port: 0, seed: seedWith({ metadata_xml: '<x/>' }) })).rejects.toThrow(/projects\[0\]\.sso_providers\[0\]: `metadata_xml` is not SAML metadata/);
   });
 });
+
+describe('POST /_emulator/organizations/{slug}/members', () => {
+  it('makes a user a member (the dashboard invitation the API has no call for), so that it sees the organization', async () => {
+    const emulator = await startEmulator({
+      port: 0,
+      seed: { users: [{ name: 'Owner', email: 'owner@example.test', tokens: ['pat_owner_0123456789'] }, { name: 'Later', email: 'later@example.test', tokens: ['pat_later_0123456789'] }], organizations: [{ name: 'Shared', slug: 'sharedslug', members: [{ user: 'owner@example.test' }] }] },
+    });
+    running.push(emulator);
+    const visible = async () => ((await (await fetch(`${emulator.url}/v1/organizations`, { headers: { authorization: 'Bearer pat_later_0123456789' } })).json()) as Array<{ name: string }>).map((o) => o.name);
+    expect(await visible()).not.toContain('Shared');
+    const add = (slug: string, body: unknown) => fetch(`${emulator.url}/_emulator/organizations/${slug}/members`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const added = await add('sharedslug', { user: 'later@example.test', role: 'Developer' });
+    expect(added.status).toBe(200);
+    expect(((await added.json()) as { members: Array<{ role_name: string }> }).members.map((m) => m.role_name)).toEqual(['Owner', 'Developer']);
+    expect(await visible()).toContain('Shared');
+    expect((await add('nosuchorg', { user: 'later@example.test' })).status).toBe(404);
+    expect((await add('sharedslug', { user: 'nobody@example.test' })).status).toBe(400);
+    expect((await add('sharedslug', { user: 'later@example.test', role: 'Boss' })).status).toBe(400);
+  });
+});

@@ -86,7 +86,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
   });
 
   it('before any apply, status shows every declared resource as drifted, to be created, and exits 0', async () => {
-    const result = await run(['status', 'manifests', '--output', 'json']);
+    const result = await run(['status', 'manifests', '--live', '--output', 'json']);
     expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
     const report = JSON.parse(result.stdout);
     const shop = report.projects.find((p: { name: string }) => p.name === 'shop');
@@ -108,10 +108,10 @@ describe('reconcile status and reconcile branch (built command)', () => {
   it('after an apply everything is in sync; a change made out of band shows as drift with its fields', async () => {
     const apply = await run(['manifests']);
     expect(apply.code, apply.stderr).toBe(0);
-    const pending = JSON.parse((await run(['status', 'manifests', '--output', 'json'])).stdout).projects.find((p: { name: string }) => p.name === 'shop').resources.find((r: { id: string }) => r.id === 'Branch/shop/dev');
+    const pending = JSON.parse((await run(['status', 'manifests', '--live', '--output', 'json'])).stdout).projects.find((p: { name: string }) => p.name === 'shop').resources.find((r: { id: string }) => r.id === 'Branch/shop/dev');
     expect(pending).toMatchObject({ state: 'pending', message: 'branch status CREATING_PROJECT' });
     emulator.advanceClock(DEFAULT_DURATIONS.branchStep * 4); // the branch finishes setting up
-    const clean = await run(['status', 'manifests', '--output', 'json']);
+    const clean = await run(['status', 'manifests', '--live', '--output', 'json']);
     expect(clean.code).toBe(0);
     const shop = JSON.parse(clean.stdout).projects.find((p: { name: string }) => p.name === 'shop');
     expect(shop.resources.filter((r: { state: string }) => r.state !== 'in_sync')).toEqual([]);
@@ -120,7 +120,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
     await client.api.bulkCreateSecrets(ref, [{ name: 'API_SECRET', value: 'edited-by-hand' }]);
     const branch = (await client.api.listAllBranches(ref)).find((b) => b.name === 'dev')!;
     await client.api.updateABranchConfig(branch.id, { git_branch: 'hotfix' });
-    const drifted = await run(['status', 'manifests']);
+    const drifted = await run(['status', 'manifests', '--live']);
     expect(drifted.code).toBe(0);
     expect(drifted.stdout).toMatch(/Secret\s+API_SECRET\s+drifted\s+\S+\s+fields: value/);
     expect(drifted.stdout).toMatch(/Branch\s+dev\s+drifted\s+\S+\s+fields: git_branch/);
@@ -152,14 +152,14 @@ describe('reconcile status and reconcile branch (built command)', () => {
   });
 
   it('--project limits the report to one project; an unknown name is a usage error', async () => {
-    const all = await run(['status', 'manifests', '--output', 'json']);
+    const all = await run(['status', 'manifests', '--live', '--output', 'json']);
     expect(JSON.parse(all.stdout).projects.map((p: { name: string }) => p.name)).toEqual(['other', 'shop']);
     const since = emulator.requests().length;
-    const one = await run(['status', 'manifests', '--project', 'shop', '--output', 'json']);
+    const one = await run(['status', 'manifests', '--live', '--project', 'shop', '--output', 'json']);
     expect(one.code, one.stderr).toBe(0);
     expect(JSON.parse(one.stdout).projects.map((p: { name: string }) => p.name)).toEqual(['shop']);
     expect(emulator.requests().slice(since).filter((r) => r.path.includes(otherRef))).toEqual([]);
-    const unknown = await run(['status', 'manifests', '--project', 'nope']);
+    const unknown = await run(['status', 'manifests', '--live', '--project', 'nope']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('--project `nope` names no Project manifest');
   });
@@ -168,7 +168,7 @@ describe('reconcile status and reconcile branch (built command)', () => {
     await mkdir(join(dir, 'broken'), { recursive: true });
     await writeFile(join(dir, 'broken', 'a.yaml'), 'apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: s\nspec:\n  project: shop\n  valuez: {}\n');
     const since = emulator.requests().length;
-    const result = await run(['status', 'broken']);
+    const result = await run(['status', 'broken', '--live']);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/a\.yaml:\d+:\d+/);
     expect(result.stderr).toContain('nothing was read');

@@ -20,7 +20,7 @@ import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -126,6 +126,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
   const detailed = context.values['detailed-exitcode'] === true;
   const shardName = stringOption(context, 'shard');
   const timeoutMs = lockTimeoutMs(context);
+  const organizationWait = organizationWaitMs(context);
   const sandbox = context.values.sandbox === true;
   if (shardName !== undefined && sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const { loadShardedManifests } = await import('../../shards/load-sharded.js');
@@ -209,6 +210,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       log,
       sandbox,
       allowEmpty: context.values['allow-empty'] === true,
+      organizationWaitMs: organizationWait,
       signal: AbortSignal.any([context.signal, lost.signal]),
       ...(session.clock ? { clock: session.clock } : {}),
     };
@@ -233,6 +235,13 @@ export async function executePass(context: CommandContext, request: PassRequest)
       savedPlan = { check: (entries) => entryRefusals(shown, entries) };
     }
     const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
+    // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
+    if (!dryRun && !lost.signal.aborted) {
+      const { recordPassInStateDir } = await import('../../status/status-file.js');
+      await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
+        log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
+      );
+    }
     const override = await request.afterPass?.(result, manifests, sandbox, heading);
     context.stdout.write(render(result, format, color, heading));
     log.info(

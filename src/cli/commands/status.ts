@@ -1,76 +1,112 @@
-// `reconcile status [DIR]`: a dry pass (reads only) plus the observed-only reads of every
-// live project, as a table per project or JSON. Drift is not an error: exit 0 unless the
-// manifests are invalid or a read failed.
+// `reconcile status [DIR]`: the recorded view of the fleet, read from a running daemon
+// (`--daemon-url`, `GET /status`) or from the state directory, with no API call and no secret.
+// `--live` (and `--sandbox`) observe instead: a dry pass (reads only) plus the observed-only
+// reads of every live project. Drift is not an error: exit 0 unless the manifests are invalid,
+// a read failed, or there is no view to show.
+import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { streamLogger } from '../logging.js';
 import { colorWanted } from '../../util/logger.js';
 import { systemClock } from '../../util/clock.js';
-import { observationFailed, observeProject, type ObservedProjectState } from '../../reconcile/kinds/observed.js';
-import { buildStatusReport, renderStatusJson, renderStatusText } from '../../reconcile/kinds/status-report.js';
-import { openApiSession, type ApiSession } from '../api-session.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
-import { openSandboxSession } from '../sandbox-session.js';
-import type { Clock } from '../../util/clock.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
-import { referenceOptions } from '../reference-options.js';
 import { didYouMean } from '../../manifests/suggest.js';
+import { stateDirOf } from '../../shards/process-scope.js';
+import { buildFleetView, type FleetView } from '../../status/fleet-view.js';
+import { renderFleetViewText } from '../../status/fleet-view-text.js';
+import { readStatusRecord } from '../../status/status-file.js';
+
+/** The daemon answers from memory; a slow answer means something is wrong. */
+const DAEMON_TIMEOUT_MS = 10_000;
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
   const output = stringOption(context, 'output') ?? 'text';
   if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
-  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
-  const log = streamLogger(context, context.stderr);
-
-  const { loadManifests } = await import('../../manifests/load.js');
-  const manifests = await loadManifests(dir, { references: referenceOptions(context) });
-  if (manifests.errors.length) {
-    for (const e of manifests.errors) {
-      context.stderr.write(`${e.file}:${e.line}:${e.column}: ${e.path ? `${e.path}: ` : ''}${e.message}${e.hint ? ` (${e.hint})` : ''}\n`);
-    }
-    context.stderr.write(`reconcile: status: ${manifests.errors.length} manifest error(s); nothing was read\n`);
+  // The observing path loads the API client and the engine: only when asked for.
+  if (context.values.live === true || context.values.sandbox === true) return (await import('./status-live.js')).runLive(context, output);
+  // The daemon's view only when asked for: the option's default address is for `trigger`.
+  const fromDaemon = context.flags.has('daemon-url') || (context.env.RECONCILE_DAEMON_URL ?? '') !== '';
+  const view = fromDaemon ? await daemonView(context) : await stateDirView(context);
+  if (typeof view === 'string') {
+    context.stderr.write(`reconcile: status: ${view}\n`);
     return 1;
   }
-
-  const session: ApiSession & { clock?: Clock } =
-    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
-  try {
-    const { runPass } = await import('../../reconcile/engine.js');
-    // `--project NAME` limits the report (and its reads) to one Project manifest.
-    const only = stringOption(context, 'project');
-    if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
-      const hint = didYouMean(only, manifests.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
-      throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}${hint === undefined ? '' : `; ${hint}`}`);
+  const only = stringOption(context, 'project');
+  if (only !== undefined) {
+    const known = view.view.projects.map((project) => project.name);
+    if (!known.includes(only)) {
+      const hint = didYouMean(only, known);
+      throw new UsageError(`status: --project \`${only}\` names no project in ${view.from}${hint === undefined ? '' : `; ${hint}`}`);
     }
-    const result = await runPass({
-      ...(only !== undefined ? { projects: [only] } : {}),
-      manifests,
-      client: session.client,
-      stateDir: session.stateDir,
-      dryRun: true,
-      env: context.env,
-      log,
-      signal: context.signal,
-      ...(context.values.sandbox === true ? { sandbox: true } : {}),
-      ...(session.clock ? { clock: session.clock } : {}),
-    });
-    const observed = new Map<string, ObservedProjectState>();
-    // A user waits for this: the reads go at `verify` priority, all projects at once (the client paces them).
-    await Promise.all(
-      result.projects.map(async (project) => {
-        if (!project.ref) return;
-        observed.set(project.ref, await observeProject(session.client.api, project.ref, { priority: 'verify', project: project.name, signal: context.signal }));
-      }),
-    );
-    const now = systemClock.now();
-    const report = buildStatusReport(result, observed, now);
-    const freshness = await readFreshness(session.stateDir, now);
-    if (freshness) report.freshness = freshness;
-    const stdoutIsTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
-    context.stdout.write(output === 'json' ? renderStatusJson(report) : renderStatusText(report, { color: colorWanted(context.env, stdoutIsTty) }));
-    const readFailed = [...observed.values()].some(observationFailed);
-    return result.result === 'success' && !readFailed ? 0 : 1;
-  } finally {
-    await session.close();
+    view.view.projects = view.view.projects.filter((project) => project.name === only);
   }
+  const stdoutIsTty = (context.stdout as { isTTY?: boolean }).isTTY === true;
+  context.stdout.write(output === 'json' ? `${JSON.stringify(view.view, null, 2)}\n` : renderFleetViewText(view.view, { color: colorWanted(context.env, stdoutIsTty), from: view.from }));
+  return 0;
+}
+
+/** `GET /status` of a running daemon, with the bearer token of --status-token-file when given. */
+async function daemonView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
+  const base = stringOption(context, 'daemon-url') ?? 'http://127.0.0.1:9464';
+  let url: URL;
+  try {
+    url = new URL('/status', base);
+  } catch {
+    throw new UsageError(`status: --daemon-url must be a URL such as http://127.0.0.1:9464, got \`${base}\``);
+  }
+  const headers: Record<string, string> = { accept: 'application/json' };
+  const tokenFile = stringOption(context, 'status-token-file');
+  if (tokenFile) {
+    let token: string;
+    try {
+      token = (await readFile(resolve(context.cwd, tokenFile), 'utf8')).trim();
+    } catch (error) {
+      return `cannot read the token file ${tokenFile} (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+    }
+    if (token === '') return `the token file ${tokenFile} is empty`;
+    headers.authorization = `Bearer ${token}`;
+  }
+  let response: Response;
+  try {
+    response = await fetch(url, { headers, signal: AbortSignal.any([context.signal, AbortSignal.timeout(DAEMON_TIMEOUT_MS)]), redirect: 'error' });
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    return `no answer from the daemon at ${url.origin} (${cause})`;
+  }
+  if (response.status === 401) return `the daemon at ${url.origin} wants a bearer token: set --status-token-file PATH (RECONCILE_STATUS_TOKEN_FILE) to the token it was started with`;
+  if (response.status === 404) return `${url.origin} has no /status endpoint (is it the daemon's --metrics-addr?)`;
+  if (!response.ok) {
+    const message = await response
+      .json()
+      .then((body) => (body as { message?: string }).message)
+      .catch(() => undefined);
+    return `the daemon at ${url.origin} answered ${response.status}${message ? `: ${message}` : ''}`;
+  }
+  try {
+    return { view: (await response.json()) as FleetView, from: `the daemon at ${url.origin}` };
+  } catch {
+    return `the daemon at ${url.origin} answered with something that is not JSON`;
+  }
+}
+
+/** What passes recorded in the state directory (`status.json`), and the daemon's freshness file. */
+async function stateDirView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
+  const stateDir = stateDirOf(context, stringOption(context, 'shard'));
+  const record = await readStatusRecord(stateDir);
+  if (!record) {
+    return `no status recorded in ${stateDir}: run an apply (\`reconcile DIR\`) or the daemon with this --state-dir, ask a running daemon with --daemon-url URL, or observe now with --live`;
+  }
+  const now = systemClock.now();
+  const freshness = await readFreshness(stateDir, now);
+  const view = buildFleetView(record, {
+    now,
+    source: 'state-dir',
+    freshness: {
+      ...(freshness ? { resync: freshness.resync } : {}),
+      ...(freshness?.boundSeconds !== undefined ? { boundSeconds: freshness.boundSeconds } : {}),
+      ...(freshness?.maxObservationAgeSeconds !== undefined ? { maxObservationAgeSeconds: freshness.maxObservationAgeSeconds } : {}),
+    },
+    ...(stringOption(context, 'shard') !== undefined ? { shard: stringOption(context, 'shard')! } : {}),
+  });
+  return { view, from: `the state directory ${stateDir}` };
 }

@@ -18,6 +18,9 @@ import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from '../.
 import { createObserver, observeReadsPerProject } from '../../daemon/observer.js';
 import { watchSource } from '../../daemon/source-watcher.js';
 import { triggerRoutes, type TriggerSettings } from '../../daemon/trigger.js';
+import { StatusBoard } from '../../daemon/status-board.js';
+import { statusRoutes, type StatusRouteSettings } from '../../daemon/status-routes.js';
+import { projectNames } from '../../daemon/change-set.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
 import { eventsFromPass } from '../../notify/events.js';
 import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
@@ -26,7 +29,7 @@ import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
-import { lockTimeoutMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
@@ -72,7 +75,12 @@ interface DaemonSettings {
   observe: ObservedResource[];
   notifications?: NotificationSettings;
   triggers: TriggerSettings;
+  /** `GET /status` and the status page: the token, the runbook's address. */
+  status: StatusRouteSettings;
 }
+
+/** Seconds between the status page's refreshes. */
+const STATUS_PAGE_REFRESH_SECONDS = 15;
 
 /** Validates the daemon's options up front, with messages that name the option. */
 async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
@@ -125,7 +133,17 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   }
   const tokenFile = stringOption(context, 'trigger-token-file');
   const webhookSecretFile = stringOption(context, 'webhook-secret-file');
+  const statusTokenFile = stringOption(context, 'status-token-file');
+  const runbookUrl = stringOption(context, 'runbook-url');
+  if (runbookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(runbookUrl)) {
+    throw new UsageError(`--runbook-url: expected an http(s) URL such as https://git.example.com/ops/fleet/blob/main/docs/runbook.md, got \`${runbookUrl}\``);
+  }
   return {
+    status: {
+      refreshSeconds: STATUS_PAGE_REFRESH_SECONDS,
+      ...(statusTokenFile ? { tokenFile: resolve(context.cwd, statusTokenFile) } : {}),
+      ...(runbookUrl ? { runbookUrl } : {}),
+    },
     notifications,
     triggers: {
       ...(tokenFile ? { tokenFile: resolve(context.cwd, tokenFile) } : {}),
@@ -151,6 +169,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
 export async function runDaemon(context: CommandContext): Promise<number> {
   const settings = await settingsFrom(context);
   const timeoutMs = lockTimeoutMs(context);
+  const organizationWait = organizationWaitMs(context);
   const shardName = stringOption(context, 'shard');
   const shardsFile = stringOption(context, 'shards');
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
@@ -199,6 +218,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
 
   let session: (ApiSession & { clock?: Clock }) | undefined;
   let daemon: Daemon | undefined;
+  let board: StatusBoard | undefined;
   // Why this process may not write yet (another process holds the state directory's lock).
   let lockProblem: string | undefined = 'the state directory lock is not taken yet';
   let server: RunningHttpServer;
@@ -217,6 +237,16 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     ).map(([path, route]) => [
       path,
       { ...route, handle: (request: Parameters<typeof route.handle>[0]) => (daemon ? route.handle(request) : Promise.resolve({ status: 503, body: { message: lockProblem ?? 'the daemon is starting' } })) },
+    ]),
+  );
+  // The view exists once the state directory is locked and read; until then the answer is 503.
+  const statusGets = Object.fromEntries(
+    Object.entries(statusRoutes({ view: () => board!.view() }, settings.status, log)).map(([path, route]) => [
+      path,
+      {
+        handle: (request: Parameters<typeof route.handle>[0]) =>
+          board ? route.handle(request) : Promise.resolve({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: lockProblem ?? 'the daemon is starting' }) }),
+      },
     ]),
   );
   try {
@@ -240,6 +270,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
           return { ready: reasons.length === 0, reasons };
         },
         post: routes,
+        get: statusGets,
       },
       log,
     );
@@ -250,7 +281,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     return 1;
   }
 
-  log.info({ metrics: server.url }, 'serving /metrics, /healthz and /readyz');
+  log.info({ metrics: server.url }, 'serving /metrics, /healthz, /readyz, /status and the status page (/)');
   const lost = new AbortController();
   let lock: StateLock | undefined;
   const waitForLock = async (stateDir: string): Promise<boolean> => {
@@ -335,6 +366,28 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     clock,
     log,
   );
+  const statusBoard = new StatusBoard({
+    stateDir: open.stateDir,
+    clock,
+    log,
+    dryRun: settings.dryRun,
+    ...(shard ? { shard: shard.name } : {}),
+    live: () => {
+      const current = daemon?.current();
+      const bound = daemon?.observationAgeBound();
+      return {
+        ...(current?.revision ? { revision: current.revision } : {}),
+        ...(current ? { projects: projectNames(current.set) } : {}),
+        freshness: {
+          resync: settings.resync,
+          ...(bound !== undefined ? { boundSeconds: bound / 1000 } : {}),
+          ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeSeconds: settings.maxObservationAgeMs / 1000 } : {}),
+        },
+      };
+    },
+  });
+  await statusBoard.load();
+  board = statusBoard;
   daemon = new Daemon({
     manifestsPath: settings.manifestsPath,
     loadManifests: async (dir) => {
@@ -354,6 +407,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         clock: open.clock ?? clock,
         sandbox: settings.sandbox,
         allowEmpty: settings.allowEmpty,
+        organizationWaitMs: organizationWait,
         signal: AbortSignal.any([request.signal, lost.signal]),
         priority: request.priority,
         ...(request.projects ? { projects: request.projects } : {}),
@@ -376,7 +430,10 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     dryRun: settings.dryRun,
     ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
     onFreshness: (freshness) => freshnessFile.write(freshness),
-    ...(notifier ? { onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())) } : {}),
+    onPass: (result, report) => {
+      notifier?.publish(eventsFromPass(result, report, clock.now()));
+      statusBoard.recordPass(result, report);
+    },
   });
 
   log.info(
@@ -404,7 +461,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   await within(started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([freshnessFile.flush(), open.close(), server.close(), notifier?.close()]).then(() => true),
+    Promise.allSettled([freshnessFile.flush(), statusBoard.flush(), open.close(), server.close(), notifier?.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');

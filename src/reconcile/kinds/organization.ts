@@ -5,7 +5,7 @@
 import { TransientError } from '../../api/errors.js';
 import type { ManagementApi } from '../../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../../api/types.js';
-import { API_VERSION, type OrganizationDocument } from '../../manifests/types.js';
+import { API_VERSION, type OrganizationDocument, type ShardScope } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
 import type { IntentLog } from '../intents.js';
 import { saveInventory, type Inventory } from '../inventory.js';
@@ -23,9 +23,15 @@ export interface OrganizationUnit {
   confirmed: boolean;
   /** Set once planned. */
   entry?: PlanEntry;
+  /** In a sharded fleet, the other shard that alone creates this organization (absent: this process may create it). */
+  createdBy?: string;
+  /** The shard map that names that owner, as messages show it. */
+  shardMap?: string;
+  /** How long this pass waited for the owner's creation (ms), once it gave up. */
+  waitedMs?: number;
 }
 
-export function organizationUnit(document: OrganizationDocument, inventory: Inventory): OrganizationUnit {
+export function organizationUnit(document: OrganizationDocument, inventory: Inventory, shard?: ShardScope): OrganizationUnit {
   const cached = inventory.organizations[document.metadata.name];
   const unit: OrganizationUnit = {
     name: document.metadata.name,
@@ -33,6 +39,11 @@ export function organizationUnit(document: OrganizationDocument, inventory: Inve
     policy: effectivePolicy(document.spec?.policy),
     confirmed: false,
   };
+  const owner = shard?.organizationOwners[document.metadata.name];
+  if (shard && owner !== undefined && owner !== shard.name) {
+    unit.createdBy = owner;
+    unit.shardMap = shard.mapFile;
+  }
   const id = document.spec?.slug ?? cached?.id;
   if (id !== undefined) unit.id = id;
   return unit;
@@ -91,6 +102,18 @@ export function resolveFromList(unit: OrganizationUnit, organizations: readonly 
 export function planOrganization(unit: OrganizationUnit): PlanEntry {
   if (unit.entry) return unit.entry;
   const observeOnly = unit.policy.management === 'observe';
+  if (unit.id === undefined && unit.createdBy !== undefined) {
+    // Exactly one shard creates an organization: this one finds it, or says whose it is to create.
+    unit.entry = makeEntry({
+      kind: 'Organization',
+      name: unit.name,
+      changes: [],
+      action: 'blocked',
+      reason: `organization \`${unit.name}\` is not visible to this shard${unit.waitedMs ? ` (waited ${Math.round(unit.waitedMs / 1000)} s)` : ''}, and only shard \`${unit.createdBy}\` creates it (its owner in ${unit.shardMap}): once it exists, this shard's user must be a member of it`,
+      source: sourceOf(unit),
+    });
+    return unit.entry;
+  }
   unit.entry =
     unit.id !== undefined
       ? makeEntry({ kind: 'Organization', name: unit.name, changes: [], source: sourceOf(unit) })
@@ -111,6 +134,17 @@ export function planOrganization(unit: OrganizationUnit): PlanEntry {
  * and an organization of that name adopted instead of sending the create again.
  */
 export async function createOrganization(unit: OrganizationUnit, api: ManagementApi, intents: IntentLog, now: () => number, log: Logger): Promise<string> {
+  if (unit.createdBy !== undefined) throw new Error(`organization \`${unit.name}\` is created by shard \`${unit.createdBy}\` only`);
+  // Read again right before the POST: another process (another checkout, a shard's owner run
+  // a moment ago) may have created it since this pass listed the organizations.
+  const before = (await api.listAllOrganizations({ priority: 'write' })).filter((o) => o.name === unit.name);
+  if (before.length > 1) throw new Error(`${before.length} organizations are named \`${unit.name}\`: set spec.slug to choose one`);
+  if (before.length === 1) {
+    unit.id = before[0]!.id;
+    unit.confirmed = true;
+    log.info({ organization: unit.name, id: unit.id }, 'the organization exists now (created since this pass listed them): found, not created');
+    return unit.id;
+  }
   await intents.recordOrganization(unit.name, { name: unit.name, sentAt: now() });
   try {
     const created = await api.createAnOrganization({ name: unit.name }, { priority: 'write' });

@@ -375,6 +375,11 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
         ...(fleet.conflicts.has(unit.name) ? { conflict: fleet.conflicts.get(unit.name)! } : {}),
         ...(!unit.live && input.inventory.projects[unit.name] ? { vanishedRef: input.inventory.projects[unit.name]!.ref } : {}),
       });
+      // In a sharded fleet, a live project found without a record of this shard is adopted
+      // here (a project moved from another shard, which hands its record over).
+      if (input.shard && unit.live && unit.entry?.action === 'noop' && !input.inventory.projects[unit.name] && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
+        unit.entry.reason = `adopted by shard \`${input.shard.name}\` (found by ${unit.foundBy}, ${refOf(unit.live)}): recorded in this shard's inventory; nothing is created`;
+      }
     }
 
     // 4. Inventoried projects whose manifest is gone. A project a current document still claims
@@ -383,10 +388,30 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
     const matched = new Set([...fleet.claimedBy.values()].map((unit) => unit.name));
     const removals = fleet.removals;
     const vanished = fleet.vanished;
+    const elsewhere = input.shard?.elsewhere ?? [];
     for (const [name, inventoried] of Object.entries(input.inventory.projects)) {
       if (declaredNames.has(name)) continue;
       if (input.selection && !input.selection.has(name)) continue;
       const found = fleet.liveByRef.get(inventoried.ref);
+      // Ownership is a property of the whole checkout: a project another shard's document now
+      // declares (same manifest name, its spec.ref, or its name in the same organization) is
+      // handed over to that shard, never removed.
+      const taker = elsewhere.find(({ document }) => document.metadata.name === name)
+        ?? (found ? elsewhere.find(({ document }) => document.spec.ref === refOf(found) || document.spec.ref === found.id) : undefined)
+        ?? elsewhere.find(({ document }) => document.spec.ref === undefined && document.spec.organization === inventoried.organization && (document.spec.name ?? document.metadata.name) === (found?.name ?? inventoried.name));
+      if (taker && input.shard) {
+        const ref = found ? refOf(found) : inventoried.ref;
+        fleet.handovers.push({
+          name,
+          shard: taker.shard,
+          entry: makeEntry({
+            kind: 'Project', name, action: 'update', ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}),
+            changes: [{ path: 'shard', before: input.shard.name, after: taker.shard }],
+            reason: `handed over to shard \`${taker.shard}\`, which now owns \`${taker.document.metadata.name}\` (${input.shard.mapFile}): this shard drops its inventory record; the live project ${ref} is not touched, nothing is created or deleted`,
+          }),
+        });
+        continue;
+      }
       if (!found) {
         vanished.push(name);
         continue;
@@ -418,18 +443,28 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
         });
         continue;
       }
+      // A document of another shard with the project's name in another organization is not
+      // that project, but a name claimed anywhere in the checkout is never deleted either.
+      const named = elsewhere.find(({ document }) => document.spec.ref === undefined && (document.spec.name ?? document.metadata.name) === found.name);
+      if (named) {
+        removals.push({
+          name, live: found, keep: true,
+          entry: makeEntry({ ...withSource, reason: `\`${named.document.metadata.name}\` of shard \`${named.shard}\` declares a project named \`${found.name}\`: ${refOf(found)} is never deleted, the record is kept` }),
+        });
+        continue;
+      }
       const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty, checkoutClean: input.checkoutClean });
       if (entry) removals.push({ name, entry, live: found });
     }
-    return [...fleet.projects.map((unit) => unit.entry!), ...removals.map((removal) => removal.entry)];
+    return [...fleet.projects.map((unit) => unit.entry!), ...fleet.handovers.map((handover) => handover.entry), ...removals.map((removal) => removal.entry)];
   },
   // Renames go before any project's own changes: only the inventory record moves.
   leading(fleet) {
     return fleet.projects.filter((unit) => unit.renamedFrom !== undefined && unit.entry?.action === 'update').map((unit) => unit.entry!);
   },
-  // Deletions last, each only from the inventory and only under its recorded policy.
+  // Handovers (only this shard's record goes), then deletions, each only from the inventory and only under its recorded policy.
   trailing(fleet) {
-    return fleet.removals.map((removal) => removal.entry);
+    return [...fleet.handovers.map((handover) => handover.entry), ...fleet.removals.map((removal) => removal.entry)];
   },
   async apply(entry, ctx) {
     if (entry.kind === 'ProjectLifecycle') {
@@ -440,6 +475,15 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
       return;
     }
     if (entry.action === 'create') return create(unitNamed(ctx.fleet, entry.name), ctx);
+    const handover = ctx.fleet.handovers.find((candidate) => candidate.entry === entry);
+    if (handover) {
+      // The new owner adopts the project; this shard forgets it and writes nothing to it.
+      const ref = ctx.inventory.projects[handover.name]?.ref;
+      delete ctx.inventory.projects[handover.name];
+      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+      ctx.log.info({ project: handover.name, ...(ref ? { ref } : {}), shard: handover.shard }, `handed the project over to shard \`${handover.shard}\`: its inventory record is dropped here, the live project is not touched`);
+      return;
+    }
     if (entry.action === 'update') {
       // A rename: the live project stays as it is; only its inventory record moves.
       const unit = unitNamed(ctx.fleet, entry.name);
@@ -469,6 +513,9 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
           inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
         }
         continue;
+      }
+      if (!previous && unit.live && ctx.shard !== undefined && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
+        ctx.log.info({ project: unit.name, ref, shard: ctx.shard }, `adopted the project into the inventory of shard \`${ctx.shard}\``);
       }
       inventory.projects[unit.name] = {
         ref,

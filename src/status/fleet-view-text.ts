@@ -1,0 +1,95 @@
+// `reconcile status` (the recorded view, from a daemon or the state directory) as text: one
+// summary line, the freshness, a table of projects, then what is not in sync, the changes
+// that wait and the recent errors. JSON output is the view itself (`GET /status`).
+import type { ResourceState } from '../reconcile/types.js';
+import type { FleetView, PendingView } from './fleet-view.js';
+
+const COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
+const RESET = '\u001b[0m';
+
+function seconds(value: number | undefined): string {
+  return value === undefined ? '-' : `${Math.round(value)} s`;
+}
+
+/** Columns padded to their widest cell; the state column coloured on a terminal. */
+function table(rows: string[][], color: boolean, stateColumn: number): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((row, index) =>
+    row
+      .map((cell, i) => {
+        const padded = i === row.length - 1 ? cell : cell.padEnd(widths[i]!);
+        return color && index > 0 && i === stateColumn && cell in COLORS ? `${COLORS[cell as ResourceState]}${padded}${RESET}` : padded;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+function pendingRows(changes: PendingView[]): string[][] {
+  return [
+    ['PROJECT', 'RESOURCE', 'ACTION', 'WAITING FOR', 'SINCE', 'WHY'],
+    ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.waitingFor, c.since, c.reason ?? '']),
+  ];
+}
+
+export function renderFleetViewText(view: FleetView, options: { color: boolean; from: string }): string {
+  const out: string[] = [];
+  const p = view.summary.projectStates;
+  out.push(
+    `Status from ${options.from} at ${view.generatedAt}${view.revision ? ` (revision ${view.revision.slice(0, 12)})` : ''}${view.updatedAt ? `, last pass ${view.updatedAt}` : ''}: ` +
+      `${view.summary.projects} projects: ${p.in_sync} in sync, ${p.drifted} drifted, ${p.pending} pending, ${p.failed} failed`,
+  );
+  const f = view.freshness;
+  out.push(
+    `Freshness${f.resync ? ` (--resync ${f.resync})` : ''}: ${f.largestAgeSeconds !== undefined ? `largest observation age ${seconds(f.largestAgeSeconds)}${f.oldestProject ? ` (${f.oldestProject})` : ''}` : 'no project observed yet'}` +
+      `, ${f.boundSeconds !== undefined ? `bound ${seconds(f.boundSeconds)}` : 'bound not known'}` +
+      `${f.maxObservationAgeSeconds !== undefined ? `, --max-observation-age ${seconds(f.maxObservationAgeSeconds)}${f.largestAgeSeconds !== undefined && f.largestAgeSeconds > f.maxObservationAgeSeconds ? ' EXCEEDED' : ''}` : ''}`,
+  );
+  if (view.dryRun) out.push('The daemon runs with --dry-run: drift is reported, nothing is written.');
+  out.push('');
+  out.push(
+    ...table(
+      [
+        ['PROJECT', 'STATE', 'LAST OBSERVED', 'AGE', 'REVISION', 'WAITING', 'LAST ERROR'],
+        ...view.projects.map((project) => [
+          project.name,
+          project.state,
+          project.observedAt ?? 'never',
+          seconds(project.ageSeconds),
+          project.revision?.slice(0, 12) ?? '-',
+          String(project.pending.length),
+          project.lastError?.message ?? '-',
+        ]),
+      ],
+      options.color,
+      1,
+    ),
+  );
+  const notInSync = [...view.fleet.map((r) => ({ project: '', r })), ...view.projects.flatMap((project) => project.resources.map((r) => ({ project: project.name, r })))].filter(({ r }) => r.state !== 'in_sync');
+  if (notInSync.length > 0) {
+    out.push('', 'Not in sync');
+    out.push(
+      ...table(
+        [['PROJECT', 'RESOURCE', 'STATE', 'DETAIL'], ...notInSync.map(({ project, r }) => [project || '-', `${r.kind}/${r.name}`, r.state, [r.fields?.length ? `fields: ${r.fields.join(', ')}` : '', r.message ?? ''].filter(Boolean).join('; ')])],
+        options.color,
+        2,
+      ).map((line) => `  ${line}`),
+    );
+  }
+  const pending = view.projects.flatMap((project) => project.pending);
+  if (pending.length > 0) {
+    out.push('', 'Changes waiting');
+    out.push(...table(pendingRows(pending), false, -1).map((line) => `  ${line}`));
+  }
+  if (view.rollouts?.length) {
+    out.push('', 'Rollouts');
+    for (const rollout of view.rollouts) {
+      for (const wave of rollout.waves) out.push(`  ${rollout.name} / ${wave.name}: ${wave.state} (${wave.projects.length} projects)${wave.detail ? `: ${wave.detail}` : ''}`);
+    }
+  }
+  if (view.recentErrors.length > 0) {
+    out.push('', 'Recent errors (newest first)');
+    for (const error of view.recentErrors) out.push(`  ${error.at}  ${error.project ?? '-'}  ${error.resource ?? '-'}  ${error.message}`);
+  }
+  return `${out.join('\n')}\n`;
+}

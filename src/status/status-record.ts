@@ -1,0 +1,283 @@
+// What the reconciler remembers of the fleet's condition between processes: per project and
+// resource the state found at the last observation, the revision last applied, the changes
+// that wait and why, and the last errors (scrubbed). Passes (the daemon's and one-shot ones)
+// fold their results into it; `GET /status`, the status page and `reconcile status` without
+// a daemon read it. It holds names, states, times and scrubbed messages only: never a value.
+import { scrubMessage } from '../notify/events.js';
+import type { PassResult, PlanEntry, ResourceKind, ResourceState } from '../reconcile/types.js';
+
+export const STATUS_RECORD_VERSION = 1;
+/** Recent errors kept, newest first. */
+export const MAX_RECENT_ERRORS = 20;
+
+export interface ResourceRecord {
+  kind: ResourceKind;
+  name: string;
+  state: ResourceState;
+  /** Field paths that differ (names only). */
+  fields?: string[];
+  /** Why it is not in sync (scrubbed). */
+  message?: string;
+  /** ms since the epoch; absent when equal to the project's observation. */
+  observedAt?: number;
+}
+
+/**
+ * Why a planned change was not made: `dry-run` (the pass only plans), `blocked` (a policy or a
+ * check refused it), `service` (it converges on the service's side), `dependency` (something
+ * it depends on failed), `not-applied` (the pass stopped before it), and the reasons a rollout
+ * holds a change: `window` (outside a maintenance window) and `approval` (not approved yet).
+ */
+export type WaitReason = 'dry-run' | 'blocked' | 'service' | 'dependency' | 'not-applied' | 'window' | 'approval';
+
+export interface PendingChange {
+  /** The plan entry id, `<kind>/<project>/<name>`. */
+  id: string;
+  kind: ResourceKind;
+  name: string;
+  action: PlanEntry['action'];
+  waitingFor: WaitReason;
+  /** In words (scrubbed). */
+  reason?: string;
+  /** Since when it waits (ms since the epoch): the first pass that found it waiting for the same reason. */
+  since: number;
+}
+
+export interface RecordedError {
+  /** ms since the epoch. */
+  at: number;
+  project?: string;
+  /** The plan entry id. */
+  resource?: string;
+  /** Error class and scrubbed message. */
+  message: string;
+}
+
+export interface ProjectRecord {
+  ref?: string;
+  /** The live status from the project list (`ACTIVE_HEALTHY`, ...). */
+  status?: string;
+  /** ms since the epoch. */
+  observedAt?: number;
+  /** The revision of the manifests last applied to this project without a failure. */
+  revision?: string;
+  /** When that revision was applied (ms since the epoch). */
+  appliedAt?: number;
+  resources: ResourceRecord[];
+  pending: PendingChange[];
+  lastError?: RecordedError;
+}
+
+export interface StatusRecord {
+  version: typeof STATUS_RECORD_VERSION;
+  /** ms since the epoch of the last pass folded in. */
+  updatedAt: number;
+  /** The revision of the manifests the last pass worked from. */
+  revision?: string;
+  /** Project manifest name to record. */
+  projects: Record<string, ProjectRecord>;
+  /** Resources of no project (organizations). */
+  fleet: ResourceRecord[];
+  /** Newest first, at most MAX_RECENT_ERRORS. */
+  errors: RecordedError[];
+}
+
+/** What a pass covered and how it ran. */
+export interface PassScope {
+  /** The projects it was limited to; undefined: the whole fleet (projects it did not see are dropped). */
+  projects?: string[];
+  /** The revision the pass worked from, when the result does not carry it. */
+  revision?: string;
+}
+
+export function emptyStatusRecord(): StatusRecord {
+  return { version: STATUS_RECORD_VERSION, updatedAt: 0, projects: {}, fleet: [], errors: [] };
+}
+
+/** The project a plan entry or resource belongs to: its own project, or itself for a Project. */
+function ownerOf(item: { kind: string; name: string; project?: string }): string | undefined {
+  if (item.project !== undefined) return item.project;
+  return item.kind === 'Project' ? item.name : undefined;
+}
+
+function entryState(entry: PlanEntry): ResourceState {
+  if (entry.pending) return 'pending';
+  if (entry.action === 'noop') return 'in_sync';
+  if (entry.action === 'blocked') return 'failed';
+  return entry.action === 'create' ? 'pending' : 'drifted';
+}
+
+function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outcomes'][number] | undefined): { waitingFor: WaitReason; reason?: string } | undefined {
+  if (entry.action === 'noop') return entry.pending ? { waitingFor: 'service', ...(entry.reason ? { reason: entry.reason } : {}) } : undefined;
+  if (entry.action === 'blocked') return { waitingFor: 'blocked', ...(entry.reason ? { reason: entry.reason } : {}) };
+  if (outcome?.result === 'success' || outcome?.result === 'failed') return entry.pending ? { waitingFor: 'service', ...(entry.reason ? { reason: entry.reason } : {}) } : undefined;
+  if (entry.observeOnly) return { waitingFor: 'blocked', reason: 'under the observe policy: reported, never written' };
+  if (result.dryRun) return { waitingFor: 'dry-run', reason: 'the pass only plans (--dry-run)' };
+  if (outcome?.result === 'interrupted') return { waitingFor: 'not-applied', reason: 'interrupted: the process was stopping while it was under way; the next pass checks it' };
+  if (outcome?.result === 'skipped') return { waitingFor: 'dependency', ...(outcome.error ? { reason: `${outcome.error.type}: ${outcome.error.message}` } : { reason: 'a change it depends on did not succeed' }) };
+  return { waitingFor: 'not-applied', reason: 'the pass ended before it' };
+}
+
+/**
+ * Folds a finished pass into the record (a new record; the old one is not changed). A pass
+ * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
+ * no longer saw. An invalid pass (the manifests did not load) changes nothing.
+ */
+export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
+  if (result.result === 'invalid') return record;
+  const revision = result.revision ?? scope.revision;
+  const outcomes = new Map(result.outcomes.map((outcome) => [outcome.entryId, outcome]));
+  const statuses = new Map(result.resources.map((status) => [status.id, status]));
+  const seen = new Map<string, { resources: ResourceRecord[]; pending: PendingChange[]; errors: RecordedError[]; failed: boolean }>();
+  const fleet: ResourceRecord[] = [];
+  const errors: RecordedError[] = [];
+  const slot = (project: string) => {
+    let found = seen.get(project);
+    if (!found) {
+      found = { resources: [], pending: [], errors: [], failed: false };
+      seen.set(project, found);
+    }
+    return found;
+  };
+  for (const observation of result.projects) slot(observation.name);
+  const previousPending = new Map<string, PendingChange>();
+  for (const project of Object.values(record.projects)) for (const change of project.pending) previousPending.set(change.id, change);
+
+  const described = new Map<string, ResourceRecord>();
+  const observedOf = (project: string | undefined) => (project === undefined ? undefined : result.projects.find((p) => p.name === project)?.observedAt);
+  const addResource = (id: string, item: { kind: ResourceKind; name: string; project?: string }, resource: ResourceRecord) => {
+    if (described.has(id)) return;
+    described.set(id, resource);
+    const project = ownerOf(item);
+    if (resource.observedAt !== undefined && resource.observedAt === observedOf(project)) delete resource.observedAt;
+    if (project === undefined) fleet.push(resource);
+    else slot(project).resources.push(resource);
+  };
+  for (const status of result.resources) {
+    addResource(status.id, status, {
+      kind: status.kind,
+      name: status.name,
+      state: status.state,
+      ...(status.fields?.length ? { fields: [...status.fields] } : {}),
+      ...(status.message ? { message: scrubMessage(status.message) } : {}),
+      ...(status.observedAt !== undefined ? { observedAt: status.observedAt } : {}),
+    });
+  }
+  for (const entry of result.plan.entries) {
+    const state = entryState(entry);
+    const status = statuses.get(entry.id);
+    addResource(entry.id, entry, {
+      kind: entry.kind,
+      name: entry.name,
+      state,
+      ...(state !== 'in_sync' && entry.changes.length ? { fields: entry.changes.map((change) => change.path) } : {}),
+      ...(state !== 'in_sync' && entry.reason ? { message: scrubMessage(entry.reason) } : {}),
+      ...(status?.observedAt !== undefined ? { observedAt: status.observedAt } : { observedAt: result.finishedAt }),
+    });
+    const project = ownerOf(entry);
+    const wait = waitOf(entry, result, outcomes.get(entry.id));
+    if (project !== undefined && wait) {
+      const earlier = previousPending.get(entry.id);
+      slot(project).pending.push({
+        id: entry.id,
+        kind: entry.kind,
+        name: entry.name,
+        action: entry.action,
+        waitingFor: wait.waitingFor,
+        ...(wait.reason ? { reason: scrubMessage(wait.reason) } : {}),
+        since: earlier && earlier.waitingFor === wait.waitingFor ? earlier.since : at,
+      });
+    }
+  }
+  for (const outcome of result.outcomes) {
+    if (outcome.result !== 'failed') continue;
+    const entry = result.plan.entries.find((e) => e.id === outcome.entryId);
+    const project = entry ? ownerOf(entry) : undefined;
+    const error: RecordedError = {
+      at,
+      ...(project !== undefined ? { project } : {}),
+      resource: outcome.entryId,
+      message: outcome.error ? scrubMessage(`${outcome.error.type}: ${outcome.error.message}`) : 'failed',
+    };
+    errors.push(error);
+    if (project !== undefined) {
+      const target = slot(project);
+      target.failed = true;
+      target.errors.push(error);
+    }
+    // The resource's state is failed whatever the plan said.
+    const item = described.get(outcome.entryId);
+    if (item) {
+      item.state = 'failed';
+      item.message = error.message;
+    }
+  }
+
+  // A pass limited to some projects, or one that failed (it may have stopped before seeing all), keeps the others.
+  const projects: Record<string, ProjectRecord> = scope.projects || result.result === 'failed' ? { ...record.projects } : {};
+  const covered = scope.projects ? new Set(scope.projects) : new Set(seen.keys());
+  for (const name of [...covered].sort()) {
+    const found = seen.get(name) ?? { resources: [], pending: [], errors: [], failed: false };
+    const before = record.projects[name];
+    const observation = result.projects.find((p) => p.name === name);
+    // Applied: written (not a dry run) with nothing failed or held back; converging on the service's side is fine.
+    const holding = found.pending.some((change) => change.waitingFor !== 'service');
+    const applied = !result.dryRun && !found.failed && !holding && revision !== undefined;
+    const next: ProjectRecord = {
+      ...(observation?.ref ?? before?.ref ? { ref: observation?.ref ?? before?.ref } : {}),
+      ...(observation?.status ? { status: observation.status } : {}),
+      observedAt: observation?.observedAt ?? result.finishedAt,
+      resources: found.resources.sort(byKindThenName),
+      pending: found.pending,
+    };
+    if (applied) {
+      next.revision = revision;
+      next.appliedAt = before?.revision === revision && before.appliedAt !== undefined ? before.appliedAt : at;
+    } else if (before?.revision !== undefined) {
+      next.revision = before.revision;
+      if (before.appliedAt !== undefined) next.appliedAt = before.appliedAt;
+    }
+    const lastError = found.errors[found.errors.length - 1] ?? before?.lastError;
+    if (lastError) next.lastError = lastError;
+    projects[name] = next;
+  }
+  const fleetResources = fleet.length > 0 || !scope.projects ? fleet.sort(byKindThenName) : record.fleet;
+  return {
+    version: STATUS_RECORD_VERSION,
+    updatedAt: at,
+    ...(revision !== undefined ? { revision } : record.revision !== undefined ? { revision: record.revision } : {}),
+    projects,
+    fleet: fleetResources,
+    errors: [...errors.reverse(), ...record.errors].slice(0, MAX_RECENT_ERRORS),
+  };
+}
+
+/** A pass that failed before it had a result: the error is kept (scrubbed) with nothing else changed. */
+export function foldFailure(record: StatusRecord, message: string, at: number): StatusRecord {
+  return { ...record, updatedAt: at, errors: [{ at, message: scrubMessage(message) }, ...record.errors].slice(0, MAX_RECENT_ERRORS) };
+}
+
+/** Keeps only these projects (the rest left the manifests). */
+export function retainProjects(record: StatusRecord, names: Iterable<string>): StatusRecord {
+  const keep = new Set(names);
+  const projects = Object.fromEntries(Object.entries(record.projects).filter(([name]) => keep.has(name)));
+  return Object.keys(projects).length === Object.keys(record.projects).length ? record : { ...record, projects };
+}
+
+function byKindThenName(a: ResourceRecord, b: ResourceRecord): number {
+  return a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1;
+}
+
+/** Checks a parsed record's shape (a file from another version, or damaged, is not used). */
+export function isStatusRecord(value: unknown): value is StatusRecord {
+  if (typeof value !== 'object' || value === null) return false;
+  const record = value as Partial<StatusRecord>;
+  return (
+    record.version === STATUS_RECORD_VERSION &&
+    typeof record.updatedAt === 'number' &&
+    typeof record.projects === 'object' &&
+    record.projects !== null &&
+    Array.isArray(record.fleet) &&
+    Array.isArray(record.errors)
+  );
+}
