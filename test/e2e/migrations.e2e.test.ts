@@ -107,6 +107,15 @@ describe('Migrations through the built command', () => {
     expectExit(run, 0);
     expect(writingQueriesSince(from)).toEqual([]);
     expect(queriesSince(from)).toHaveLength(TENANTS.length);
+    // The status the passes recorded shows each project's schema version (no request).
+    const before = since();
+    const status = await runCli(['status', dir], env);
+    expectExit(status, 0);
+    expect(emulator.requests().slice(before)).toEqual([]);
+    expect(status.stdout).toMatch(/Schema versions \(Migrations\)\n\s+PROJECT\s+VERSION\n(\s+t[1-5]\s+20260103000000\n){5}/);
+    const json = JSON.parse((await runCli(['status', dir, '--output', 'json'], env)).stdout) as { projects: Array<{ name: string; schemaVersion?: string }> };
+    expect(json.projects.find((p) => p.name === 'other')!.schemaVersion).toBeUndefined();
+    expect(json.projects.find((p) => p.name === 't1')!.schemaVersion).toBe('20260103000000');
   }, 300_000);
 
   it('a dry run sends only read-only queries; a saved plan is refused once another migration was applied', async () => {
