@@ -24,6 +24,7 @@ import { fillRoute, type ApiRequest, type ApiResponse, type Priority, type Reque
 import { DEFAULT_TIMEOUTS, TransportFailure, undiciTransport, type Transport, type TransportResponse } from './transport.js';
 import { loadWindow, WindowWriter } from './window-store.js';
 import { WaitProgress } from '../util/progress.js';
+import { checkFence } from '../util/state-fence.js';
 
 export { ClientClosedError } from './client-closed-error.js';
 
@@ -245,6 +246,9 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     let response: TransportResponse | undefined;
     try {
       response = await acquire(() => {
+        // Fenced: a write goes out only while this process still holds the state directory's
+        // lock, checked right before the send (a write already sent cannot be recalled).
+        if (options.stateDir !== undefined && request.method !== 'GET') checkFence(options.stateDir);
         stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
         started = clock.now();
         return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });

@@ -3,6 +3,8 @@ import { request } from 'undici';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
+import { ManifestsTreeWriteError } from '../util/manifests-tree.js';
+import { StateLockLostError } from '../util/state-fence.js';
 import type { TokenSource } from './auth.js';
 import { AuthConfigError } from './auth-errors.js';
 import { errorForResponse } from './error-mapping.js';
@@ -121,7 +123,8 @@ export function oauthTokenSource(options: OAuthTokenSourceOptions): OAuthTokenSo
     try {
       await writeFileAtomic(options.refreshTokenFile, `${answer.refresh_token}\n`, 0o600);
     } catch (error) {
-      throw new AuthConfigError(`Cannot store the rotated refresh token in ${options.refreshTokenFile}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`, { cause: error });
+      const why = error instanceof ManifestsTreeWriteError || error instanceof StateLockLostError ? error.message : ((error as NodeJS.ErrnoException).code ?? 'error');
+      throw new AuthConfigError(`Cannot store the rotated refresh token in ${options.refreshTokenFile}: ${why}`, { cause: error });
     }
     const lifeMs = answer.expires_in * 1000;
     const margin = options.refreshMarginMs ?? Math.min(60_000, lifeMs / 10);

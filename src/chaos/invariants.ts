@@ -15,6 +15,12 @@ export interface LiveFacts {
   finalPlanExit: number;
   /** The state directory's inventory after the run: project ref by manifest name. */
   inventory: Record<string, string>;
+  /**
+   * The paused-holder takeover: a run stopped (SIGSTOP) past the lock timeout, a second run
+   * that took the lock over and finished, then the first resumed. What the first sent and
+   * wrote after the takeover (API writes, state files changed); undefined when no run was paused.
+   */
+  pausedHolder?: { tookOver: boolean; apiWritesAfter: string[]; stateFilesChanged: string[] };
   /** With shards: each shard's inventory after the run (project ref by manifest name), by shard. */
   shardInventories?: Record<string, Record<string, string>>;
 }
@@ -104,6 +110,20 @@ export function checkInvariants(facts: LiveFacts, expected: Expectations): Invar
     detail: misplaced.length
       ? misplaced.join('; ')
       : expected.renamed.map((r) => `${r.project} is recorded as \`${r.manifestName}\` (was ${r.formerNames.map((n) => `\`${n}\``).join(', ')})`).join('; ') || 'no document was renamed',
+  });
+  // A holder stopped past the lock timeout lost its lock: once resumed it writes nothing.
+  const paused = facts.pausedHolder;
+  const pausedOk = paused !== undefined && paused.tookOver && paused.apiWritesAfter.length === 0 && paused.stateFilesChanged.length === 0;
+  results.push({
+    name: 'a paused holder writes nothing after the takeover',
+    ok: pausedOk,
+    detail: !paused
+      ? 'no run was paused past the lock timeout'
+      : !paused.tookOver
+        ? 'the second run did not take the lock over'
+        : pausedOk
+          ? 'the resumed run sent no API write and changed no file of the state directory'
+          : `API writes: ${paused.apiWritesAfter.join(', ') || 'none'}; state files changed: ${paused.stateFilesChanged.join(', ') || 'none'}`,
   });
   // A move hands the record over: the new shard manages the project, the old one forgets it.
   if (expected.moved?.length) {

@@ -1,9 +1,11 @@
 // `npm run test:chaos`: the emulator injects 5xx, timeouts, connection resets, lost answers,
 // a surprise 429 block and slow lifecycles while the reconciler (the built command, as a user
 // runs it) is killed with SIGKILL at random moments and restarted. Afterwards the invariants
-// in ./invariants.ts must hold. Exit 0 when they all do, 1 otherwise.
+// in ./invariants.ts must hold. One cycle stops a run (SIGSTOP) past the lock timeout instead,
+// lets a second run take the lock over, and resumes the first. Exit 0 when they all hold, 1 otherwise.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +21,7 @@ const SIZES = {
   small: { projects: 3, cycles: 8, secrets: 3, functions: 2, shardCycles: 4 },
   full: { projects: 8, cycles: 25, secrets: 5, functions: 3, shardCycles: 8 },
 } as const;
-const SABOTAGES = ['duplicate-project', 'lost-secret', 'unwanted-delete'] as const;
+const SABOTAGES = ['duplicate-project', 'lost-secret', 'unwanted-delete', 'paused-holder-write'] as const;
 type Sabotage = (typeof SABOTAGES)[number];
 
 const { values } = parseArgs({
@@ -144,8 +146,63 @@ function runReconcile(args: string[], killAfterRequests?: number): Promise<{ cod
   });
 }
 
+/** Every file of the state directory: modification time and content. */
+async function stateFiles(): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  if (!existsSync(stateDir)) return files;
+  for (const entry of await readdir(stateDir, { recursive: true, withFileTypes: true })) {
+    // A temporary file is no record (one being written at the pause may be completed, never renamed into place).
+    if (!entry.isFile() || entry.name.endsWith('.tmp')) continue;
+    const path = join(entry.parentPath, entry.name);
+    const text = await readFile(path, 'utf8').catch(() => '');
+    const mtime = await stat(path).then((s) => s.mtimeMs).catch(() => 0);
+    files.set(path.slice(stateDir.length + 1), `${mtime} ${text}`);
+  }
+  return files;
+}
+
+/**
+ * The paused-holder takeover: a run is stopped (SIGSTOP, as a frozen VM) once `stopAfter` of
+ * its requests reached the emulator; once its lock is stale, a second run takes it over and
+ * finishes; then the first resumes (SIGCONT). Everything the first sends or writes after the
+ * takeover is recorded.
+ */
+async function pausedHolderTakeover(stopAfter: number): Promise<LiveFacts['pausedHolder']> {
+  const startCount = emulator.requests().length;
+  const child = spawn(process.execPath, [bin, fleet.dir, '--state-dir', stateDir], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr.resume();
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  let finished = false;
+  void exited.then(() => (finished = true));
+  while (!finished && emulator.requests().length - startCount < stopAfter) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (finished) return undefined;
+  child.kill('SIGSTOP');
+  // Its heartbeat stopped with it: wait until the lock is older than the timeout.
+  for (;;) {
+    const lock = await readFile(join(stateDir, 'state.lock'), 'utf8').then((t) => JSON.parse(t) as { heartbeatAt: number }).catch(() => undefined);
+    if (!lock || Date.now() - lock.heartbeatAt > LOCK_TIMEOUT_MS + 100) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  const successor = await runReconcile([]);
+  const tookOver = /took over the stale state lock/.test(successor.stderr);
+  const before = await stateFiles();
+  // A request is logged with its arrival time: one sent before the pause and held by a fault
+  // until the client gave up is logged late, but arrived before the resume.
+  const resumedAt = Date.now();
+  if (sabotages.includes('paused-holder-write')) await writeFile(join(stateDir, 'inventory.json'), '{"version":1,"projects":{}}\n');
+  child.kill('SIGCONT');
+  await exited;
+  const apiWritesAfter = emulator.requests().filter((e) => e.time >= resumedAt && e.method !== 'GET').map((e) => `${e.method} ${e.path}`);
+  const after = await stateFiles();
+  const stateFilesChanged = [...new Set([...before.keys(), ...after.keys()])].filter((name) => before.get(name) !== after.get(name));
+  return { tookOver, apiWritesAfter, stateFilesChanged };
+}
+
 say(`seed ${seed}, size ${values.size}: ${size.projects} projects, ${size.cycles} kill cycles; state in ${stateDir}`);
 const outcomes = { killed: 0, exited0: 0, exited1: 0 };
+// The last kill cycle is a paused-holder takeover instead (retried a few times if the run finished before its stop point).
+const PAUSE_AT = size.cycles - 1;
+let pausedHolder: LiveFacts['pausedHolder'];
 for (let cycle = 0; cycle < size.cycles; cycle++) {
   if (cycle === Math.floor(size.cycles / 2)) {
     emulator.setFaults({ ...faults, rateLimitBlock: { ms: 1000 } });
@@ -162,6 +219,18 @@ for (let cycle = 0; cycle < size.cycles; cycle++) {
     say(`cycle ${cycle}: renamed the Project manifest ${from} to ${to} (spec.name ${renamedProject}, deletion: delete; ${recorded ? `its record under ${from} must move` : `no record under ${from} yet`})`);
   }
   const killAfter = 1 + Math.floor(rand() * size.projects * 12);
+  if (cycle === PAUSE_AT) {
+    // A run that finished before its stop point is tried again, stopped sooner (the last time after its first request).
+    for (const stopAfter of [killAfter, Math.ceil(killAfter / 2), 1]) {
+      pausedHolder ??= await pausedHolderTakeover(stopAfter);
+    }
+    say(
+      pausedHolder
+        ? `cycle ${cycle}: a run stopped (SIGSTOP) past the lock timeout; ${pausedHolder.tookOver ? 'a second run took the lock over' : 'no second run took the lock over'}; the first resumed`
+        : `cycle ${cycle}: every run finished before its stop point: no paused holder`,
+    );
+    continue;
+  }
   const result = await runReconcile([], killAfter);
   if (result.killed) {
     outcomes.killed++;
@@ -311,6 +380,7 @@ const facts: LiveFacts = {
   deletes: log.filter((e) => e.method === 'DELETE' && e.status >= 200 && e.status < 300).map((e) => ({ route: e.route, path: e.path })),
   finalPlanExit: check.code ?? -1,
   inventory: await readInventory(),
+  ...(pausedHolder ? { pausedHolder } : {}),
   ...(size.shardCycles > 0 ? { shardInventories: { left: await readShardInventory('left'), right: await readShardInventory('right') } } : {}),
 };
 const expectations: Expectations = {

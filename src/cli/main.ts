@@ -32,7 +32,7 @@ const USAGE = `Usage:
   reconcile emulator [options]         run the Management API emulator
   reconcile trigger [--project P]      ask a running daemon for an immediate pass (its /reconcile endpoint)
   reconcile [DIR] --dry-run --out FILE write the plan as data (a saved plan) as well as rendering it
-  reconcile apply FILE [DIR]           apply exactly a saved plan, or refuse it whole when it is stale
+  reconcile apply FILE [DIR]           apply exactly a saved plan to DIR (default .), or refuse it whole when it is stale
   reconcile show FILE [--output ...]   render a saved plan
 
 The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a flag.

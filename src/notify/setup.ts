@@ -2,6 +2,11 @@ import { resolve } from 'node:path';
 import { stringOption, type CommandContext } from '../cli/context.js';
 import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from './config.js';
 
+/** The files a receiver's secrets are read from (checked against the manifests tree at start). */
+export function notificationSecretFiles(receiver: ReceiverSpec): string[] {
+  return secretsOf(receiver).flatMap((ref) => ('file' in ref ? [ref.file] : []));
+}
+
 function secretsOf(receiver: ReceiverSpec): SecretRef[] {
   switch (receiver.type) {
     case 'webhook':

@@ -19,6 +19,7 @@ import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver } from './secret-check.js';
 import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
+import { StateLockLostError } from '../util/state-fence.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, FleetApplyContext, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 import type { Refusal } from './plan-file.js';
@@ -462,10 +463,24 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   const plan = summarizePlan(entries);
   const now = clock.now();
   const resources = statusesFor(entries, outcomes, options.dryRun, now, works.flatMap((w) => w.verified ?? []));
+  // A holder that lost the state lock records nothing: its successor's records stand.
+  let lockLost: StateLockLostError | undefined;
+  const recordFenced = async (write: () => Promise<void>): Promise<void> => {
+    if (lockLost) return;
+    try {
+      await write();
+    } catch (error) {
+      if (!(error instanceof StateLockLostError)) throw error;
+      lockLost = error;
+      log.error({ error: error.message }, 'the state lock was lost: this pass records nothing in the state directory');
+    }
+  };
   if (!options.dryRun) {
-    for (const module of FLEET_MODULES) await module.record(fleetContext, now);
-    inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
-    await saveInventory(state, inventory, now);
+    await recordFenced(async () => {
+      for (const module of FLEET_MODULES) await module.record(fleetContext, now);
+      inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
+      await saveInventory(state, inventory, now);
+    });
   }
 
   const projects: ProjectObservation[] = works.map((work) => {
@@ -492,18 +507,21 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     outcomes,
     resources,
     projects,
-    result: anyFailed ? 'failed' : 'success',
+    result: anyFailed || lockLost ? 'failed' : 'success',
     requests: tally.total,
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await state.set(LAST_PASS_KEY, {
-    finishedAt: result.finishedAt,
-    dryRun: result.dryRun,
-    result: result.result,
-    ...(result.interrupted ? { interrupted: true } : {}),
-    revision: result.revision,
-    resources,
-    projects,
-  });
+  await recordFenced(() =>
+    state.set(LAST_PASS_KEY, {
+      finishedAt: result.finishedAt,
+      dryRun: result.dryRun,
+      result: result.result,
+      ...(result.interrupted ? { interrupted: true } : {}),
+      revision: result.revision,
+      resources,
+      projects,
+    }),
+  );
+  if (lockLost) result.result = 'failed';
   return result;
 }

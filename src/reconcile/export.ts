@@ -9,6 +9,7 @@
 // section's `export`, a sub-resource's `exportDocuments`); this file walks the registry and
 // owns what they share: which projects are exported and under which names, the files the
 // documents go in, reads the service does not answer, and pruning to the schema.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { NotFoundError, isApiError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
@@ -125,6 +126,50 @@ function reference(env: string): SecretRef {
   return { valueFrom: { env } };
 }
 
+/** Two secret fields of the export would share one environment variable: nothing is written. */
+export class ExportVariableCollisionError extends Error {
+  constructor(readonly variable: string, first: string, second: string) {
+    super(`the secret variable ${variable} would name two different values (${first} and ${second}): export these projects separately (--project) or rename a secret`);
+    this.name = 'ExportVariableCollisionError';
+  }
+}
+
+/**
+ * The variable prefix of each project: its manifest name upper-cased, punctuation as `_`
+ * (`shop-eu` -> `SHOP_EU`). Names that differ only in punctuation or case (`shop-eu`,
+ * `shop_eu`) would share variables, so every project of such a group gets a suffix of its
+ * own, the first eight hex digits of the SHA-256 of its manifest name (`shop-eu` -> `SHOP_EU_8C4E0485`):
+ * deterministic, whatever the order or the other projects of the export.
+ */
+export function variablePrefixes(names: Iterable<string>): Map<string, string> {
+  const groups = new Map<string, string[]>();
+  for (const name of new Set(names)) {
+    const base = envName(name);
+    groups.set(base, [...(groups.get(base) ?? []), name]);
+  }
+  const prefixes = new Map<string, string>();
+  for (const [base, members] of groups) {
+    for (const name of members) prefixes.set(name, members.length > 1 ? envName(base, createHash('sha256').update(name).digest('hex').slice(0, 8)) : base);
+  }
+  return prefixes;
+}
+
+/** Hands out the variables of an export, refusing one that would name two different values. */
+class ExportVariables {
+  readonly #owners = new Map<string, string>();
+  constructor(readonly prefixes: Map<string, string>) {}
+
+  /** `where`: the field it stands for, for the message (`shop-eu: auth.smtp_pass`). */
+  ref(project: string, field: string, where: string): SecretRef {
+    const variable = envName(this.prefixes.get(project) ?? envName(project), field);
+    const owner = `${project}: ${where}`;
+    const first = this.#owners.get(variable);
+    if (first !== undefined && first !== owner) throw new ExportVariableCollisionError(variable, first, owner);
+    this.#owners.set(variable, owner);
+    return reference(variable);
+  }
+}
+
 /** Reads a section; a section the service does not offer for this project is left out. */
 async function optional<T>(read: () => Promise<T>, log: Logger, project: string, section: string): Promise<T | undefined> {
   try {
@@ -176,14 +221,16 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
   // Two names can reduce to the same directory name: the second gets its ref appended.
   const functionDirs = new Set<string>();
 
+  const projectNames = manifestNames(selected);
+  const variables = new ExportVariables(variablePrefixes(projectNames.values()));
   const context: FleetExportContext = {
     api,
     projects: selected,
     organizations,
-    projectNames: manifestNames(selected),
+    projectNames,
     organizationNames: new Map(),
     sections: options.sections ?? CONFIG_SECTIONS,
-    sectionContexts: (project, name) => sectionExportContexts(api, project, name, log),
+    sectionContexts: (project, name) => sectionExportContexts(api, project, name, variables, log),
     log,
   };
   // The fleet-level modules' documents in registry order (organizations, then projects), each
@@ -202,7 +249,7 @@ export async function exportFleet(options: ExportOptions): Promise<FleetExport> 
       if (project.state === 'unreadable') unreadable.push({ name, ref, status: project.status });
       if (project.state !== 'readable') continue;
       // Every per-project kind of the registry that has documents of its own, in registry order.
-      const kindContext = kindExportContext(api, ref, name, document.spec as Json, options.functions !== false, () => {
+      const kindContext = kindExportContext(api, ref, name, document.spec as Json, options.functions !== false, variables, () => {
         let dir = `functions/${baseName(name)}`;
         if (functionDirs.has(dir)) dir = `${dir}-${ref}`;
         functionDirs.add(dir);
@@ -227,6 +274,7 @@ function kindExportContext(
   name: string,
   spec: Json,
   functions: boolean,
+  variables: ExportVariables,
   functionDir: () => string,
   log: Logger,
 ): KindExportContext {
@@ -236,7 +284,7 @@ function kindExportContext(
     name,
     spec,
     read: (fetch, what) => optional(fetch, log, name, what),
-    secretRef: (field) => reference(envName(name, field)),
+    secretRef: (field) => variables.ref(name, field, `secret ${field}`),
     functions,
     functionDir,
     log,
@@ -244,7 +292,7 @@ function kindExportContext(
 }
 
 /** What each section's export works with; a read sections share is made once per project. */
-function sectionExportContexts(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, log: Logger): (section: string) => SectionExportContext {
+function sectionExportContexts(api: ManagementApi, project: V1ProjectWithDatabaseResponse, name: string, variables: ExportVariables, log: Logger): (section: string) => SectionExportContext {
   const shared = new Map<string, Promise<unknown>>();
   return (section) => ({
     api,
@@ -258,6 +306,6 @@ function sectionExportContexts(api: ManagementApi, project: V1ProjectWithDatabas
     },
     prune: (value, def) => pruneToSchema(value, sectionSchema(def)),
     fieldsOf: (def) => Object.keys(sectionSchema(def)?.properties ?? {}),
-    secretRef: (field) => reference(envName(name, field)),
+    secretRef: (field) => variables.ref(name, field, `${section}.${field}`),
   });
 }

@@ -10,7 +10,7 @@ import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js';
 import { findSecretReferences } from '../manifests/check-refs.js';
 import { referenceName } from '../manifests/refs.js';
 import type { AnyDocument, ManifestSet } from '../manifests/types.js';
-import { writeFileAtomic } from '../util/atomic-file.js';
+import { writeStateFile } from '../util/state-fence.js';
 import type { FieldChange, PassResult, PlanEntry } from './types.js';
 
 const PLAN_FORMAT = 'fleet-reconciler/plan';
@@ -155,7 +155,7 @@ export function buildSavedPlan(inputs: PlanInputs): SavedPlan {
 }
 
 export async function writeSavedPlan(path: string, plan: SavedPlan): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(plan, null, 2)}\n`);
+  await writeStateFile(path, `${JSON.stringify(plan, null, 2)}\n`, 0o600, { userOutput: true });
 }
 
 let validator: ReturnType<Ajv2020['compile']> | undefined;

@@ -1,8 +1,10 @@
 // The state directory: small JSON documents, each written atomically (temp file + rename),
-// so a crash leaves either the old or the new version of a file, never a torn one.
+// so a crash leaves either the old or the new version of a file, never a torn one. Every write
+// and removal is fenced by the state lock (util/state-fence.ts), and each object record carries
+// the generation of the lock it was written under.
 import { join } from 'node:path';
-import { unlink } from 'node:fs/promises';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
+import { checkRecordGeneration, removeStateFile } from '../util/state-fence.js';
 import type { StateStore } from './types.js';
 
 /** Keys are relative file names without `.json`: segments of letters, digits, `.`, `_` and `-`, joined by `/`. */
@@ -37,7 +39,10 @@ export function openStateStore(stateDir: string): FileStateStore {
     async get<T>(key: string): Promise<T | undefined> {
       const path = pathOf(key);
       await chains.get(key);
-      return readJsonFile<T>(path);
+      const value = await readJsonFile<T>(path);
+      // A record a newer holder of the lock wrote means this process lost it.
+      checkRecordGeneration(path, value);
+      return value;
     },
     set(key: string, value: unknown): Promise<void> {
       const path = pathOf(key);
@@ -48,9 +53,7 @@ export function openStateStore(stateDir: string): FileStateStore {
     async delete(key: string): Promise<void> {
       const path = pathOf(key);
       await chains.get(key)?.catch(() => undefined);
-      await unlink(path).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== 'ENOENT') throw error;
-      });
+      await removeStateFile(path);
     },
   };
 }

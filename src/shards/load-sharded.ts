@@ -7,6 +7,7 @@ import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { loadManifests, type LoadOptions } from '../manifests/load.js';
 import type { ManifestError, ManifestSet, ProjectDocument } from '../manifests/types.js';
 import { documentsOfShard, organizationOwners, partition } from './partition.js';
+import { credentialInsideTree } from '../util/manifests-tree.js';
 import { DEFAULT_SHARD_MAP_FILE, ShardMapError, readShardMap, type Shard, type ShardMap } from './shard-map.js';
 
 interface ShardOptions {
@@ -81,7 +82,7 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
     return { set: { ...set, errors: [...set.errors, ...error.errors] }, unowned: 0 };
   }
   const owned = partition(map, set.documents);
-  const errors = [...set.errors, ...owned.errors];
+  const errors = [...set.errors, ...owned.errors, ...credentialPathErrors(map, loaded.root)];
   let shard: Shard | undefined;
   if (options.shard !== undefined) {
     const found = findShard(map, options.shard);
@@ -98,4 +99,31 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
   });
   const scope = { name: shard.name, mapFile: map.file, elsewhere, organizationOwners: Object.fromEntries(organizations) };
   return { set: { ...set, documents, errors, shard: scope }, map, shard, unowned: owned.unowned };
+}
+
+/**
+ * A credential file of the map that resolves (symbolic links included) inside the manifests
+ * tree is refused: the tree is read and deployed (a function's files), and the rotated refresh
+ * token is written to its file. Located at the shard's entry in the map, naming the field.
+ */
+function credentialPathErrors(map: ShardMap, root: string): ManifestError[] {
+  const errors: ManifestError[] = [];
+  map.shards.forEach((shard, index) => {
+    const credentials = shard.credentials;
+    const files: Array<[string, string]> = [];
+    if ('tokenFile' in credentials) files.push(['tokenFile', credentials.tokenFile]);
+    if ('oauth' in credentials && credentials.oauth.refreshTokenFile !== undefined) files.push(['oauth/refreshTokenFile', credentials.oauth.refreshTokenFile]);
+    for (const [field, file] of files) {
+      const reason = credentialInsideTree(root, file);
+      if (reason === undefined) continue;
+      errors.push({
+        file: map.file,
+        line: shard.line,
+        column: 1,
+        path: `/shards/${index}/credentials/${field}`,
+        message: `shard \`${shard.name}\`: credentials.${field.replace('/', '.')} ${reason}`,
+      });
+    }
+  });
+  return errors;
 }

@@ -1,27 +1,13 @@
-import { mkdir, open, readFile, rename, unlink } from 'node:fs/promises';
-import { dirname, join, basename } from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { writeStateFile, writeStateJson } from './state-fence.js';
 
 /**
  * Writes a file so that a reader (or a crash) sees either the old content or the new,
- * never a torn one: write a sibling temp file, fsync it, rename it over the target.
+ * never a torn one: write a sibling temp file, fsync it, rename it over the target. Fenced
+ * when the file lies in a state directory whose lock this process holds (state-fence.ts).
  */
-export async function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
-  await mkdir(dirname(path), { recursive: true });
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'w', mode);
-  try {
-    await handle.writeFile(data);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await rename(temp, path);
-  } catch (error) {
-    await unlink(temp).catch(() => undefined);
-    throw error;
-  }
+export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 0o600): Promise<void> {
+  return writeStateFile(path, data, mode);
 }
 
 /** Reads and parses a JSON file; undefined when it does not exist. */
@@ -36,6 +22,7 @@ export async function readJsonFile<T>(path: string): Promise<T | undefined> {
   return JSON.parse(text) as T;
 }
 
-export async function writeJsonAtomic(path: string, value: unknown): Promise<void> {
-  await writeFileAtomic(path, `${JSON.stringify(value, null, 2)}\n`);
+/** A JSON record, written like `writeFileAtomic`; in a held state directory it carries its generation. */
+export function writeJsonAtomic(path: string, value: unknown): Promise<void> {
+  return writeStateJson(path, value);
 }

@@ -4,14 +4,20 @@
 // created atomically (a hard link of a fully written temp file, which fails when the lock
 // exists), naming its holder and renewed by a heartbeat. A lock whose heartbeat is older than
 // the stale timeout belongs to a process that died (SIGKILL, a lost node): it is taken over.
+// Each acquisition gets a generation one above every earlier one (kept in `lock-generation`
+// and in the lock file): the fencing token that every write of the holder is checked against
+// (state-fence.ts), and that its records carry.
 import { randomBytes } from 'node:crypto';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Clock } from './clock.js';
-import { writeFileAtomic } from './atomic-file.js';
+import { LOCK_FILE, registerFence, writeStateFile } from './state-fence.js';
 
-export const LOCK_FILE = 'state.lock';
+export { LOCK_FILE } from './state-fence.js';
+/** The highest generation any holder of the directory took, so that a released lock does not reset it. */
+export const GENERATION_FILE = 'lock-generation';
 /** Default stale timeout (`--lock-timeout`). */
 const DEFAULT_LOCK_TIMEOUT_MS = 60_000;
 /** Heartbeats per stale timeout: a live holder misses several before it looks dead. */
@@ -29,6 +35,8 @@ export interface LockHolder {
   heartbeatAt: number;
   /** Random id of this holding, so a holder can tell its lock from a successor's. */
   id: string;
+  /** The fencing token: one above the generation of every earlier holding of the directory. */
+  generation: number;
 }
 
 /** `pid 123 on host-a (reconcile --watch), since 2026-01-01T00:00:00.000Z, last heartbeat 4 s ago`. */
@@ -78,7 +86,18 @@ async function readHolder(path: string): Promise<LockHolder | undefined> {
   } catch {
     // Not ours or damaged: judged below like a lock that never heartbeats.
   }
-  return { pid: 0, host: 'unknown', command: 'unreadable lock file', startedAt: 'unknown', heartbeatAt: 0, id: 'unreadable' };
+  return { pid: 0, host: 'unknown', command: 'unreadable lock file', startedAt: 'unknown', heartbeatAt: 0, id: 'unreadable', generation: 0 };
+}
+
+/** The generation of the last holding (0 before the first). */
+async function lastGeneration(dir: string): Promise<number> {
+  const text = await readFile(join(dir, GENERATION_FILE), 'utf8').catch(() => '');
+  const value = Number.parseInt(text.trim(), 10);
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
+}
+
+function generationIn(holder: LockHolder | undefined): number {
+  return holder && Number.isSafeInteger(holder.generation) && holder.generation > 0 ? holder.generation : 0;
 }
 
 /** A held lock: renews itself until released. */
@@ -86,6 +105,7 @@ export class StateLock {
   #cancelHeartbeat: (() => void) | undefined;
   #released = false;
   #lost = false;
+  readonly #lostSignal = new AbortController();
 
   private constructor(
     readonly path: string,
@@ -98,7 +118,8 @@ export class StateLock {
     const settings = { ...options, timeoutMs: options.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS };
     if (!(settings.timeoutMs > 0)) throw new TypeError(`Expected \`timeoutMs\` to be > 0, got \`${settings.timeoutMs}\``);
     await mkdir(options.dir, { recursive: true });
-    const path = join(options.dir, LOCK_FILE);
+    const dir = resolve(options.dir);
+    const path = join(dir, LOCK_FILE);
     // A few rounds: each lost race against another taker means re-reading who won.
     let tookOver: LockHolder | undefined;
     for (let round = 0; round < 3; round++) {
@@ -110,9 +131,12 @@ export class StateLock {
         startedAt: new Date(now).toISOString(),
         heartbeatAt: now,
         id: randomBytes(8).toString('hex'),
+        generation: Math.max(await lastGeneration(dir), generationIn(tookOver)) + 1,
       };
       if (await createExclusive(path, holder)) {
         const lock = new StateLock(path, holder, settings);
+        lock.#register(dir);
+        await writeStateFile(join(dir, GENERATION_FILE), `${holder.generation}\n`, 0o644);
         lock.#startHeartbeat();
         return { acquired: true, lock, ...(tookOver ? { tookOver } : {}) };
       }
@@ -147,9 +171,46 @@ export class StateLock {
     return Math.max(1, Math.floor(this.options.timeoutMs / HEARTBEATS_PER_TIMEOUT));
   }
 
-  /** False once a heartbeat found another holder. */
+  /** False once a heartbeat (or a fenced write) found another holder. */
   get held(): boolean {
     return !this.#released && !this.#lost;
+  }
+
+  /** This holding's fencing token. */
+  get generation(): number {
+    return this.holder.generation;
+  }
+
+  /** Aborted once the lock is known to be lost. */
+  get signal(): AbortSignal {
+    return this.#lostSignal.signal;
+  }
+
+  /** From now on every write below `dir` is checked against this holding. */
+  #register(dir: string): void {
+    registerFence({
+      dir,
+      id: this.holder.id,
+      generation: this.holder.generation,
+      signal: this.#lostSignal.signal,
+      lost: () => this.#markLost(),
+      released: () => this.#released,
+    });
+  }
+
+  /** Marks the lock lost at once (no write follows), then reports who holds it now. */
+  #markLost(current?: LockHolder): void {
+    if (this.#lost || this.#released) return;
+    this.#lost = true;
+    this.#cancelHeartbeat?.();
+    this.#lostSignal.abort(new Error('the state lock was lost'));
+    if (current) {
+      this.options.onLost?.(current);
+      return;
+    }
+    void readHolder(this.path)
+      .catch(() => undefined)
+      .then((holder) => this.options.onLost?.(holder));
   }
 
   #startHeartbeat(): void {
@@ -166,23 +227,28 @@ export class StateLock {
   async heartbeat(): Promise<void> {
     if (!this.held) return;
     const current = await readHolder(this.path);
-    if (current?.id !== this.holder.id) {
-      this.#lost = true;
-      this.#cancelHeartbeat?.();
-      this.options.onLost?.(current);
+    if (current?.id !== this.holder.id || generationIn(current) !== this.holder.generation) {
+      this.#markLost(current);
       return;
     }
-    this.holder = { ...this.holder, heartbeatAt: this.options.clock.now() };
-    await writeFileAtomic(this.path, `${JSON.stringify(this.holder)}\n`, 0o644);
+    // Fenced: the lock file is replaced only while it still names this holding, so a holder
+    // that resumes after a takeover never overwrites its successor's lock.
+    const next = { ...this.holder, heartbeatAt: this.options.clock.now() };
+    await writeStateFile(this.path, `${JSON.stringify(next)}\n`, 0o644);
+    this.holder = next;
   }
 
-  /** Removes the lock if it is still ours. */
+  /** Removes the lock if it is still ours (checked and removed in one synchronous step). */
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
     this.#cancelHeartbeat?.();
-    const current = await readHolder(this.path).catch(() => undefined);
-    if (current?.id === this.holder.id) await unlink(this.path).catch(() => undefined);
+    try {
+      const current = JSON.parse(readFileSync(this.path, 'utf8')) as Partial<LockHolder>;
+      if (current.id === this.holder.id && generationIn(current as LockHolder) === this.holder.generation) unlinkSync(this.path);
+    } catch {
+      // Gone, unreadable or not ours: a successor's lock is left alone.
+    }
   }
 }
 

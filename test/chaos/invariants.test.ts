@@ -22,12 +22,25 @@ const healthy = (): LiveFacts => ({
   deletes: [],
   finalPlanExit: 0,
   inventory: { a: 'ra', 'b-renamed-2': 'rb' },
+  pausedHolder: { tookOver: true, apiWritesAfter: [], stateFilesChanged: [] },
 });
 const failing = (facts: LiveFacts) => checkInvariants(facts, expected).filter((r) => !r.ok).map((r) => r.name);
 
 describe('chaos invariants', () => {
   it('all hold for a converged fleet with nothing lost', () => {
     expect(failing(healthy())).toEqual([]);
+  });
+
+  it('sees a paused holder that wrote after the takeover, and a suite that paused no run', () => {
+    const wrote = healthy();
+    wrote.pausedHolder = { tookOver: true, apiWritesAfter: [], stateFilesChanged: ['inventory.json'] };
+    expect(failing(wrote)).toEqual(['a paused holder writes nothing after the takeover']);
+    const sent = healthy();
+    sent.pausedHolder = { tookOver: true, apiWritesAfter: ['PATCH /v1/projects/ra/config/auth'], stateFilesChanged: [] };
+    expect(failing(sent)).toEqual(['a paused holder writes nothing after the takeover']);
+    const never = healthy();
+    delete never.pausedHolder;
+    expect(failing(never)).toEqual(['a paused holder writes nothing after the takeover']);
   });
 
   it('sees a project created twice', () => {

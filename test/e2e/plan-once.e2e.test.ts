@@ -79,7 +79,7 @@ describe('one plan, applied directly or from a file (built command)', () => {
     const plan = await runCli([saved.dir, '--dry-run', '--out', file], saved.env);
     expect([0, 2]).toContain(plan.code);
     const fromSaved = saved.emulator.requests().length;
-    expectExit(await runCli(['apply', file], saved.env), 0);
+    expectExit(await runCli(['apply', file, saved.dir], saved.env), 0);
     expect(requestsSince(saved, fromSaved)).toEqual(directRequests);
 
     // Nothing left to do on either side.

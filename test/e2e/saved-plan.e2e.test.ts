@@ -1,5 +1,6 @@
 // Saved plans through the built command against an emulator: `--dry-run --out FILE` writes the
-// plan as data, `apply FILE` applies exactly it or refuses it whole, `show FILE` renders it.
+// plan as data, `apply FILE` (run in the checkout) applies exactly it or refuses it whole,
+// `show FILE` renders it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -76,7 +77,7 @@ describe('saved plans (built command, against the emulator)', () => {
     const planned = new Map<string, string>(saved.result.plan.entries.map((e: { id: string; action: string }) => [e.id, e.action]));
 
     const from = since();
-    const run = await runCli(['apply', file, '--output', 'json'], env);
+    const run = await runCli(['apply', file, '--output', 'json'], env, dir);
     expectExit(run, 0);
     const doc = JSON.parse(run.stdout);
     expect(doc.result).toBe('success');
@@ -107,7 +108,7 @@ describe('saved plans (built command, against the emulator)', () => {
     const file = join(work, 'drift.json');
     await planTo(file);
     const from = since();
-    const run = await runCli(['apply', file], env);
+    const run = await runCli(['apply', file], env, dir);
     expectExit(run, 0);
     expect(routes(from)).toEqual(directRoutes);
     expect(run.stdout).toContain('~ ProjectAuth/shop/auth');
@@ -120,7 +121,7 @@ describe('saved plans (built command, against the emulator)', () => {
     await planTo(file);
     await api.api.updateAuthServiceConfig(await shopRef(), { site_url: 'https://defaced-again.example' });
     const from = since();
-    const run = await runCli(['apply', file], env);
+    const run = await runCli(['apply', file], env, dir);
     expectExit(run, 1);
     expect(writesSince(from)).toEqual([]);
     expect(run.stdout).toContain('ProjectAuth/shop/auth');
@@ -138,7 +139,7 @@ describe('saved plans (built command, against the emulator)', () => {
     const file = join(work, 'secret.json');
     await planTo(file);
     const from = since();
-    const run = await runCli(['apply', file], { ...env, E2E_SMTP_PASS: CANARY_SMTP_NEW });
+    const run = await runCli(['apply', file], { ...env, E2E_SMTP_PASS: CANARY_SMTP_NEW }, dir);
     expectExit(run, 1);
     expect(apiRequests(from)).toEqual([]);
     expect(run.stdout).toMatch(/shop\.yaml:\d+ \/spec\/auth\/smtp_pass/);
@@ -152,7 +153,7 @@ describe('saved plans (built command, against the emulator)', () => {
     const original = await readFile(shop, 'utf8');
     await writeFile(shop, original.replace('max_rows: 500', 'max_rows: 501'));
     const from = since();
-    const changed = await runCli(['apply', file], env);
+    const changed = await runCli(['apply', file], env, dir);
     expectExit(changed, 1);
     expect(apiRequests(from)).toEqual([]);
     expect(changed.stdout).toContain('differs from the content the plan was made from');
@@ -166,7 +167,7 @@ describe('saved plans (built command, against the emulator)', () => {
     await writeFile(join(dir, 'NOTES.txt'), 'not a manifest\n');
     git('add', '-A');
     git('commit', '-qm', 'two');
-    const moved = await runCli(['apply', atOne], env);
+    const moved = await runCli(['apply', atOne], env, dir);
     expectExit(moved, 1);
     expect(moved.stdout).toMatch(/the manifests are at revision [0-9a-f]{40}, the plan was made at [0-9a-f]{40}/);
   });
@@ -178,12 +179,12 @@ describe('saved plans (built command, against the emulator)', () => {
     saved.createdAt = new Date(Date.now() - 25 * 3_600_000).toISOString();
     await writeFile(file, JSON.stringify(saved));
     const from = since();
-    const old = await runCli(['apply', file], env);
+    const old = await runCli(['apply', file], env, dir);
     expectExit(old, 1);
     expect(apiRequests(from)).toEqual([]);
     expect(old.stdout).toContain('older than --max-plan-age 24h');
     // Within a longer allowance it applies.
-    expectExit(await runCli(['apply', file, '--max-plan-age', '48h'], env), 0);
+    expectExit(await runCli(['apply', file, '--max-plan-age', '48h'], env, dir), 0);
   });
 
   it('shows a saved plan exactly as the dry run rendered it', async () => {

@@ -75,7 +75,7 @@ describe('one writer per state directory', () => {
 
     const waiter = new DaemonProcess(args, env);
     daemons.push(waiter);
-    const url = (await waiter.waitFor((l) => l.msg === 'serving /metrics, /healthz and /readyz')).metrics as string;
+    const url = (await waiter.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('serving /metrics, /healthz'))).metrics as string;
     const waiting = await waiter.waitFor((l) => typeof l.msg === 'string' && l.msg.startsWith('waiting: '));
     expect(waiting.msg).toContain(`is locked by pid ${holderPid}`);
     const ready = await fetch(`${url}/readyz`);

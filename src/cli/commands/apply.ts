@@ -1,5 +1,5 @@
-// `reconcile apply FILE [DIR]`: apply exactly a saved plan, or refuse it whole. Before any
-// request: the plan's age, the manifests' revision and content, and every secret reference's
+// `reconcile apply FILE [DIR]`: apply exactly a saved plan to the checkout it runs in (the
+// working directory, or DIR), or refuse it whole. Before any request: the plan's age, the manifests' revision and content, and every secret reference's
 // value (by salted digest). Then one pass observes and plans again; the engine applies only
 // when that plan is the saved plan, entry for entry (docs/saved-plans.md).
 import { resolve } from 'node:path';
@@ -36,8 +36,10 @@ export async function run(context: CommandContext): Promise<number> {
   if (positionalDir !== undefined && flagDir !== undefined && resolve(context.cwd, positionalDir) !== resolve(context.cwd, flagDir)) {
     throw new UsageError(`two manifests directories given: ${positionalDir} and --manifests ${flagDir}`);
   }
-  const given = positionalDir ?? flagDir;
-  const dir = given !== undefined ? resolve(context.cwd, given) : plan.manifests.dir;
+  // The checkout this command runs in (or the one named), never the directory recorded in the
+  // plan: the plan is made by the pull request's job, from code it runs, and only says what was
+  // planned. Its content must be the checkout's (revision and digest), or the plan is refused.
+  const dir = resolve(context.cwd, positionalDir ?? flagDir ?? '.');
 
   return executePass(context, {
     dir,
@@ -45,6 +47,8 @@ export async function run(context: CommandContext): Promise<number> {
     format,
     log,
     beforeSession: async (manifests, sandbox) => {
+      const where = `the checkout ${manifests.root} at revision ${manifests.revision ?? '(none: not a git checkout)'}`;
+      log.info({ dir: manifests.root, revision: manifests.revision ?? null, plannedIn: plan.manifests.dir }, `applying the saved plan ${file} to ${where}`);
       const age = ageRefusal(plan, Date.now(), maxAgeMs, maxAgeText);
       if (age) return { refusals: [age], plan: plan.result.plan };
       const secrets = secretResolver({ env: context.env, sandbox, onPlaceholder: () => undefined });
@@ -53,6 +57,12 @@ export async function run(context: CommandContext): Promise<number> {
       const refusals = manifestRefusals(plan, manifests, digests);
       if (refusals.length > 0) return { refusals, plan: plan.result.plan };
       return { refusals: [], savedPlan: { check: (entries) => entryRefusals(plan, entries) } };
+    },
+    afterPass: async (result, manifests) => {
+      const where = `the checkout ${manifests.root} at revision ${manifests.revision ?? '(none: not a git checkout)'}`;
+      if (result.result === 'success') log.info({ dir: manifests.root, revision: manifests.revision ?? null }, `applied the saved plan ${file} to ${where}`);
+      else log.error({ dir: manifests.root, revision: manifests.revision ?? null, result: result.result }, `the saved plan ${file} was not fully applied to ${where}`);
+      return undefined;
     },
   });
 }

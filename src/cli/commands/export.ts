@@ -11,7 +11,7 @@ import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, stringOption, type CommandContext } from '../context.js';
 import { commandLogger } from './reconcile.js';
-import { exportFleet, ExportSelectionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
+import { exportFleet, ExportSelectionError, ExportVariableCollisionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
 import { loadManifests } from '../../manifests/load.js';
 import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 
@@ -92,9 +92,9 @@ export async function run(context: CommandContext): Promise<number> {
       log,
     });
   } catch (error) {
-    if (error instanceof ExportSelectionError || error instanceof FunctionExportError) {
+    if (error instanceof ExportSelectionError || error instanceof FunctionExportError || error instanceof ExportVariableCollisionError) {
       context.stderr.write(`reconcile export: ${error.message}\n`);
-      if (error instanceof FunctionExportError) context.stderr.write('reconcile export: nothing was written\n');
+      if (!(error instanceof ExportSelectionError)) context.stderr.write('reconcile export: nothing was written\n');
       return 1;
     }
     throw error;

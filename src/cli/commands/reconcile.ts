@@ -1,6 +1,6 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
-import { relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
@@ -18,8 +18,10 @@ import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
-import { StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
+import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
+import { credentialPathProblems } from '../credential-paths.js';
+import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
 import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
@@ -146,6 +148,14 @@ export async function executePass(context: CommandContext, request: PassRequest)
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
     return EXIT.error;
   }
+  // Credential files inside the manifests tree are refused before anything is read or written;
+  // and nothing this process writes goes into the tree (util/manifests-tree.ts).
+  const credentialProblems = credentialPathProblems(context, manifests.root);
+  if (credentialProblems.length > 0) {
+    for (const problem of credentialProblems) log.error({}, problem);
+    return EXIT.error;
+  }
+  protectManifestsTree(manifests.root);
   let savedPlan: PassOptions['savedPlan'];
   if (request.beforeSession) {
     const checked = await request.beforeSession(manifests, sandbox);
@@ -163,6 +173,13 @@ export async function executePass(context: CommandContext, request: PassRequest)
   let lock: StateLock | undefined;
   const lost = new AbortController();
   const takeLock = async (stateDir: string): Promise<boolean> => {
+    try {
+      assertOutsideManifests(join(stateDir, LOCK_FILE));
+    } catch (error) {
+      if (!(error instanceof ManifestsTreeWriteError)) throw error;
+      log.error({ stateDir }, `the state directory ${stateDir} lies inside the manifests tree ${error.root}: choose --state-dir outside it, or a dot-directory such as .reconcile`);
+      return false;
+    }
     const result = await StateLock.acquire({
       dir: stateDir,
       clock: systemClock,
@@ -175,7 +192,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
     });
     if (result.acquired) {
       lock = result.lock;
-      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
+      if (result.tookOver) log.warn({ stateDir, holder: result.tookOver, generation: result.lock.generation }, `took over the stale state lock of ${describeHolder(result.tookOver, systemClock.now())}`);
       return true;
     }
     log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
@@ -211,7 +228,8 @@ export async function executePass(context: CommandContext, request: PassRequest)
       sandbox,
       allowEmpty: context.values['allow-empty'] === true,
       organizationWaitMs: organizationWait,
-      signal: AbortSignal.any([context.signal, lost.signal]),
+      // A fenced write that finds the lock taken marks it lost at once (before the heartbeat says so).
+      signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
       ...(session.clock ? { clock: session.clock } : {}),
     };
     // On a terminal, a one-shot apply shows the plan and asks first; what is applied is then
@@ -236,7 +254,9 @@ export async function executePass(context: CommandContext, request: PassRequest)
     }
     const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
     // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
-    if (!dryRun && !lost.signal.aborted) {
+    // A lock found lost by a fenced write is marked at once, before the heartbeat's report.
+    const lockLost = () => lost.signal.aborted || ((lock as StateLock | undefined)?.signal.aborted ?? false);
+    if (!dryRun && !lockLost()) {
       const { recordPassInStateDir } = await import('../../status/status-file.js');
       await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
         log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
@@ -248,7 +268,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       { result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(sharded.shard ? { shard: sharded.shard.name } : {}) },
       'pass finished',
     );
-    if (lost.signal.aborted) return EXIT.error;
+    if (lockLost()) return EXIT.error;
     return override ?? exitCode(result, detailed);
   } finally {
     await session?.close();

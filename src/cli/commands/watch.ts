@@ -26,7 +26,10 @@ import { eventsFromPass } from '../../notify/events.js';
 import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../../notify/setup.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
-import { StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
+import { credentialPathProblems } from '../credential-paths.js';
+import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
+import { notificationSecretFiles } from '../../notify/setup.js';
+import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
 import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
@@ -216,6 +219,29 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   }
   if (!settings.dryRun && !settings.sandbox) requireShard(map, shard);
 
+  // Credential and secret files inside the manifests tree are refused; nothing this process
+  // writes goes into the tree (util/manifests-tree.ts).
+  const credentialProblems = credentialPathProblems(context, settings.manifestsPath, [
+    ['--trigger-token-file', settings.triggers.tokenFile],
+    ['--webhook-secret-file', settings.triggers.webhookSecretFile],
+    ...(settings.notifications?.receivers ?? []).flatMap((receiver): Array<[string, string]> =>
+      notificationSecretFiles(receiver).map((file) => [`the notification receiver \`${receiver.name}\`'s secret file`, file]),
+    ),
+    ...(map?.shards ?? []).flatMap((s): Array<[string, string]> => [
+      ...('tokenFile' in s.credentials ? [[`${map!.file}: shard \`${s.name}\` credentials.tokenFile`, s.credentials.tokenFile] as [string, string]] : []),
+      ...('oauth' in s.credentials && s.credentials.oauth.refreshTokenFile !== undefined
+        ? [[`${map!.file}: shard \`${s.name}\` credentials.oauth.refreshTokenFile`, s.credentials.oauth.refreshTokenFile] as [string, string]]
+        : []),
+    ]),
+  ]);
+  if (credentialProblems.length > 0) {
+    for (const problem of credentialProblems) log.fatal({}, problem);
+    log.flush?.();
+    await notifier?.close();
+    return 1;
+  }
+  protectManifestsTree(settings.manifestsPath);
+
   let session: (ApiSession & { clock?: Clock }) | undefined;
   let daemon: Daemon | undefined;
   let board: StatusBoard | undefined;
@@ -284,7 +310,17 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   log.info({ metrics: server.url }, 'serving /metrics, /healthz, /readyz, /status and the status page (/)');
   const lost = new AbortController();
   let lock: StateLock | undefined;
+  let stateDirRefused = false;
   const waitForLock = async (stateDir: string): Promise<boolean> => {
+    try {
+      assertOutsideManifests(join(stateDir, LOCK_FILE));
+    } catch (error) {
+      if (!(error instanceof ManifestsTreeWriteError)) throw error;
+      lockProblem = `the state directory ${stateDir} lies inside the manifests tree ${error.root}`;
+      stateDirRefused = true;
+      log.fatal({ stateDir }, `${lockProblem}: choose --state-dir outside it, or a dot-directory such as .reconcile`);
+      return false;
+    }
     let reported: string | undefined;
     const taken = await waitForStateLock({
       dir: stateDir,
@@ -312,9 +348,9 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     metrics.setStateLockHeld(true);
     if (taken.tookOver) {
       const age = clock.now() - taken.tookOver.heartbeatAt;
-      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
     }
-    log.info({ stateDir }, 'holding the state directory lock');
+    log.info({ stateDir, generation: taken.lock.generation }, 'holding the state directory lock');
     return true;
   };
   const release = async () => {
@@ -328,13 +364,13 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       session = await openSandboxSession(context, log, { telemetry });
       if (!(await waitForLock(session.stateDir))) {
         await Promise.allSettled([session.close(), server.close(), notifier?.close()]);
-        return 0;
+        return stateDirRefused ? 1 : 0;
       }
     } else {
       const stateDir = stateDirOf(context, shard?.name);
       if (!(await waitForLock(stateDir))) {
         await Promise.allSettled([server.close(), notifier?.close()]);
-        return 0;
+        return stateDirRefused ? 1 : 0;
       }
       session = await openApiSession(context, {
         telemetry,
