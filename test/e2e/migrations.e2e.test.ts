@@ -133,7 +133,7 @@ describe('Migrations through the built command', () => {
     const other = { ...env, RECONCILE_STATE_DIR: join(work, 'state-other') };
     expectExit(await runCli([dir], other), 0);
     const before = since();
-    const refused = await runCli(['apply', plan], env);
+    const refused = await runCli(['apply', plan, dir], env);
     expectExit(refused, 1);
     expect(writingQueriesSince(before)).toEqual([]);
     expect(refused.stdout).toContain('Migration/t1/tenant-schema/20260104000000_prices');
