@@ -15,6 +15,8 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   branch: async () => (await import('./commands/branch.js')).run,
   emulator: async () => (await import('./commands/emulator.js')).run,
   trigger: async () => (await import('./commands/trigger.js')).run,
+  approve: async () => (await import('./commands/rollout-control.js')).runApprove,
+  resume: async () => (await import('./commands/rollout-control.js')).runResume,
   apply: async () => (await import('./commands/apply.js')).run,
   show: async () => (await import('./commands/show.js')).run,
 };
@@ -31,6 +33,9 @@ const USAGE = `Usage:
                                        branch actions (not state)
   reconcile emulator [options]         run the Management API emulator
   reconcile trigger [--project P]      ask a running daemon for an immediate pass (its /reconcile endpoint)
+  reconcile approve [--revision R] [--project P]
+                                       approve changes a running daemon holds for approval (its /approve endpoint)
+  reconcile resume [--rollout NAME]    continue a halted rollout (the daemon's /resume endpoint)
   reconcile [DIR] --dry-run --out FILE write the plan as data (a saved plan) as well as rendering it
   reconcile apply FILE [DIR]           apply exactly a saved plan to DIR (default .), or refuse it whole when it is stale
   reconcile show FILE [--output ...]   render a saved plan

@@ -8,7 +8,7 @@ import { staticToken } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import type { Logger } from '../util/logger.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
-import { systemClock, type Clock } from '../util/clock.js';
+import { scaledClock, systemClock, type Clock } from '../util/clock.js';
 import { resolveRateModel, type ApiSession } from './api-session.js';
 import type { ApiTelemetry } from '../telemetry.js';
 import { OPTIONS } from './options.js';
@@ -24,6 +24,8 @@ const SANDBOX_SPEED = 300;
 interface SandboxSession extends ApiSession {
   /** Real time, but waits run at the emulator's lifecycle speed (timestamps stay true). */
   clock: Clock;
+  /** A rollout's soaks and maintenance windows run at the emulator's lifecycle speed too. */
+  rolloutClock: Clock;
 }
 
 /** True when the option was given (flag or environment), not merely defaulted. */
@@ -101,6 +103,7 @@ export async function openSandboxSession(
     rate,
     rateModel,
     sandbox: emulator,
+    rolloutClock: scaledClock(SANDBOX_SPEED),
     clock: {
       now: () => systemClock.now(),
       sleep: (ms, signal) => systemClock.sleep(ms / SANDBOX_SPEED, signal),

@@ -97,7 +97,8 @@ function dependencies(document: AnyDocument, root: string): string[] {
 }
 
 function projectOf(document: AnyDocument): string | undefined {
-  if (document.kind === 'Organization') return undefined;
+  // A Rollout orders every project: its change is a pass over everything.
+  if (document.kind === 'Organization' || document.kind === 'Rollout') return undefined;
   if (document.kind === 'Project') return document.metadata.name;
   return document.spec.project;
 }

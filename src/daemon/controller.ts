@@ -12,6 +12,10 @@ import { WriteLedger } from './write-ledger.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
 import { loadStable, type LoadManifests } from './source-loader.js';
 import type { SourceWatcher } from './source-watcher.js';
+import { openStateStore } from '../reconcile/state.js';
+import { rolloutConfig } from '../reconcile/rollout/config.js';
+import { contentRevision, type RolloutSummary } from '../reconcile/rollout/gate.js';
+import { addApproval, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
 export interface DaemonPassRequest {
@@ -39,6 +43,21 @@ export interface PassRequest {
   projects?: string[];
   revision?: string;
 }
+
+/** `reconcile approve`: a revision (default the current one), optionally some projects, and the token's name. */
+export interface ApproveRequest {
+  revision?: string;
+  projects?: string[];
+  by: string;
+}
+
+export type ApproveAnswer =
+  | { status: 'approved'; revision: string; projects: string[] | 'all' }
+  /** The revision named is not the one the daemon works from: an approval expires with its revision. */
+  | { status: 'stale-revision'; revision: string; current: string }
+  | { status: 'unknown-projects'; projects: string[]; known: string[] }
+  | { status: 'no-rollout' }
+  | { status: 'not-ready' };
 
 export type PassRequestAnswer =
   /**
@@ -100,6 +119,10 @@ interface DaemonOptions {
   maxObservationAgeMs?: number;
   /** Called after each pass with the projects' observation times and the stated bound (the freshness file). */
   onFreshness?(freshness: Freshness): void;
+  /** The state directory: approvals and resumes are recorded there (`POST /approve`, `POST /resume`). */
+  stateDir?: string;
+  /** The clock a rollout's soaks and windows are timed on (default `clock`; the sandbox's runs at its lifecycle speed). */
+  rolloutClock?: Clock;
 }
 
 /** How fresh the daemon's view of the fleet is. */
@@ -154,6 +177,9 @@ export class Daemon {
   #stopped = false;
   /** A pushed commit the checkout does not have yet, and how to stop waiting for it. */
   #awaited: { revision: string; cancel: () => void } | undefined;
+  /** The pass a rollout asked for (the end of a soak, a window that opens), and how to cancel it. */
+  #rolloutTimer: { at: number; cancel: () => void } | undefined;
+  #rollout: RolloutSummary | undefined;
   /** On-demand passes by project set (`*`: everything): at most one running and one queued each. */
   readonly #onDemand = new Map<string, { running?: OnDemandPass; queued?: OnDemandPass }>();
   #onDemandCount = 0;
@@ -363,7 +389,9 @@ export class Daemon {
       }
       return;
     }
-    const scope = changes && !changes.everything ? [...changes.projects].filter((p) => projectNames(set).includes(p)) : undefined;
+    // A rollout orders every project: a new revision restarts it from the first wave, so its pass covers them all.
+    const ordered = set.documents.some((document) => document.kind === 'Rollout');
+    const scope = changes && !changes.everything && !ordered ? [...changes.projects].filter((p) => projectNames(set).includes(p)) : undefined;
     log.info({ revision, previous: previous.revision, projects: scope ?? 'all' }, 'new revision');
     this.#spawn(
       this.#writePass(scope, 'revision').then(() => {
@@ -460,6 +488,7 @@ export class Daemon {
     }
     metrics.recordPass(result, { projects: request.projects, trigger });
     this.#recordObservations(request, result);
+    this.#scheduleRollout(result);
     logPass(log, result, { priority: request.priority, trigger, projects: request.projects, revision });
     this.#report(result, { priority: request.priority, trigger, projects: request.projects, revision });
     return result;
@@ -487,6 +516,103 @@ export class Daemon {
       observedAt: Object.fromEntries(this.#observedAt),
       ...(this.#boundMs !== undefined ? { boundMs: this.#boundMs } : {}),
     });
+  }
+
+  /** The rollout as the last pass left it (status, tests). */
+  rollout(): RolloutSummary | undefined {
+    return this.#rollout;
+  }
+
+  /**
+   * A rollout moves on by itself at the end of a soak (a pass over everything) and when a
+   * window opens (a pass over the projects whose changes wait for it, so they go first).
+   */
+  #scheduleRollout(result: PassResult): void {
+    if (result.result === 'invalid') return;
+    this.#rollout = result.rollout;
+    const next = result.rollout?.next;
+    if (this.#stopped || (this.#options.dryRun ?? false)) return;
+    if (!next) {
+      if (!result.rollout) this.#cancelRolloutTimer();
+      return;
+    }
+    if (this.#rolloutTimer && this.#rolloutTimer.at <= next.at) return;
+    this.#cancelRolloutTimer();
+    const clock = this.#options.rolloutClock ?? this.#options.clock;
+    const projects = next.reason === 'window' ? next.projects : undefined;
+    const cancel = clock.schedule(() => {
+      this.#rolloutTimer = undefined;
+      this.#options.log.info({ reason: next.reason, projects: projects ?? 'all' }, next.reason === 'window' ? 'a maintenance window opens: its waiting changes go first' : 'rollout gate due');
+      this.#spawn(this.#writePass(projects && projects.length > 0 ? projects : undefined, 'revision'));
+    }, Math.max(0, next.at - clock.now()));
+    this.#rolloutTimer = { at: next.at, cancel };
+  }
+
+  #cancelRolloutTimer(): void {
+    this.#rolloutTimer?.cancel();
+    this.#rolloutTimer = undefined;
+  }
+
+  /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents. */
+  #revisionOf(current: { set: ManifestSet; revision?: string }): string {
+    return current.revision ?? contentRevision(current.set.documents);
+  }
+
+  /**
+   * `POST /approve`: records an approval of the current revision (for some projects or all),
+   * by the token's name, then runs a pass that applies what it covers. An approval for another
+   * revision is refused: it expires with its revision.
+   */
+  async approve(request: ApproveRequest): Promise<ApproveAnswer> {
+    const current = this.#current;
+    if (this.#stopped || !current || !this.#options.stateDir) return { status: 'not-ready' };
+    if (!rolloutConfig(current.set.documents)) return { status: 'no-rollout' };
+    const revision = this.#revisionOf(current);
+    if (request.revision !== undefined && request.revision !== revision && !sameRevision(current.revision, request.revision)) {
+      return { status: 'stale-revision', revision: request.revision, current: revision };
+    }
+    const names = projectNames(current.set);
+    if (request.projects) {
+      const unknown = request.projects.filter((project) => !names.includes(project));
+      if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown, known: names };
+    }
+    const projects = request.projects ? [...new Set(request.projects)] : undefined;
+    await addApproval(openStateStore(this.#options.stateDir), {
+      revision,
+      ...(projects ? { projects } : {}),
+      at: (this.#options.rolloutClock ?? this.#options.clock).now(),
+      by: request.by,
+    });
+    this.#options.log.info({ revision, projects: projects ?? 'all', by: request.by }, 'changes approved');
+    this.#coalesce(projects);
+    return { status: 'approved', revision, projects: projects ?? 'all' };
+  }
+
+  /**
+   * `POST /resume`: a person decided the halted wave may count as passed; the next wave starts
+   * with a pass over everything. Taken under every project's lock, so no pass moves the rollout meanwhile.
+   */
+  async resume(request: { rollout?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }> {
+    const current = this.#current;
+    if (this.#stopped || !current || !this.#options.stateDir) return { status: 'not-ready' };
+    const config = rolloutConfig(current.set.documents);
+    let release: () => void;
+    try {
+      release = await this.#locks.acquire([FLEET_KEY, ...projectNames(current.set)], this.#shutdown.signal);
+    } catch {
+      return { status: 'not-ready' };
+    }
+    let answer: ResumeAnswer;
+    try {
+      answer = await resumeRollout(openStateStore(this.#options.stateDir), request.rollout, config?.name, request.by, (this.#options.rolloutClock ?? this.#options.clock).now());
+    } finally {
+      release();
+    }
+    if (answer.status === 'resumed') {
+      this.#options.log.info({ rollout: answer.rollout, wave: answer.wave, next: answer.next, by: request.by }, 'rollout resumed');
+      this.#coalesce(undefined);
+    }
+    return answer;
   }
 
   #report(result: PassResult, report: PassReport): void {
@@ -650,6 +776,7 @@ export class Daemon {
     this.#restate?.();
     this.#debouncer.cancel();
     this.#stopAwaiting();
+    this.#cancelRolloutTimer();
     this.#shutdown.abort(new Error('shutting down'));
     const settle = Promise.allSettled([
       this.#watcher?.close(),

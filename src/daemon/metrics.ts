@@ -46,6 +46,9 @@ export const METRIC_DEFINITIONS = {
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'] },
   reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
   reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
+  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
+  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
+  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
   // Observed-only facts (`--observe`), beyond the interface's list.
   ...OBSERVED_METRIC_DEFINITIONS,
 } as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
@@ -324,6 +327,27 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     registers: [registry],
   });
 
+  const waveState = new Gauge({
+    name: 'reconciler_rollout_wave_state',
+    help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1.",
+    labelNames: ['rollout', 'wave', 'state'],
+    registers: [registry],
+  });
+  const changesWaiting = new Gauge({
+    name: 'reconciler_changes_waiting',
+    help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+  const projectRevision = new Gauge({
+    name: 'reconciler_project_revision_info',
+    help: "The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.",
+    labelNames: ['project', 'revision'],
+    registers: [registry],
+  });
+  const WAITING_REASONS = ['window', 'approval'] as const;
+  for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, 0);
+
   const observedGauges = createObservedGauges(registry);
   if (options.build) buildInfo.set(options.build, 1);
 
@@ -417,6 +441,14 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
       }
       if (result.result === 'invalid') return;
       recordMigrations(result, scope.projects);
+      // The rollout: every pass of a set with a Rollout carries its whole state.
+      waveState.reset();
+      projectRevision.reset();
+      for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, result.rollout?.waiting.filter((w) => w.reason === reason).length ?? 0);
+      if (result.rollout) {
+        for (const wave of result.rollout.waves) waveState.set({ rollout: result.rollout.name, wave: wave.name, state: wave.state }, 1);
+        for (const [project, applied] of Object.entries(result.rollout.revisions)) projectRevision.set({ project, revision: applied.revision }, 1);
+      }
 
       const drifted = driftedEntries(result);
       // Every kind the pass planned gets its drift series at 0 for each trigger, so that the

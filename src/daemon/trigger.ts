@@ -1,17 +1,22 @@
 // On-demand passes over the daemon's HTTP server: `POST /reconcile` (a bearer token),
+// `POST /approve` and `POST /resume` (the same token: a rollout's approvals and resumes),
 // `POST /reconcile/webhook` (git host push webhooks, signed) and `POST /reconcile/source`
 // (git-sync's --webhook-url: re-read the checkout now). Tokens and signatures are compared
 // in constant time; bodies are bounded; nothing from a request reaches a log but its shape.
 import { createHash, createHmac, timingSafeEqual, type Hash, type Hmac } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import type { Logger } from '../reconcile/types.js';
 import { listUnknown } from '../manifests/suggest.js';
-import type { PassRequest, PassRequestAnswer } from './controller.js';
+import type { ApproveAnswer, ApproveRequest, PassRequest, PassRequestAnswer } from './controller.js';
+import type { ResumeAnswer } from '../reconcile/rollout/records.js';
 import type { BodySink, PostAnswer, PostRequest, PostRoute } from './http-server.js';
 
 const RECONCILE_PATH = '/reconcile';
 const WEBHOOK_PATH = '/reconcile/webhook';
 const SOURCE_PATH = '/reconcile/source';
+const APPROVE_PATH = '/approve';
+const RESUME_PATH = '/resume';
 
 const MAX_REQUEST_BYTES = 16 * 1024;
 /** GitHub caps push payloads at 25 MB; the reconciler reads only `after`, and big pushes list many commits. */
@@ -36,6 +41,8 @@ interface TriggerTarget {
   requestPass(request: PassRequest): Promise<PassRequestAnswer>;
   /** Reads the checkout now (no debounce). */
   reload(): Promise<void>;
+  approve?(request: ApproveRequest): Promise<ApproveAnswer>;
+  resume?(request: { rollout?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }>;
 }
 
 export interface TriggerSettings {
@@ -193,27 +200,108 @@ function commitFromHead(head: string): string | undefined {
   return match?.[1];
 }
 
+/** The JSON body as an object (empty body: `{}`), or a message. */
+function bodyObject(request: PostRequest): Record<string, unknown> | { error: string } {
+  if (request.body.length === 0) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(request.body.toString('utf8'));
+  } catch {
+    return { error: 'the body is not JSON' };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { error: 'the body must be a JSON object' };
+  return parsed as Record<string, unknown>;
+}
+
+function approveAnswer(answer: ApproveAnswer): PostAnswer {
+  switch (answer.status) {
+    case 'approved':
+      return json(202, answer);
+    case 'stale-revision':
+      return json(409, { ...answer, message: `revision ${answer.revision} is not the current revision ${answer.current.slice(0, 12)}: an approval expires with its revision, nothing was approved` });
+    case 'unknown-projects':
+      return json(404, { status: answer.status, message: `no Project manifest named ${listUnknown(answer.projects, answer.known)}`, projects: answer.projects });
+    case 'no-rollout':
+      return json(409, { status: answer.status, message: 'the manifests have no Rollout document: nothing waits for an approval' });
+    case 'not-ready':
+      return json(503, { status: answer.status, message: 'no manifests loaded yet, or shutting down' });
+  }
+}
+
+function resumeAnswer(answer: ResumeAnswer | { status: 'not-ready' }): PostAnswer {
+  switch (answer.status) {
+    case 'resumed':
+      return json(202, answer);
+    case 'not-halted':
+      return json(409, { ...answer, message: `rollout ${answer.rollout} is not halted` });
+    case 'unknown-rollout':
+      return json(404, { ...answer, message: answer.rollout ? `no Rollout document named ${answer.rollout}` : 'the manifests have no Rollout document' });
+    case 'not-ready':
+      return json(503, { status: answer.status, message: 'no manifests loaded yet, or shutting down' });
+  }
+}
+
 export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, log: Logger): Record<string, PostRoute> {
   const routes: Record<string, PostRoute> = {};
   const { tokenFile, webhookSecretFile } = settings;
   if (tokenFile) {
+    /** The bearer check of `POST /reconcile`, `/approve` and `/resume`: an answer when refused. */
+    const refused = async (request: Pick<PostRequest, 'headers'>, path: string): Promise<PostAnswer | undefined> => {
+      const token = await readSecretFile(tokenFile);
+      if (token === undefined) {
+        log.error({ file: tokenFile }, `the trigger token file cannot be read or is empty; refusing POST ${path}`);
+        return json(503, { message: 'the trigger token is not available' });
+      }
+      const value = request.headers.authorization;
+      const given = /^Bearer\s+(\S+)\s*$/i.exec((Array.isArray(value) ? value[0] : value) ?? '')?.[1];
+      if (given === undefined || !constantTimeEqual(given, token)) {
+        log.warn({ path, bearer: given !== undefined }, path === RECONCILE_PATH ? 'on-demand reconcile refused: no valid token' : `POST ${path} refused: no valid token`);
+        return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
+      }
+      return undefined;
+    };
+    // The token's name, recorded with an approval or a resume: the token file's name.
+    const by = basename(tokenFile);
+    if (target.approve) {
+      const approve = target.approve.bind(target);
+      routes[APPROVE_PATH] = {
+        maxBodyBytes: MAX_REQUEST_BYTES,
+        // The token is checked before the body is read.
+        open: (request) => refused(request, APPROVE_PATH),
+        async handle(request) {
+          const body = bodyObject(request);
+          if ('error' in body) return json(400, { message: body.error });
+          const revision = body.revision ?? request.query.get('revision') ?? undefined;
+          if (revision !== undefined && (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision))) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
+          const projects = requestedProjects(request);
+          if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+          const answer = await approve({ ...(revision !== undefined ? { revision: revision as string } : {}), ...(projects ? { projects } : {}), by });
+          log.info({ source: 'request', revision, projects: projects ?? 'all', status: answer.status, by }, 'approval request');
+          return approveAnswer(answer);
+        },
+      };
+    }
+    if (target.resume) {
+      const resume = target.resume.bind(target);
+      routes[RESUME_PATH] = {
+        maxBodyBytes: MAX_REQUEST_BYTES,
+        // The token is checked before the body is read.
+        open: (request) => refused(request, RESUME_PATH),
+        async handle(request) {
+          const body = bodyObject(request);
+          if ('error' in body) return json(400, { message: body.error });
+          const rollout = body.rollout ?? request.query.get('rollout') ?? undefined;
+          if (rollout !== undefined && (typeof rollout !== 'string' || rollout === '' || rollout.length > 256)) return json(400, { message: '`rollout` must be the metadata.name of the Rollout document' });
+          const answer = await resume({ ...(rollout !== undefined ? { rollout: rollout as string } : {}), by });
+          log.info({ source: 'request', rollout, status: answer.status, by }, 'resume request');
+          return resumeAnswer(answer);
+        },
+      };
+    }
     routes[RECONCILE_PATH] = {
       maxBodyBytes: MAX_REQUEST_BYTES,
       // The token is checked before the body is read.
-      async open(request) {
-        const token = await readSecretFile(tokenFile);
-        if (token === undefined) {
-          log.error({ file: tokenFile }, 'the trigger token file cannot be read or is empty; refusing POST /reconcile');
-          return json(503, { message: 'the trigger token is not available' });
-        }
-        const value = request.headers.authorization;
-        const given = /^Bearer\s+(\S+)\s*$/i.exec((Array.isArray(value) ? value[0] : value) ?? '')?.[1];
-        if (given === undefined || !constantTimeEqual(given, token)) {
-          log.warn({ path: RECONCILE_PATH, bearer: given !== undefined }, 'on-demand reconcile refused: no valid token');
-          return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
-        }
-        return undefined;
-      },
+      open: (request) => refused(request, RECONCILE_PATH),
       async handle(request) {
         const projects = requestedProjects(request);
         if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });

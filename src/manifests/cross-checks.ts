@@ -2,6 +2,7 @@
 // project, SSO domains claimed once, and function sources that exist inside the checkout.
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
+import cron from 'node-cron';
 import { didYouMean } from './suggest.js';
 import type { ManifestError, ManifestKind } from './types.js';
 import type { Position } from './yaml-source.js';
@@ -136,6 +137,10 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         }
         break;
       }
+      case 'Rollout':
+        firstBy('rollout', 'one', entry, '/metadata/name', seen, (first) => `a second Rollout document: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet)`);
+        if (entry.valid) checkRollout(entry, error);
+        break;
       case 'SsoProvider': {
         // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
         const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);
@@ -161,6 +166,36 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
     }
   }
   return errors;
+}
+
+/** Wave names once each; windows with a cron schedule node-cron reads and a time zone the runtime knows. */
+function checkRollout(entry: CheckedEntry, error: ErrorFn): void {
+  const waves = Array.isArray(entry.spec.waves) ? (entry.spec.waves as Array<{ name?: unknown }>) : [];
+  const names = new Map<unknown, number>();
+  waves.forEach((wave, index) => {
+    const first = names.get(wave.name);
+    if (first !== undefined) error(entry, `/spec/waves/${index}/name`, `two waves named \`${String(wave.name)}\`: also /spec/waves/${first}/name`);
+    else names.set(wave.name, index);
+    if (wave.name === 'rest' && index !== waves.length - 1) error(entry, `/spec/waves/${index}/name`, 'the name `rest` is the implicit last wave: only the last wave may take it');
+  });
+  const windows = Array.isArray(entry.spec.windows) ? (entry.spec.windows as Array<{ schedule?: unknown; timeZone?: unknown }>) : [];
+  windows.forEach((window, index) => {
+    if (typeof window.schedule === 'string') {
+      const fields = window.schedule.trim().split(/\s+/).length;
+      const detail = cron.validateDetailed(window.schedule);
+      if (fields !== 5 || !detail.valid) {
+        const why = fields !== 5 ? `five fields expected, got ${fields}` : detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'invalid';
+        error(entry, `/spec/windows/${index}/schedule`, `not a cron expression such as \`0 2 * * 6\`: ${why}`);
+      }
+    }
+    if (typeof window.timeZone === 'string') {
+      try {
+        new Intl.DateTimeFormat('en', { timeZone: window.timeZone });
+      } catch {
+        error(entry, `/spec/windows/${index}/timeZone`, `unknown time zone \`${window.timeZone}\`: expected an IANA name such as \`Europe/Berlin\` or \`UTC\``);
+      }
+    }
+  });
 }
 
 type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;

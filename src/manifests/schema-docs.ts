@@ -87,6 +87,7 @@ const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
   SsoProvider: 'sso-provider.md',
   Branch: 'branch.md',
   Migrations: 'migrations.md',
+  Rollout: 'rollout.md',
   common: 'common.md',
 };
 

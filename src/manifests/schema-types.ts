@@ -742,3 +742,61 @@ export type BranchSpec = {
   /** How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend. */
   policy?: Policy;
 };
+
+/** Which projects: every label given must be present with this value in the Project document's `metadata.labels`, and `organization` (when given) must be its `spec.organization`. An empty selector matches every project. */
+export type RolloutSelector = {
+  /** Labels every matched project carries, with these values. */
+  labels?: Record<string, string>;
+  /** metadata.name of the Organization document of the matched projects. */
+  organization?: string;
+};
+
+/** One wave: the projects its selector matches that no earlier wave took. */
+export type RolloutWave = {
+  /** Name of the wave (lower-case letters, digits and `-`), shown in plans, status and metrics. */
+  name: string;
+  /** The projects of the wave (those an earlier wave took excepted). */
+  selector: RolloutSelector;
+  /** Take only this share of the matching projects (`10%`), chosen stably by a hash of the project name; the rest fall through to later waves. Default `100%`. */
+  share?: string;
+};
+
+/** A maintenance window: disruptive changes of the projects it selects are applied only while it is open. */
+export type RolloutWindow = {
+  /** Name of the window, shown in plans and status. */
+  name: string;
+  /** When the window opens: a five-field cron expression (`0 2 * * 6`: Saturdays at 02:00), read in `timeZone`. */
+  schedule: string;
+  /** How long the window stays open after each start (`2h`). */
+  duration: string;
+  /** IANA time zone the schedule is read in (`Europe/Berlin`). Default `UTC`. */
+  timeZone?: string;
+  /** The projects the window is for; default every project. */
+  selector?: RolloutSelector;
+  /** The change classes the window holds; default every disruptive class. */
+  classes?: ("postgres-restart" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
+};
+
+/** A rule: a change it matches (every criterion given matches) is planned and held until someone approves its revision (`reconcile approve`). */
+export type RolloutApproval = {
+  /** Name of the rule, shown in plans and notifications. */
+  name: string;
+  /** Change classes that need approval. */
+  classes?: ("postgres-restart" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
+  /** Plan entry kinds that need approval (`ProjectAuth`, `Secret`, `Project`, ...). */
+  kinds?: string[];
+  /** Projects whose changes need approval. */
+  selector?: RolloutSelector;
+};
+
+/** How a new revision reaches the fleet. One Rollout document per manifests directory (per shard). */
+export type RolloutSpec = {
+  /** Waves, in order: a project belongs to the first wave whose selector (and share) takes it. Projects no wave takes form a last implicit wave named `rest`. */
+  waves?: RolloutWave[];
+  /** How long a wave stays applied, read back, healthy and without a failure before the next wave starts. Default `10m`. */
+  soak?: string;
+  /** Maintenance windows for disruptive change classes. A project no window selects has its disruptive changes applied at any time. */
+  windows?: RolloutWindow[];
+  /** Changes that wait for an approval of their revision. */
+  approvals?: RolloutApproval[];
+};

@@ -4,8 +4,8 @@
 
 export const API_VERSION = 'reconciler/v1';
 
-export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Migrations';
-export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Migrations'];
+export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Migrations' | 'Rollout';
+export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Migrations', 'Rollout'];
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
 // src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
@@ -101,6 +101,10 @@ export type BranchSpec = Schema.BranchSpec;
 /** project or selector (labels, organization), path (a directory of `<version>_<name>.sql`), table (the history), outOfOrder, policy. */
 export type MigrationsSpec = Schema.MigrationsSpec;
 
+// ---- Rollout
+/** waves (label selectors, optional share), soak, maintenance windows, approval rules. */
+export type RolloutSpec = Schema.RolloutSpec;
+
 export type OrganizationDocument = ManifestDocument<'Organization', OrganizationSpec>;
 export type ProjectDocument = ManifestDocument<'Project', ProjectSpec>;
 export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
@@ -108,6 +112,7 @@ export type FunctionDocument = ManifestDocument<'Function', FunctionSpec>;
 export type SsoProviderDocument = ManifestDocument<'SsoProvider', SsoProviderSpec>;
 export type BranchDocument = ManifestDocument<'Branch', BranchSpec>;
 export type MigrationsDocument = ManifestDocument<'Migrations', MigrationsSpec>;
+export type RolloutDocument = ManifestDocument<'Rollout', RolloutSpec>;
 export type AnyDocument =
   | OrganizationDocument
   | ProjectDocument
@@ -115,7 +120,8 @@ export type AnyDocument =
   | FunctionDocument
   | SsoProviderDocument
   | BranchDocument
-  | MigrationsDocument;
+  | MigrationsDocument
+  | RolloutDocument;
 
 /** A located problem in the manifests. */
 export interface ManifestError {

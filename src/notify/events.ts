@@ -2,7 +2,11 @@ import { isWriteOutcome } from '../reconcile/summary.js';
 import type { PassReport, PassTrigger } from '../daemon/controller.js';
 import type { PassResult } from '../reconcile/types.js';
 
-const EVENT_TYPES = ['revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done'] as const;
+const EVENT_TYPES = [
+  'revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done',
+  // A rollout's (src/reconcile/rollout/gate.ts).
+  'rollout_wave_started', 'rollout_halted', 'rollout_done', 'approval_needed', 'change_waiting',
+] as const;
 export type NotificationEventType = (typeof EVENT_TYPES)[number];
 
 interface EventCounts {
@@ -40,6 +44,11 @@ export interface NotificationEvent {
   reason?: string;
   /** Changed field paths (never values). */
   fields?: string[];
+  /** Rollout events: the Rollout document's name, and the wave. */
+  rollout?: string;
+  wave?: string;
+  /** approval_needed, change_waiting: the waiting plan entries, each `id action (field paths)`: the plan's summary, never a value. */
+  entries?: string[];
 }
 
 const MAX_REASON = 300;
@@ -109,6 +118,18 @@ export function eventsFromPass(result: PassResult, context: PassReport, at: numb
     } else if (context.priority === 'drift' && !entry.pending) {
       events.push({ ...base, type: 'drift_detected', ...where, fields: entry.changes.map((change) => change.path) });
     }
+  }
+  for (const event of result.rollout?.events ?? []) {
+    events.push({
+      ...base,
+      type: event.type,
+      rollout: event.rollout,
+      revision: event.revision,
+      ...(event.wave !== undefined ? { wave: event.wave } : {}),
+      ...(event.reason !== undefined ? { reason: scrubMessage(event.reason) } : {}),
+      ...(event.entries ? { entries: event.entries.slice(0, 50) } : {}),
+      ...(event.projects ? { projects: event.projects } : {}),
+    });
   }
   // An interrupted pass (the process is stopping) sends no `revision_applied`: it did not finish,
   // and the next process's pass of the same revision reports it. Its interrupted changes send nothing.

@@ -23,7 +23,9 @@ function signBody(secret: string, body: string): string {
 const FULL_COMMIT = /^[0-9a-f]{40}$/;
 
 function shortRevision(revision: string | undefined): string {
-  return revision ? revision.slice(0, 12) : '(unknown revision)';
+  if (!revision) return '(unknown revision)';
+  // A checkout without git: the rollout's digest of the documents, whole (it is what `reconcile approve` takes).
+  return revision.startsWith('content-') ? revision : revision.slice(0, 12);
 }
 
 function countsText(event: NotificationEvent): string {
@@ -49,6 +51,16 @@ export function summaryLine(event: NotificationEvent): string {
       return `${event.resource} drift repaired (${(event.fields ?? []).join(', ') || event.action})`;
     case 'drift_detected':
       return `${event.resource} drifted${dry} (${(event.fields ?? []).join(', ') || event.action})`;
+    case 'rollout_wave_started':
+      return `rollout ${event.rollout}: wave ${event.wave} starts at ${revision}${event.projects ? ` (${event.projects.length} project${event.projects.length === 1 ? '' : 's'})` : ''}`;
+    case 'rollout_halted':
+      return `rollout ${event.rollout} halted at wave ${event.wave} (${revision}): ${event.reason ?? 'failed'}; later waves wait for \`reconcile resume\` or a newer revision`;
+    case 'rollout_done':
+      return `rollout ${event.rollout}: every wave has ${revision}`;
+    case 'approval_needed':
+      return `approval needed for ${revision} (reconcile approve --revision ${revision}): ${(event.entries ?? []).length} change${(event.entries ?? []).length === 1 ? '' : 's'}: ${(event.entries ?? []).slice(0, 10).join('; ')}`;
+    case 'change_waiting':
+      return `${(event.entries ?? []).length} disruptive change${(event.entries ?? []).length === 1 ? '' : 's'} of ${revision} wait${(event.entries ?? []).length === 1 ? 's' : ''} for a maintenance window: ${(event.entries ?? []).slice(0, 10).join('; ')}`;
   }
 }
 
@@ -90,6 +102,11 @@ const SLACK_ICONS: Record<NotificationEvent['type'], string> = {
   deletion_done: ':wastebasket:',
   drift_repaired: ':wrench:',
   drift_detected: ':warning:',
+  rollout_wave_started: ':ocean:',
+  rollout_halted: ':octagonal_sign:',
+  rollout_done: ':checkered_flag:',
+  approval_needed: ':raised_hand:',
+  change_waiting: ':hourglass:',
 };
 
 /** Builds the request; resolves the receiver's secret now (a rotated file is picked up). */

@@ -49,6 +49,10 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   const services = servicesNeeded(unit.document, work.scope.documents);
   let ready = !work.deferred;
 
+  if (entry.held) {
+    // Held by the rollout (a later wave, a window, an approval): the project is not created yet.
+    return;
+  }
   if (entry.action === 'create' && !entry.observeOnly) {
     await a.runEntry(entry, async () => {
       await a.applyFleetEntry(entry);
@@ -74,7 +78,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
   const ref = a.projectRefs.get(unit.name);
   if (!ref) return;
   const lifecycle = unit.lifecycle;
-  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === false;
+  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && !lifecycle.held && lifecycle.changes[0]?.after === false;
   if (restoring) {
     await a.runEntry(lifecycle, () => a.applyFleetEntry(lifecycle));
     if (a.failed.has(lifecycle.id)) {
@@ -87,7 +91,7 @@ export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<
     return;
   }
 
-  const pausesLast = lifecycle !== undefined && !restoring && lifecycle.action === 'update' && !lifecycle.observeOnly && lifecycle.changes[0]?.after === true;
+  const pausesLast = lifecycle !== undefined && !restoring && lifecycle.action === 'update' && !lifecycle.observeOnly && !lifecycle.held && lifecycle.changes[0]?.after === true;
   const planAfterWait = work.planWhenReady === true && !a.appliesSavedPlan;
   // A saved plan's placeholders for a project that was not readable write nothing: no wait.
   const nothingAfterWait = work.planWhenReady === true && a.appliesSavedPlan && !restoring && !pausesLast && !work.entries.some(isChange);

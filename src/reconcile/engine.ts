@@ -19,6 +19,8 @@ import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver } from './secret-check.js';
 import { findSecretReferences } from '../manifests/check-refs.js';
 import { openStateStore } from './state.js';
+import { openRolloutGate } from './rollout/gate.js';
+import { servicesNeeded } from './project-readiness.js';
 import { StateLockLostError } from '../util/state-fence.js';
 import { isChange, summarizePlan, statusesFor } from './summary.js';
 import type { ApplyOutcome, FleetApplyContext, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
@@ -56,6 +58,11 @@ export interface PassOptions {
    * ready is not planned a second time.
    */
   savedPlan?: { check(entries: readonly PlanEntry[]): Refusal[] };
+  /**
+   * The clock a Rollout's soaks and maintenance windows are timed on (default `clock`): the
+   * sandbox runs them at its lifecycle speed.
+   */
+  rolloutClock?: Clock;
 }
 
 /** How long a shard's apply waits for an organization another shard creates, and how often it looks. */
@@ -329,6 +336,31 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     }
   }
 
+  // The rollout gate (a Rollout document): which writes wait (a later wave, a window, an
+  // approval). Held entries are planned and shown, never applied in this pass.
+  const gate = await openRolloutGate({
+    documents,
+    state,
+    revision: options.manifests.revision,
+    clock: options.rolloutClock ?? clock,
+    log,
+    dryRun: options.dryRun,
+    health: async (name) => {
+      const ref = projectRefs.get(name);
+      const unit = fleet.projects.find((candidate) => candidate.name === name);
+      if (!ref || !unit) return ['the project does not exist'];
+      try {
+        const services = servicesNeeded(unit.document, byProject.get(name) ?? []);
+        const items = await apiFor(name).getServicesHealth(ref, { priority: 'verify', project: name, query: { services }, ...(options.signal ? { signal: options.signal } : {}) });
+        const healthy = new Set(items.filter((item) => item.healthy === true || item.status === 'ACTIVE_HEALTHY').map((item) => item.name));
+        return services.filter((service) => !healthy.has(service)).map((service) => `${service} unhealthy`);
+      } catch (error) {
+        return [`its health could not be read: ${describeError(error).message}`];
+      }
+    },
+  });
+  await gate?.hold(assemble(), selection);
+
   // What the fleet-level modules apply and record with.
   const fleetContext: FleetApplyContext = {
     fleet,
@@ -349,7 +381,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   // 5. Apply (the one place where a dry run differs).
   if (!options.dryRun) {
     const failed = new Set<string>();
-    const progress = applyProgress(clock, assemble().filter((e) => !e.observeOnly && e.action !== 'noop').length, log);
+    const progress = applyProgress(clock, assemble().filter((e) => !e.observeOnly && e.action !== 'noop' && !e.held).length, log);
     const record = (step: Pick<ApplyOutcome, 'entryId' | 'kind' | 'action'>, result: ApplyOutcome['result'], started: number, error?: unknown) => {
       const outcome: ApplyOutcome = { ...step, result, durationMs: clock.now() - started };
       if (error !== undefined) outcome.error = describeError(error);
@@ -367,7 +399,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       if (step.action !== 'wait' && step.action !== 'verify') progress(result);
     };
     const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
-      if (entry.observeOnly || entry.action === 'noop') return;
+      if (entry.observeOnly || entry.action === 'noop' || entry.held) return;
       const started = clock.now();
       const step = { entryId: entry.id, kind: entry.kind, action: entry.action };
       if (entry.action === 'blocked') return record(step, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));
@@ -411,7 +443,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
 
     // Then every project on its own: one failing never stops the others.
     await Promise.all(
-      works.map((work) =>
+      works.filter((work) => !gate?.holdsProject(work.unit.name)).map((work) =>
         applyProject(work, {
           applyFleetEntry,
           runEntry,
@@ -480,8 +512,11 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       for (const module of FLEET_MODULES) await module.record(fleetContext, now);
       inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
       await saveInventory(state, inventory, now);
+      // An interrupted pass moves no rollout on: the next pass plans what it did not do.
+      if (!options.signal?.aborted) await gate?.record(entries, outcomes);
     });
   }
+  const rollout = gate?.summary();
 
   const projects: ProjectObservation[] = works.map((work) => {
     const observation: ProjectObservation = { name: work.unit.name, observedAt: work.observedAt };
@@ -509,6 +544,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     projects,
     result: anyFailed || lockLost ? 'failed' : 'success',
     requests: tally.total,
+    ...(rollout ? { rollout } : {}),
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
   await recordFenced(() =>
@@ -520,6 +556,7 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
       revision: result.revision,
       resources,
       projects,
+      ...(rollout ? { rollout: { ...rollout, events: [] } } : {}),
     }),
   );
   if (lockLost) result.result = 'failed';

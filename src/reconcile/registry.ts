@@ -71,4 +71,6 @@ export const KIND_MODULES = [...CONFIG_SECTIONS, ...SUB_RESOURCES] as const;
 export const DOCUMENT_KINDS: readonly ManifestKind[] = [
   ...FLEET_MODULES.map((module) => module.document),
   ...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])),
+  // Not a managed kind: it orders the writes of the others (src/reconcile/rollout/).
+  'Rollout',
 ];

@@ -79,6 +79,12 @@ export function statusesFor(
         status.state = 'pending';
         if (after.reason) status.message = after.reason;
       }
+    } else if (entry.held && CHANGES.has(entry.action) && !entry.observeOnly) {
+      // Held by the rollout: a later wave's difference is drift, reported until its wave
+      // starts; a change waiting for its window or an approval is pending.
+      status.state = entry.held.reason === 'wave' ? 'drifted' : 'pending';
+      status.fields = fields;
+      status.message = entry.held.message;
     } else if (CHANGES.has(entry.action)) {
       // Not applied: a dry run, or drift under the observe policy.
       status.state = 'drifted';

@@ -63,6 +63,19 @@ export interface PlanEntry {
    * a secret: values the apply sends that are secret are resolved again when it runs.
    */
   target?: Record<string, unknown>;
+  /**
+   * Change classes the module names for this write beyond those the rollout derives from its
+   * kind and action (src/reconcile/rollout/change-class.ts): `disruptive-migration`, ...
+   */
+  changeClasses?: string[];
+  /** The rollout wave of the entry's project (a Rollout document with waves). */
+  wave?: string;
+  /**
+   * Held back by the rollout: planned, not written in this pass. `wave`: a later wave waits
+   * for the gate of the wave before (or the rollout is halted); `window`: a disruptive change
+   * outside its maintenance window; `approval`: a change its revision's approval has not covered.
+   */
+  held?: { reason: 'wave' | 'window' | 'approval'; message: string; until?: number };
 }
 
 export interface Plan {
@@ -140,6 +153,8 @@ export interface PassResult {
   result: 'success' | 'failed' | 'invalid';
   /** Requests sent during the pass. */
   requests: number;
+  /** The rollout as the pass leaves it (a Rollout document): waves, a halt, waiting changes, applied revisions. */
+  rollout?: import('./rollout/gate.js').RolloutSummary;
   /** The pass was stopped before it finished (the process is stopping): what it did not do is planned again. */
   interrupted?: boolean;
 }

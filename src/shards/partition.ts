@@ -76,6 +76,8 @@ export function documentsOfShard(
   return documents.filter((document) => {
     if (document.kind === 'Project') return projects.has(document.metadata.name);
     if (document.kind === 'Organization') return organizations.has(document.metadata.name);
+    // The rollout orders every shard's projects the same way (each shard keeps its own progress).
+    if (document.kind === 'Rollout') return true;
     const project = (document.spec as { project?: unknown }).project;
     return typeof project === 'string' && projects.has(project);
   });

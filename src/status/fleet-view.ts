@@ -120,6 +120,7 @@ export interface ViewContext {
   rollouts?: RolloutView[];
 }
 
+/** Held by a rollout for a window or an approval (a later wave's changes are pending, not `waiting`). */
 const HELD: ReadonlySet<WaitReason> = new Set(['window', 'approval']);
 
 function zero(): Record<ResourceState, number> {
@@ -202,6 +203,7 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
     recentErrors: record.errors.map((error) => ({ ...error, at: iso(error.at) })),
   };
   if (waiting.length > 0) view.waiting = waiting;
-  if (context.rollouts && context.rollouts.length > 0) view.rollouts = context.rollouts;
+  const rollouts = context.rollouts ?? record.rollouts;
+  if (rollouts && rollouts.length > 0) view.rollouts = rollouts;
   return view;
 }

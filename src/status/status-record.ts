@@ -6,6 +6,8 @@
 import { scrubMessage } from '../notify/events.js';
 import { compareVersions } from '../manifests/migrations.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState } from '../reconcile/types.js';
+import type { RolloutSummary } from '../reconcile/rollout/gate.js';
+import type { RolloutView } from './fleet-view.js';
 
 export const STATUS_RECORD_VERSION = 1;
 /** Recent errors kept, newest first. */
@@ -27,9 +29,10 @@ export interface ResourceRecord {
  * Why a planned change was not made: `dry-run` (the pass only plans), `blocked` (a policy or a
  * check refused it), `service` (it converges on the service's side), `dependency` (something
  * it depends on failed), `not-applied` (the pass stopped before it), and the reasons a rollout
- * holds a change: `window` (outside a maintenance window) and `approval` (not approved yet).
+ * holds a change: `wave` (its wave has not started), `window` (outside a maintenance window)
+ * and `approval` (not approved yet).
  */
-export type WaitReason = 'dry-run' | 'blocked' | 'service' | 'dependency' | 'not-applied' | 'window' | 'approval';
+export type WaitReason = 'dry-run' | 'blocked' | 'service' | 'dependency' | 'not-applied' | 'wave' | 'window' | 'approval';
 
 export interface PendingChange {
   /** The plan entry id, `<kind>/<project>/<name>`. */
@@ -83,6 +86,8 @@ export interface StatusRecord {
   fleet: ResourceRecord[];
   /** Newest first, at most MAX_RECENT_ERRORS. */
   errors: RecordedError[];
+  /** The rollout's wave progress as the last pass left it (a Rollout document). */
+  rollouts?: RolloutView[];
 }
 
 /** What a pass covered and how it ran. */
@@ -115,6 +120,7 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
   if (entry.action === 'blocked') return { waitingFor: 'blocked', ...(entry.reason ? { reason: entry.reason } : {}) };
   if (outcome?.result === 'success' || outcome?.result === 'failed') return entry.pending ? { waitingFor: 'service', ...(entry.reason ? { reason: entry.reason } : {}) } : undefined;
   if (entry.observeOnly) return { waitingFor: 'blocked', reason: 'under the observe policy: reported, never written' };
+  if (entry.held) return { waitingFor: entry.held.reason, reason: entry.held.message };
   if (result.dryRun) return { waitingFor: 'dry-run', reason: 'the pass only plans (--dry-run)' };
   if (outcome?.result === 'interrupted') return { waitingFor: 'not-applied', reason: 'interrupted: the process was stopping while it was under way; the next pass checks it' };
   if (outcome?.result === 'skipped') return { waitingFor: 'dependency', ...(outcome.error ? { reason: `${outcome.error.type}: ${outcome.error.message}` } : { reason: 'a change it depends on did not succeed' }) };
@@ -271,6 +277,24 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     projects,
     fleet: fleetResources,
     errors: [...errors.reverse(), ...record.errors].slice(0, MAX_RECENT_ERRORS),
+    // Every pass of a set with a Rollout carries its whole state; a set without one has none.
+    ...(result.rollout ? { rollouts: [rolloutView(result.rollout)] } : {}),
+  };
+}
+
+/** A rollout's waves as the status view shows them: state, projects, and in words why or until when. */
+export function rolloutView(rollout: RolloutSummary): RolloutView {
+  const current = rollout.waves.find((wave) => wave.state !== 'done');
+  return {
+    name: rollout.name,
+    waves: rollout.waves.map((wave) => {
+      let detail: string | undefined;
+      if (wave.state === 'soaking' && wave.soakUntil !== undefined) detail = `soaking until ${new Date(wave.soakUntil).toISOString()}`;
+      else if (wave.state === 'halted') detail = scrubMessage(rollout.halted?.reason ?? wave.reason ?? 'halted');
+      else if (wave.state === 'waiting' && current) detail = rollout.halted ? `the rollout is halted at wave ${rollout.halted.wave}` : `waits for wave ${current.name}`;
+      else if (wave.state === 'done' && wave.reason) detail = scrubMessage(wave.reason);
+      return { name: wave.name, state: wave.state, projects: [...wave.members], ...(detail ? { detail } : {}) };
+    }),
   };
 }
 

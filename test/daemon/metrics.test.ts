@@ -36,7 +36,19 @@ function exercise(metrics: ReturnType<typeof createMetrics>): void {
   metrics.setSourceRevision('a1b2c3d4e5f60718293a4b5c6d7e8f9012345678');
   // A re-check with `--observe all` (before the pass: the pass's own observations replace status and health).
   metrics.setProjectObservations([{ name: 'shop', ref: 'abcdefghijklmnopqrst', status: 'ACTIVE_HEALTHY', observed: observedState() }]);
-  metrics.recordPass(withMigration(passResult()), { trigger: 'resync' });
+  metrics.recordPass(
+    withMigration(passResult({
+      rollout: {
+        name: 'tenants',
+        revision: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678',
+        waves: [{ name: 'canary', state: 'soaking', projects: 1, soakUntil: Date.UTC(2026, 0, 1, 0, 10, 0) }, { name: 'rest', state: 'waiting', projects: 1 }],
+        waiting: [{ id: 'ProjectPostgres/shop/postgres', reason: 'window', project: 'shop', since: Date.UTC(2026, 0, 1), message: 'postgres-restart: waits for maintenance window nightly' }],
+        revisions: { shop: { revision: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678', appliedAt: Date.UTC(2026, 0, 1) } },
+        events: [],
+      },
+    })),
+    { trigger: 'resync' },
+  );
 }
 
 /** The pass also applied a migration of shop (the migrations metrics have samples). */

@@ -55,6 +55,8 @@ describe.skipIf(gate.skip)('alert rules (promtool)', () => {
     expect(byName.get('ReconcilerManifestErrors')!.expr).toContain('reconciler_manifest_errors');
     expect(byName.get('ReconcilerDown')!.expr).toContain('absent(up{job="reconciler"})');
     expect(byName.get('ReconcilerMetricsAbsent')!.expr).toContain('absent(reconciler_');
+    expect(byName.get('ReconcilerRolloutHalted')!.expr).toContain('state="halted"');
+    expect(byName.get('ReconcilerApprovalWaiting')!.expr).toContain('reconciler_changes_waiting{job="reconciler", reason="approval"}');
     for (const alert of alerts) {
       expect(['critical', 'warning', 'info'], alert.alert).toContain(alert.labels?.severity);
       expect(alert.annotations?.summary, alert.alert).toBeTruthy();
@@ -126,8 +128,10 @@ describe.skipIf(gate.skip)('alert rules (promtool)', () => {
       context.skip();
       return;
     }
-    const objects = renderObjects(helm.path, { set: ['prometheusRule.enabled=true', 'prometheusRule.driftFor=1h', 'prometheusRule.backupMaxAge=2d', 'prometheusRule.pitrMaxLag=30m'] });
+    const objects = renderObjects(helm.path, { set: ['prometheusRule.enabled=true', 'prometheusRule.driftFor=1h', 'prometheusRule.backupMaxAge=2d', 'prometheusRule.pitrMaxLag=30m', 'prometheusRule.approvalWaitingFor=90m'] });
     const rule = findObject(objects, 'PrometheusRule') as { spec: RulesFile };
+    // The approval alert waits as long as configured.
+    expect(rule.spec.groups.flatMap((g) => g.rules).find((r) => r.alert === 'ReconcilerApprovalWaiting')?.for).toBe('90m');
     const file = join(work, 'chart-rules.yaml');
     writeFileSync(file, stringifyYaml(rule.spec));
     const result = promtool(tool, ['check', 'rules', file]);

@@ -27,6 +27,9 @@ export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: stri
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
   reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
   reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
+  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
+  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
+  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
 };
 
 /**
@@ -43,9 +46,6 @@ export const PLANNED_METRICS: Record<string, { type: MetricType; labels: string[
   reconciler_unowned_projects: { type: 'gauge', labels: [] },
   reconciler_state_lock_held: { type: 'gauge', labels: [] },
   reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
-  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
-  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
-  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
 };
 
 /** git-sync v4's own metrics (`--http-metrics`), scraped from the sidecar under the same job. */

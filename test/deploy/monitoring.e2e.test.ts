@@ -211,9 +211,9 @@ describe.skipIf(gate.skip)('dashboard and alert rules on a real Prometheus scrap
       return all.length > 0 && all.every((r) => r.rule.health === 'ok') ? all : undefined;
     });
     const alerts = loaded.filter((r) => r.rule.type === 'alerting');
-    expect(alerts.filter((r) => r.group === 'reconciler')).toHaveLength(16);
+    expect(alerts.filter((r) => r.group === 'reconciler')).toHaveLength(18);
     expect(alerts.filter((r) => r.group === 'reconciler-fleet')).toHaveLength(5);
-    if (chartRules) expect(alerts.filter((r) => r.group === 'chart-reconciler')).toHaveLength(16);
+    if (chartRules) expect(alerts.filter((r) => r.group === 'chart-reconciler')).toHaveLength(18);
     if (chartRules) expect(alerts.filter((r) => r.group === 'chart-reconciler-fleet')).toHaveLength(5);
     // The fleet alerts' silence below means something: the facts they read are there, healthy.
     for (const metric of ['reconciler_observed_readonly', 'reconciler_observed_upgrade_failed', 'reconciler_observed_pitr_enabled', 'reconciler_project_health']) {

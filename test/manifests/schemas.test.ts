@@ -79,8 +79,9 @@ describe('kind schemas', () => {
     expect(defs.PostgresSpec.properties.session_replication_role.enum).toEqual(['origin', 'replica', 'local']);
   });
 
-  it('puts a policy with its enums on every kind', () => {
-    for (const kind of MANIFEST_KINDS) {
+  it('puts a policy with its enums on every kind of managed resource', () => {
+    // A Rollout manages nothing: it orders the writes of the others.
+    for (const kind of MANIFEST_KINDS.filter((k) => k !== 'Rollout')) {
       const document = schema(KIND_SCHEMA_FILES[kind]);
       const spec = document.$defs[`${kind}Spec`];
       expect(spec.properties.policy.$ref, kind).toBe('#/$defs/Policy');

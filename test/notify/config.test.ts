@@ -76,6 +76,28 @@ describe('events', () => {
     expect(dedupKey({ ...events[1]!, revision: 'b'.repeat(40) })).not.toBe(dedupKey(events[1]!));
   });
 
+  it('a pass of a rollout adds its events: names, ids and field paths, a scrubbed reason, never a value', async () => {
+    const { summaryLine } = await import('../../src/notify/receivers.js');
+    const rollout = {
+      name: 'tenants',
+      revision: 'a'.repeat(40),
+      waves: [],
+      waiting: [],
+      revisions: {},
+      events: [
+        { type: 'rollout_halted' as const, rollout: 'tenants', revision: 'a'.repeat(40), wave: 'canary', reason: 'ProjectAuth/shop/auth failed: value "hunter2" rejected' },
+        { type: 'approval_needed' as const, rollout: 'tenants', revision: 'a'.repeat(40), entries: ['ProjectAuth/shop/auth update (auth.jwt_exp)'], projects: ['shop'] },
+      ],
+    };
+    const events = eventsFromPass(passResult({ rollout }), { priority: 'drift', trigger: 'resync' }, 0);
+    const halted = events.find((e) => e.type === 'rollout_halted')!;
+    expect(halted).toMatchObject({ rollout: 'tenants', wave: 'canary', reason: 'ProjectAuth/shop/auth failed: value "…" rejected' });
+    expect(summaryLine(halted)).toBe('rollout tenants halted at wave canary (aaaaaaaaaaaa): ProjectAuth/shop/auth failed: value "…" rejected; later waves wait for `reconcile resume` or a newer revision');
+    const needed = events.find((e) => e.type === 'approval_needed')!;
+    expect(summaryLine(needed)).toBe('approval needed for aaaaaaaaaaaa (reconcile approve --revision aaaaaaaaaaaa): 1 change: ProjectAuth/shop/auth update (auth.jwt_exp)');
+    expect(dedupKey(needed)).not.toBe(dedupKey(halted));
+  });
+
   it('the notification metrics are documented with their types and labels', async () => {
     const doc = await readFile(new URL('../../docs/notifications-and-triggers.md', import.meta.url), 'utf8');
     for (const [name, definition] of Object.entries(NOTIFICATION_METRIC_DEFINITIONS)) {

@@ -11,6 +11,7 @@ import { colorWanted } from '../../util/logger.js';
 import { isTty, streamLogger } from '../logging.js';
 import type { Clock } from '../../util/clock.js';
 import type { PassResult } from '../../reconcile/types.js';
+import { isChange } from '../../reconcile/summary.js';
 import type { PassOptions } from '../../reconcile/engine.js';
 import type { Refusal } from '../../reconcile/plan-file.js';
 import type { ManifestSet } from '../../manifests/types.js';
@@ -18,6 +19,7 @@ import { renderText } from '../../reconcile/render/text.js';
 import { renderJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import { systemClock } from '../../util/clock.js';
+import { formatElapsed } from '../../util/progress.js';
 import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { credentialPathProblems } from '../credential-paths.js';
@@ -198,7 +200,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
     log.error({ stateDir, holder: result.holder }, new StateLockHeldError(stateDir, result.holder, systemClock.now()).message);
     return false;
   };
-  let session: (ApiSession & { clock?: Clock }) | undefined;
+  let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
   try {
     if (sandbox) {
       session = await openSandboxSession(context, log);
@@ -231,9 +233,11 @@ export async function executePass(context: CommandContext, request: PassRequest)
       // A fenced write that finds the lock taken marks it lost at once (before the heartbeat says so).
       signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
       ...(session.clock ? { clock: session.clock } : {}),
+      ...(session.rolloutClock ? { rolloutClock: session.rolloutClock } : {}),
     };
     // On a terminal, a one-shot apply shows the plan and asks first; what is applied is then
     // exactly the plan shown (checked entry for entry, as a saved plan is).
+    let confirmed: PassOptions['savedPlan'];
     if (!dryRun && !savedPlan && wantsConfirmation(context, sandbox, request)) {
       const planned = await runPass({ ...passOptions, dryRun: true });
       context.stdout.write(render(planned, format, color, heading));
@@ -251,8 +255,38 @@ export async function executePass(context: CommandContext, request: PassRequest)
       const { buildSavedPlan, entryRefusals, newSalt } = await import('../../reconcile/plan-file.js');
       const shown = buildSavedPlan({ manifests, result: planned, salt: newSalt(), secrets: [], now: Date.now() });
       savedPlan = { check: (entries) => entryRefusals(shown, entries) };
+      // A rollout's later waves write only changes the plan shown had, with the same action and
+      // field changes (what they depend on may have been created since; the earlier waves'
+      // entries are in sync by then).
+      const asShown = (entry: PassResult['plan']['entries'][number]) =>
+        JSON.stringify([entry.action, entry.changes.map((change) => (change.sensitive ? { path: change.path, sensitive: true } : change))]);
+      const shownEntries = new Map(planned.plan.entries.map((entry) => [entry.id, asShown(entry)]));
+      confirmed = {
+        check: (entries) =>
+          entries
+            .filter((entry) => isChange(entry) && shownEntries.get(entry.id) !== asShown(entry))
+            .map((entry) => ({ resource: entry.id, reason: `not as in the plan that was confirmed: the live state or the manifests now call for \`${entry.action}\`${entry.changes.length ? ` of ${entry.changes.map((c) => c.path).join(', ')}` : ''}` })),
+      };
     }
-    const result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
+    let result = await runPass({ ...passOptions, dryRun, ...(savedPlan ? { savedPlan } : {}) });
+    // A rollout's gates: a direct apply waits through each soak and applies the next wave,
+    // until every wave is done, the rollout halts, or what is left waits for a window or an
+    // approval (the daemon's work). `reconcile apply FILE` applies only what its gates allowed.
+    let anyFailed = result.result !== 'success';
+    if (!dryRun && !request.beforeSession) {
+      const gateClock = session.rolloutClock ?? session.clock ?? systemClock;
+      for (;;) {
+        const next = result.rollout?.next;
+        if (!next || next.reason === 'window' || result.rollout?.halted || passOptions.signal.aborted) break;
+        if (format === 'text') context.stdout.write(`${render(result, format, color, heading)}\n`);
+        await waitForGate(result.rollout!, gateClock, log, passOptions.signal);
+        if (passOptions.signal.aborted) break;
+        result = await runPass({ ...passOptions, dryRun, ...(confirmed ? { savedPlan: confirmed } : {}) });
+        anyFailed ||= result.result !== 'success';
+      }
+    }
+    // A halted rollout is a failed apply, whether the halting pass failed or its health check did.
+    if ((anyFailed || (!dryRun && result.rollout?.halted !== undefined)) && result.result === 'success') result = { ...result, result: 'failed' };
     // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
     // A lock found lost by a fenced write is marked at once, before the heartbeat's report.
     const lockLost = () => lost.signal.aborted || ((lock as StateLock | undefined)?.signal.aborted ?? false);
@@ -274,6 +308,35 @@ export async function executePass(context: CommandContext, request: PassRequest)
     await session?.close();
     await (lock as StateLock | undefined)?.release();
   }
+}
+
+/**
+ * Waits for a rollout's next gate (the end of the current wave's soak), with progress lines:
+ * one when the wait starts, then about every sixth of it (at least every 5 s of the gate's clock).
+ */
+async function waitForGate(rollout: NonNullable<PassResult['rollout']>, clock: Clock, log: Logger, signal?: AbortSignal): Promise<void> {
+  const next = rollout.next!;
+  const index = rollout.waves.findIndex((wave) => wave.state === 'soaking' || wave.state === 'applying');
+  const wave = rollout.waves[index];
+  const following = rollout.waves[index + 1];
+  const total = Math.max(0, next.at - clock.now());
+  const chunk = Math.max(5_000, Math.ceil(total / 6));
+  const fields = { gate: next.reason, rollout: rollout.name, ...(wave ? { wave: wave.name } : {}), ...(following ? { next: following.name } : {}) };
+  if (next.reason === 'soak' && wave) {
+    log.info({ ...fields, soakS: Math.round(total / 1000) }, `rollout ${rollout.name}: wave ${wave.name} is applied and healthy; soaking for ${formatElapsed(total / 1000)} before ${following ? `wave ${following.name}` : 'the rollout is done'}`);
+  }
+  for (;;) {
+    const left = next.at - clock.now();
+    if (left <= 0) break;
+    try {
+      await clock.sleep(Math.min(left, chunk), signal);
+    } catch {
+      return;
+    }
+    const remaining = next.at - clock.now();
+    if (remaining > 0) log.info({ ...fields, leftS: Math.round(remaining / 1000) }, `rollout ${rollout.name}: wave ${wave?.name ?? ''} soaking, ${formatElapsed(remaining / 1000)} left`);
+  }
+  log.info(fields, following ? `rollout ${rollout.name}: the gate of wave ${wave?.name ?? ''} is due; checking its health, then wave ${following.name}` : `rollout ${rollout.name}: the last soak ended; checking its health`);
 }
 
 /**

@@ -242,7 +242,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   }
   protectManifestsTree(settings.manifestsPath);
 
-  let session: (ApiSession & { clock?: Clock }) | undefined;
+  let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
   let daemon: Daemon | undefined;
   let board: StatusBoard | undefined;
   // Why this process may not write yet (another process holds the state directory's lock).
@@ -256,6 +256,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         {
           requestPass: (request) => daemon!.requestPass(request),
           reload: () => daemon!.reload(),
+          approve: (request) => daemon!.approve(request),
+          resume: (request) => daemon!.resume(request),
         },
         settings.triggers,
         log,
@@ -389,7 +391,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     log.flush?.();
     return 1;
   }
-  const open: ApiSession & { clock?: Clock } = session;
+  const open: ApiSession & { clock?: Clock; rolloutClock?: Clock } = session;
   metrics.budget(open.client.budget().remaining, open.client.budget().effectiveLimit);
 
   const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../../reconcile/engine.js'), import('../../shards/load-sharded.js')]);
@@ -441,6 +443,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         log,
         // The sandbox's clock runs waits at the emulator's lifecycle speed.
         clock: open.clock ?? clock,
+        ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
         sandbox: settings.sandbox,
         allowEmpty: settings.allowEmpty,
         organizationWaitMs: organizationWait,
@@ -466,6 +469,8 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     dryRun: settings.dryRun,
     ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
     onFreshness: (freshness) => freshnessFile.write(freshness),
+    stateDir: open.stateDir,
+    ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
     onPass: (result, report) => {
       notifier?.publish(eventsFromPass(result, report, clock.now()));
       statusBoard.recordPass(result, report);

@@ -3,6 +3,8 @@
 // Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
+import { rolloutLines } from '../render/format.js';
+import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
 
 interface StatusResource {
   id: string;
@@ -25,6 +27,8 @@ export interface ProjectStatus {
   observed?: ObservedProjectState;
   /** The latest version in the project's migrations history (Migrations documents), and how many files are pending. */
   schema?: { version: string | null; pending: number };
+  /** With a Rollout document: the revision last applied to the project in full. */
+  appliedRevision?: string;
 }
 
 interface StatusReport {
@@ -40,6 +44,8 @@ interface StatusReport {
   manifestErrors: PassResult['manifestErrors'];
   /** The daemon's last statement of freshness (its state directory's freshness file), when a daemon runs on it. */
   freshness?: DaemonFreshness;
+  /** With a Rollout document: each wave's state, a halt, the changes waiting for a window or an approval. */
+  rollout?: Omit<RolloutSummary, 'events'>;
 }
 
 /** How fresh a daemon's observations are, as it last wrote them. */
@@ -184,6 +190,14 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
     manifestErrors: result.manifestErrors,
   };
   if (result.revision) report.revision = result.revision;
+  if (result.rollout) {
+    const { events: _events, ...rollout } = result.rollout;
+    report.rollout = rollout;
+    for (const project of projects) {
+      const applied = rollout.revisions[project.name];
+      if (applied) project.appliedRevision = applied.revision;
+    }
+  }
   return report;
 }
 
@@ -268,13 +282,17 @@ export function renderStatusText(report: StatusReport, options: { color: boolean
   const c = report.counts;
   out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
   if (report.freshness) out.push(freshnessLine(report.freshness));
+  if (report.rollout) {
+    out.push(...rolloutLines(report.rollout));
+    for (const change of report.rollout.waiting) out.push(`  ${change.id}: ${change.reason === 'window' ? 'waiting for a window' : 'waiting for approval'} since ${new Date(change.since).toISOString()}: ${change.message}`);
+  }
   for (const e of report.manifestErrors) out.push(`manifest error: ${e.file}:${e.line}:${e.column} ${e.path} ${e.message}`);
   if (report.resources.length) {
     out.push('', 'Organizations and fleet');
     out.push(...table(resourceRows(report.resources), options.color, 2).map((l) => `  ${l}`));
   }
   for (const project of report.projects) {
-    out.push('', `Project ${project.name}${project.ref ? ` (ref ${project.ref}${project.status ? `, ${project.status}` : ''})` : ' (not created yet)'}${project.observedAt ? `, observed ${project.observedAt}` : ''}`);
+    out.push('', `Project ${project.name}${project.ref ? ` (ref ${project.ref}${project.status ? `, ${project.status}` : ''})` : ' (not created yet)'}${project.observedAt ? `, observed ${project.observedAt}` : ''}${project.appliedRevision ? `, applied revision ${shortRevision(project.appliedRevision)}` : ''}`);
     if (project.resources.length) out.push(...table(resourceRows(project.resources), options.color, 2).map((l) => `  ${l}`));
     else out.push('  (no managed resources)');
     if (project.schema) {

@@ -2,6 +2,7 @@
 // change never shows a value, whatever the entry holds.
 import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
+import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
 
 const SENSITIVE = '(sensitive value changed)';
 
@@ -51,8 +52,28 @@ export function entryNote(entry: PlanEntry): string {
   const notes: string[] = [];
   if (entry.observeOnly && entry.action !== 'noop') notes.push('observe only: not applied');
   if (entry.pending) notes.push('pending');
+  if (entry.wave !== undefined && entry.action !== 'noop') notes.push(`wave ${entry.wave}`);
+  if (entry.held) notes.push(`${entry.held.reason === 'wave' ? 'held' : entry.held.reason === 'window' ? 'waiting for a window' : 'waiting for approval'}: ${entry.held.message}`);
   if (entry.reason) notes.push(entry.reason);
   return notes.join('; ');
+}
+
+/**
+ * The rollout's line (`Rollout tenants at 1a2b3c4d5e6f: canary done, early soaking until ..., rest waiting; 2 changes wait for a window`), or undefined without a Rollout.
+ */
+export function rolloutLines(rollout: Omit<RolloutSummary, 'events'> | undefined): string[] {
+  if (!rollout) return [];
+  const lines: string[] = [];
+  if (rollout.waves.length > 0) {
+    const waves = rollout.waves.map((wave) => `${wave.name} ${wave.state}${wave.soakUntil !== undefined ? ` until ${new Date(wave.soakUntil).toISOString()}` : ''} (${wave.projects} project${wave.projects === 1 ? '' : 's'})`);
+    lines.push(`Rollout ${rollout.name} at ${shortRevision(rollout.revision)}: ${waves.join(', ')}.`);
+  }
+  if (rollout.halted) lines.push(`The rollout is halted at wave ${rollout.halted.wave}: ${rollout.halted.reason}. Later waves keep their state until \`reconcile resume\` or a newer revision.`);
+  const windows = rollout.waiting.filter((w) => w.reason === 'window').length;
+  const approvals = rollout.waiting.filter((w) => w.reason === 'approval').length;
+  if (windows > 0) lines.push(`${windows} change${windows === 1 ? '' : 's'} wait${windows === 1 ? 's' : ''} for a maintenance window.`);
+  if (approvals > 0) lines.push(`${approvals} change${approvals === 1 ? '' : 's'} wait${approvals === 1 ? 's' : ''} for approval: reconcile approve --revision ${shortRevision(rollout.revision)}.`);
+  return lines;
 }
 
 interface OutcomeCounts {

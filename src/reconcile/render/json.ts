@@ -32,6 +32,8 @@ function toJsonDocument(result: PassResult): Record<string, unknown> {
       reason: e.reason ?? null,
       dependsOn: e.dependsOn ?? [],
       source: e.source ?? null,
+      ...(e.wave !== undefined ? { wave: e.wave } : {}),
+      ...(e.held ? { held: e.held } : {}),
       changes: e.changes.map((c) =>
         c.sensitive ? { path: c.path, sensitive: true } : { path: c.path, sensitive: false, ...('before' in c ? { before: c.before } : {}), ...('after' in c ? { after: c.after } : {}) },
       ),
@@ -48,6 +50,7 @@ function toJsonDocument(result: PassResult): Record<string, unknown> {
     projects: result.projects,
     manifestErrors: result.manifestErrors,
     requests: result.requests,
+    ...(result.rollout ? { rollout: { ...result.rollout, events: undefined } } : {}),
   };
 }
 

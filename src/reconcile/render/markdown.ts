@@ -4,7 +4,7 @@
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
 import type { PassResult, PlanEntry } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -67,6 +67,8 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   }
   const mode = result.dryRun ? 'dry run' : refusedLine(result) ? 'refused: nothing was applied' : 'applied';
   out.push(`**${summaryLine(result)}** (${mode}${result.revision ? `, revision \`${inline(result.revision)}\`` : ''})`, '');
+  const rollout = rolloutLines(result.rollout);
+  if (rollout.length > 0) out.push(...rollout.map(inline), '');
 
   const entries = visibleEntries(result);
   const deletions = entries.filter((e) => e.action === 'delete' && !e.observeOnly);

@@ -2,7 +2,7 @@
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
 import type { PassResult } from '../types.js';
 import {
-  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, summaryLine, verifyLine, visibleEntries, waitLine,
+  changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
 
@@ -50,6 +50,7 @@ export function renderText(result: PassResult, options: TextOptions): string {
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) lines.push('', 'No changes. The live state matches the manifests.');
   lines.push('', paint(BOLD, `${summaryLine(result)}.`));
+  lines.push(...rolloutLines(result.rollout));
   if (refused) lines.push(paint(COLORS['-'], refused));
   if (!result.dryRun && result.outcomes.length > 0) {
     const counts = outcomeCounts(result);

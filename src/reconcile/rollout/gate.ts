@@ -1,0 +1,410 @@
+// The rollout gate of a pass: which projects receive the new revision's writes now, and what
+// the pass established. Before the apply, `hold` moves the rollout on where its gates allow (a
+// soak that ended with every project healthy, a wave with nothing to change) and marks every
+// write that must wait (`held`): writes to later waves, disruptive changes outside their
+// maintenance window, changes waiting for an approval. The engine writes nothing held. After
+// the apply, `record` keeps each project's applied revision, starts a wave's soak once all its
+// projects are applied and read back, and halts the rollout on a failure in the current wave.
+// A dry run runs `hold` (reads only) and never `record`: nothing of it is kept.
+import { createHash } from 'node:crypto';
+import type { AnyDocument } from '../../manifests/types.js';
+import type { Clock } from '../../util/clock.js';
+import { isChange } from '../summary.js';
+import type { ApplyOutcome, Logger, PlanEntry, StateStore } from '../types.js';
+import { changeClasses } from './change-class.js';
+import { matchesSelector, rolloutConfig, type RolloutConfig } from './config.js';
+import {
+  isApproved, readApprovals, readProjectRevisions, readRollout, writeProjectRevisions, writeRollout,
+  type Approval, type ProjectRevisions, type RolloutRecord, type WaitingChange, type WaveState,
+} from './records.js';
+import { windowState, type WindowState } from './windows.js';
+
+export type RolloutEventType = 'rollout_wave_started' | 'rollout_halted' | 'rollout_done' | 'approval_needed' | 'change_waiting';
+
+/** What the rollout tells (notifications): names, ids and field paths, never a value. */
+export interface RolloutEvent {
+  type: RolloutEventType;
+  rollout: string;
+  revision: string;
+  wave?: string;
+  reason?: string;
+  /** approval_needed and change_waiting: the entries, each `id (paths)`. */
+  entries?: string[];
+  projects?: string[];
+}
+
+/** The rollout as a pass leaves it: the plan, status and metrics show it. */
+export interface RolloutSummary {
+  name: string;
+  revision: string;
+  /** `projects`: how many; `members`: their manifest names. */
+  waves: Array<{ name: string; state: WaveState; projects: number; members: string[]; soakUntil?: number; reason?: string }>;
+  halted?: { wave: string; reason: string; at: number };
+  waiting: Array<{ id: string } & WaitingChange>;
+  /** Each managed project's applied revision (absent: none recorded yet). */
+  revisions: ProjectRevisions;
+  /** When the rollout can move on by itself: the end of a soak, a wave that may start now, a window that opens. */
+  next?: { at: number; reason: 'soak' | 'wave' | 'window'; projects?: string[] };
+  events: RolloutEvent[];
+}
+
+interface GateOptions {
+  documents: readonly AnyDocument[];
+  state: StateStore;
+  /** The manifests' commit; without one, a digest of the documents stands for it. */
+  revision: string | undefined;
+  clock: Clock;
+  log: Logger;
+  dryRun: boolean;
+  /** The problems of a project's health (the services it manages), empty when healthy; reads only. */
+  health(project: string): Promise<string[]>;
+}
+
+/** A revision for a checkout that is not a git repository: the digest of what the documents declare. */
+export function contentRevision(documents: readonly AnyDocument[]): string {
+  const hash = createHash('sha256');
+  for (const d of documents) hash.update(JSON.stringify([d.kind, d.metadata, d.spec])).update('\n');
+  return `content-${hash.digest('hex').slice(0, 12)}`;
+}
+
+/** A revision as people read and type it: a commit's first 12 characters, a content revision whole. */
+export function shortRevision(revision: string): string {
+  return revision.startsWith('content-') ? revision : revision.slice(0, 12);
+}
+
+/** The project an entry belongs to (a Project entry names its project). */
+export function projectOfEntry(entry: PlanEntry): string | undefined {
+  return entry.project ?? (entry.kind === 'Project' ? entry.name : undefined);
+}
+
+function entryLine(entry: PlanEntry): string {
+  const paths = entry.changes.map((change) => change.path);
+  return `${entry.id} ${entry.action}${paths.length ? ` (${paths.join(', ')})` : ''}`;
+}
+
+export async function openRolloutGate(options: GateOptions): Promise<RolloutGate | undefined> {
+  const config = rolloutConfig(options.documents);
+  if (!config) return undefined;
+  const revision = options.revision ?? contentRevision(options.documents);
+  const [stored, approvals, revisions] = await Promise.all([readRollout(options.state, config.name), readApprovals(options.state), readProjectRevisions(options.state)]);
+  return new RolloutGate(config, revision, stored, approvals, revisions, options);
+}
+
+export class RolloutGate {
+  readonly #config: RolloutConfig;
+  readonly #revision: string;
+  readonly #record: RolloutRecord;
+  readonly #approvals: readonly Approval[];
+  readonly #revisions: ProjectRevisions;
+  readonly #options: GateOptions;
+  readonly #events: RolloutEvent[] = [];
+  readonly #windows = new Map<string, WindowState>();
+  #advanceNow = false;
+  /** When to look at the health of an applied wave again (not healthy yet right after its apply). */
+  #recheckAt: number | undefined;
+
+  constructor(config: RolloutConfig, revision: string, stored: RolloutRecord | undefined, approvals: readonly Approval[], revisions: ProjectRevisions, options: GateOptions) {
+    this.#config = config;
+    this.#revision = revision;
+    this.#approvals = approvals;
+    this.#revisions = { ...revisions };
+    this.#options = options;
+    const now = options.clock.now();
+    if (stored && stored.revision === revision) {
+      // The waves as the document declares them now, with the states kept.
+      const byName = new Map(stored.waves.map((wave) => [wave.name, wave]));
+      this.#record = { ...stored, waves: config.waves.map((name) => byName.get(name) ?? { name, state: 'waiting' }), waiting: stored.waiting ?? {} };
+    } else {
+      // A new revision starts a new rollout from the first wave.
+      this.#record = { name: config.name, revision, startedAt: now, waves: config.waves.map((name) => ({ name, state: 'waiting' })), waiting: {} };
+      if (config.waves.length > 0) options.log.info({ rollout: config.name, revision, previous: stored?.revision, waves: config.waves }, 'rollout started: the new revision goes to the first wave');
+    }
+  }
+
+  get revision(): string {
+    return this.#revision;
+  }
+
+  #current(): number {
+    const index = this.#record.waves.findIndex((wave) => wave.state !== 'done');
+    return index === -1 ? this.#record.waves.length : index;
+  }
+
+  #waveIndex(project: string | undefined): number {
+    if (project !== undefined && this.#config.waveOf.has(project)) return this.#config.waveOf.get(project)!;
+    // A removed project's deletion goes with the last wave.
+    return this.#record.waves.length - 1;
+  }
+
+  #members(index: number): string[] {
+    return [...this.#config.waveOf].filter(([, wave]) => wave === index).map(([name]) => name);
+  }
+
+  #heldByWave(index: number): string | undefined {
+    const waves = this.#record.waves;
+    if (waves.length === 0) return undefined;
+    if (this.#record.halted) {
+      const halted = waves.findIndex((wave) => wave.name === this.#record.halted!.wave);
+      return index > halted ? `the rollout is halted at wave ${this.#record.halted.wave}: ${this.#record.halted.reason}` : undefined;
+    }
+    const current = this.#current();
+    if (index <= current) return undefined;
+    const gate = waves[current]!;
+    const state = gate.state === 'soaking' && gate.soakUntil !== undefined ? `soaking until ${new Date(gate.soakUntil).toISOString()}` : gate.state;
+    return `wave ${waves[index]!.name} waits for wave ${gate.name} (${state})`;
+  }
+
+  /** The project's wave may not be written yet (a later wave, or the rollout halted before it). */
+  holdsProject(project: string): boolean {
+    return this.#record.waves.length > 0 && this.#heldByWave(this.#waveIndex(project)) !== undefined;
+  }
+
+  #emit(event: Omit<RolloutEvent, 'rollout' | 'revision'>): void {
+    if (!this.#options.dryRun) this.#events.push({ rollout: this.#config.name, revision: this.#revision, ...event });
+  }
+
+  #start(index: number, now: number): void {
+    const wave = this.#record.waves[index];
+    if (!wave || wave.state !== 'waiting') return;
+    wave.state = 'applying';
+    wave.startedAt = now;
+    this.#options.log.info({ rollout: this.#config.name, wave: wave.name, revision: this.#revision }, `rollout: wave ${wave.name} starts`);
+    this.#emit({ type: 'rollout_wave_started', wave: wave.name, projects: this.#members(index) });
+  }
+
+  #pass(index: number, now: number, reason?: string): void {
+    const wave = this.#record.waves[index]!;
+    wave.state = 'done';
+    wave.doneAt = now;
+    if (reason) wave.reason = reason;
+    this.#options.log.info({ rollout: this.#config.name, wave: wave.name, revision: this.#revision, ...(reason ? { reason } : {}) }, `rollout: wave ${wave.name} passed its gate`);
+    if (index + 1 < this.#record.waves.length) this.#start(index + 1, now);
+    else {
+      this.#options.log.info({ rollout: this.#config.name, revision: this.#revision }, 'rollout: every wave is done');
+      this.#emit({ type: 'rollout_done' });
+    }
+  }
+
+  #halt(index: number, reason: string, now: number): void {
+    const wave = this.#record.waves[index]!;
+    wave.state = 'halted';
+    wave.reason = reason;
+    this.#record.halted = { wave: wave.name, reason, at: now };
+    this.#options.log.error({ rollout: this.#config.name, wave: wave.name, revision: this.#revision, reason }, `rollout halted at wave ${wave.name}: later waves keep their state until \`reconcile resume\` or a newer revision`);
+    this.#emit({ type: 'rollout_halted', wave: wave.name, reason });
+  }
+
+  async #unhealthy(index: number): Promise<string[]> {
+    const problems = await Promise.all(
+      this.#members(index).map(async (project) => {
+        const found = await this.#options.health(project);
+        return found.length > 0 ? `${project}: ${found.join(', ')}` : undefined;
+      }),
+    );
+    return problems.filter((problem): problem is string => problem !== undefined);
+  }
+
+  /** Moves the rollout on where its gates allow, before anything is written. */
+  async #advance(entries: readonly PlanEntry[], everyProject: boolean): Promise<void> {
+    const now = this.#options.clock.now();
+    const waves = this.#record.waves;
+    for (;;) {
+      const index = this.#current();
+      if (index >= waves.length || this.#record.halted) return;
+      const wave = waves[index]!;
+      if (wave.state === 'waiting') this.#start(index, now);
+      if (wave.state === 'soaking') {
+        if (wave.soakUntil !== undefined && now < wave.soakUntil) return;
+        const problems = await this.#unhealthy(index);
+        if (problems.length > 0) return this.#halt(index, `unhealthy at the end of the soak: ${problems.join('; ')}`, now);
+        this.#pass(index, now);
+        continue;
+      }
+      if (wave.state === 'applying' && !wave.wrote) {
+        const members = new Set(this.#members(index));
+        const untouched = [...members].every((project) => !entries.some((e) => projectOfEntry(e) === project && (isChange(e) || e.action === 'blocked' || e.reason?.startsWith('could not observe'))));
+        if (members.size === 0 || (everyProject && untouched)) {
+          this.#pass(index, now, members.size === 0 ? 'no projects' : 'nothing to change');
+          continue;
+        }
+      }
+      return;
+    }
+  }
+
+  #window(name: string, index: number, now: number): WindowState {
+    let state = this.#windows.get(name);
+    if (!state) {
+      state = windowState(this.#config.windows[index]!, now);
+      this.#windows.set(name, state);
+    }
+    return state;
+  }
+
+  /** Marks the entries the pass must not write (`held`) and each entry's wave; moves the rollout on first. */
+  async hold(entries: readonly PlanEntry[], passProjects: ReadonlySet<string> | undefined): Promise<void> {
+    const now = this.#options.clock.now();
+    const config = this.#config;
+    if (this.#record.waves.length > 0) await this.#advance(entries, passProjects === undefined);
+    const waiting: Record<string, WaitingChange> = Object.fromEntries(
+      Object.entries(this.#record.waiting).filter(([, change]) => passProjects !== undefined && change.project !== undefined && !passProjects.has(change.project)),
+    );
+    const fresh: PlanEntry[] = [];
+    // A project this pass creates is configured at once: nothing of it can be disrupted yet.
+    const creating = new Set(entries.filter((e) => e.kind === 'Project' && e.action === 'create').map((e) => e.name));
+    for (const entry of entries) {
+      const project = projectOfEntry(entry);
+      if (project === undefined) continue;
+      const index = this.#waveIndex(project);
+      if (this.#record.waves.length > 0) entry.wave = this.#record.waves[index]!.name;
+      if (!isChange(entry)) continue;
+      const byWave = this.#heldByWave(index);
+      if (byWave) {
+        entry.held = { reason: 'wave', message: byWave };
+        continue;
+      }
+      const document = config.projects.get(project);
+      const classes = changeClasses(entry, document);
+      const windows = config.windows
+        .map((window, i) => ({ window, i }))
+        .filter(({ window }) => matchesSelector(window.selector, document) && window.classes.some((c) => classes.includes(c)));
+      // An approval is asked for first (so a change that also needs a window is approved before it opens).
+      const rule = config.approvals.find(
+        (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
+      );
+      if (rule && !isApproved(this.#approvals, this.#revision, project)) {
+        entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
+      } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
+        const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
+        const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
+        entry.held = { reason: 'window', message, ...(opening ? { until: opening.at! } : {}) };
+      }
+      if (entry.held) {
+        const reason = entry.held.reason as 'window' | 'approval';
+        const before = this.#record.waiting[entry.id];
+        if (!before || before.reason !== reason) fresh.push(entry);
+        waiting[entry.id] = { reason, project, since: before?.reason === reason ? before.since : now, message: entry.held.message, ...(entry.held.until !== undefined ? { until: entry.held.until } : {}) };
+      }
+    }
+    this.#record.waiting = waiting;
+    const approvals = fresh.filter((e) => e.held?.reason === 'approval');
+    if (approvals.length > 0) {
+      this.#options.log.warn({ rollout: config.name, revision: this.#revision, entries: approvals.map((e) => e.id) }, 'approval needed: changes are held until `reconcile approve`');
+      this.#emit({ type: 'approval_needed', entries: approvals.map(entryLine), projects: [...new Set(approvals.map((e) => projectOfEntry(e)!))] });
+    }
+    const windowed = fresh.filter((e) => e.held?.reason === 'window');
+    if (windowed.length > 0) {
+      this.#options.log.warn({ rollout: config.name, entries: windowed.map((e) => e.id) }, 'disruptive changes wait for their maintenance window');
+      this.#emit({ type: 'change_waiting', reason: 'window', entries: windowed.map((e) => `${entryLine(e)}: ${e.held!.message}`), projects: [...new Set(windowed.map((e) => projectOfEntry(e)!))] });
+    }
+  }
+
+  /** After the apply (never in a dry run): applied revisions, soaks, halts; then both records are written. */
+  async record(entries: readonly PlanEntry[], outcomes: readonly ApplyOutcome[]): Promise<void> {
+    const now = this.#options.clock.now();
+    const byId = new Map(entries.map((e) => [e.id, e]));
+    const failed = new Map<string, string>();
+    /** Projects with an outcome that is not a success (failed, skipped, interrupted): not at the revision. */
+    const unfinished = new Set<string>();
+    const wrote = new Set<string>();
+    const projectOfOutcome = (outcome: ApplyOutcome) => {
+      const entry = byId.get(outcome.entryId);
+      if (entry) return projectOfEntry(entry);
+      // Steps of a project's apply: `Project/<name>#ready`, `Project/<name>#verify`.
+      return /^Project\/([^#]+)#/.exec(outcome.entryId)?.[1];
+    };
+    for (const outcome of outcomes) {
+      const project = projectOfOutcome(outcome);
+      if (project === undefined) continue;
+      if (outcome.result !== 'success') unfinished.add(project);
+      if (outcome.result === 'failed' && !failed.has(project)) failed.set(project, `${outcome.entryId} failed${outcome.error ? `: ${outcome.error.type}: ${outcome.error.message}` : ''}`);
+      if (outcome.result === 'success' && (outcome.action === 'create' || outcome.action === 'update' || outcome.action === 'delete')) wrote.add(project);
+    }
+    for (const entry of entries) {
+      const project = projectOfEntry(entry);
+      if (project !== undefined && entry.action === 'blocked' && !entry.observeOnly && !failed.has(project)) failed.set(project, `${entry.id} is blocked: ${entry.reason ?? 'blocked'}`);
+    }
+    const inPass = new Set(entries.map(projectOfEntry).filter((p): p is string => p !== undefined && this.#config.projects.has(p)));
+    const waves = this.#record.waves;
+    for (const project of inPass) {
+      const index = this.#waveIndex(project);
+      if (this.#heldByWave(index) && waves.length > 0) continue;
+      const mine = entries.filter((e) => projectOfEntry(e) === project);
+      const unobserved = mine.some((e) => e.reason?.startsWith('could not observe'));
+      if (!failed.has(project) && !unfinished.has(project) && !unobserved && !mine.some((e) => e.held)) {
+        if (this.#revisions[project]?.revision !== this.#revision) this.#revisions[project] = { revision: this.#revision, appliedAt: now };
+      }
+      if (wrote.has(project) && waves[index]) waves[index]!.wrote = true;
+    }
+    for (const name of Object.keys(this.#revisions)) if (!this.#config.projects.has(name)) delete this.#revisions[name];
+
+    const index = this.#current();
+    const wave = waves[index];
+    if (wave && !this.#record.halted) {
+      const members = this.#members(index);
+      const failure = members.find((project) => failed.has(project));
+      if (failure !== undefined && (wave.state === 'applying' || wave.state === 'soaking')) {
+        this.#halt(index, `${failure}: ${failed.get(failure)}`, now);
+      } else if (wave.state === 'applying' && members.every((project) => this.#revisions[project]?.revision === this.#revision)) {
+        if (wave.wrote) {
+          const problems = await this.#unhealthy(index);
+          if (problems.length > 0) {
+            // A project may take a while to report healthy after a write (a restart, an
+            // upgrade): the soak starts once it does; unhealthy for as long as a soak halts.
+            wave.unhealthySince ??= now;
+            if (now - wave.unhealthySince >= this.#config.soakMs) this.#halt(index, `unhealthy since the apply: ${problems.join('; ')}`, now);
+            else {
+              this.#recheckAt = now + Math.min(60_000, Math.max(1_000, this.#config.soakMs / 10));
+              this.#options.log.warn({ rollout: this.#config.name, wave: wave.name, problems }, `rollout: wave ${wave.name} is applied but not healthy yet; its soak starts once it is`);
+            }
+          } else {
+            delete wave.unhealthySince;
+            wave.state = 'soaking';
+            wave.soakUntil = now + this.#config.soakMs;
+            this.#options.log.info({ rollout: this.#config.name, wave: wave.name, soakUntil: new Date(wave.soakUntil).toISOString() }, `rollout: wave ${wave.name} is applied and healthy; soaking`);
+          }
+        } else {
+          this.#pass(index, now, 'nothing to change');
+          this.#advanceNow = true;
+        }
+      }
+    }
+    await writeRollout(this.#options.state, this.#record);
+    await writeProjectRevisions(this.#options.state, this.#revisions);
+  }
+
+  summary(): RolloutSummary {
+    const waves = this.#record.waves.map((wave, index) => ({
+      name: wave.name,
+      state: wave.state,
+      projects: this.#members(index).length,
+      members: this.#members(index).sort(),
+      ...(wave.state === 'soaking' && wave.soakUntil !== undefined ? { soakUntil: wave.soakUntil } : {}),
+      ...(wave.reason ? { reason: wave.reason } : {}),
+    }));
+    const waiting = Object.entries(this.#record.waiting).map(([id, change]) => ({ id, ...change }));
+    const candidates: Array<NonNullable<RolloutSummary['next']>> = [];
+    if (!this.#record.halted) {
+      const current = this.#record.waves[this.#current()];
+      if (current?.state === 'soaking' && current.soakUntil !== undefined) candidates.push({ at: current.soakUntil, reason: 'soak' });
+      if (this.#advanceNow) candidates.push({ at: this.#options.clock.now(), reason: 'wave' });
+      if (this.#recheckAt !== undefined) candidates.push({ at: this.#recheckAt, reason: 'wave' });
+    }
+    const opening = waiting.filter((w) => w.reason === 'window' && w.until !== undefined).sort((a, b) => a.until! - b.until!)[0];
+    if (opening) {
+      const projects = [...new Set(waiting.filter((w) => w.reason === 'window' && w.until === opening.until && w.project).map((w) => w.project!))];
+      candidates.push({ at: opening.until!, reason: 'window', projects });
+    }
+    const next = candidates.sort((a, b) => a.at - b.at)[0];
+    return {
+      name: this.#config.name,
+      revision: this.#revision,
+      waves,
+      ...(this.#record.halted ? { halted: this.#record.halted } : {}),
+      waiting,
+      revisions: Object.fromEntries(Object.entries(this.#revisions).filter(([name]) => this.#config.projects.has(name))),
+      ...(next ? { next } : {}),
+      events: this.#events,
+    };
+  }
+}

@@ -1,0 +1,119 @@
+// What the rollout keeps in the state directory, each a key of the state store (written through
+// its fenced atomic write, like every other state-directory write):
+//   rollouts/<name>    the rollout of the current revision: each wave's state, a halt, waiting changes
+//   approvals          approvals, each for one revision (and optionally some projects), with when and by whom
+//   project-revisions  each project's applied revision
+import type { StateStore } from '../types.js';
+
+export type WaveState = 'waiting' | 'applying' | 'soaking' | 'done' | 'halted';
+export const WAVE_STATES: readonly WaveState[] = ['waiting', 'applying', 'soaking', 'done', 'halted'];
+
+export interface WaveRecord {
+  name: string;
+  state: WaveState;
+  startedAt?: number;
+  /** A write of the revision succeeded on a project of the wave (a wave with none passes without a soak). */
+  wrote?: boolean;
+  soakUntil?: number;
+  /** Applied, but a project of it not healthy yet (an upgrade restarting, a service coming up): since when. */
+  unhealthySince?: number;
+  doneAt?: number;
+  /** Why the wave halted, or how it passed (`resumed by ...`, `nothing to change`). */
+  reason?: string;
+}
+
+export interface WaitingChange {
+  reason: 'window' | 'approval';
+  project?: string;
+  since: number;
+  message: string;
+  /** When the window opens (window), ms. */
+  until?: number;
+}
+
+export interface RolloutRecord {
+  name: string;
+  revision: string;
+  startedAt: number;
+  waves: WaveRecord[];
+  halted?: { wave: string; reason: string; at: number };
+  /** Changes held for a window or an approval, by plan entry id (each notified once). */
+  waiting: Record<string, WaitingChange>;
+}
+
+export interface Approval {
+  revision: string;
+  /** Project manifest names; absent: every project. */
+  projects?: string[];
+  at: number;
+  /** The name of the token that approved (the trigger token file's name). */
+  by: string;
+}
+
+export type ProjectRevisions = Record<string, { revision: string; appliedAt: number }>;
+
+const APPROVALS_KEY = 'approvals';
+const REVISIONS_KEY = 'project-revisions';
+
+export const rolloutKey = (name: string): string => `rollouts/${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+
+export async function readRollout(state: StateStore, name: string): Promise<RolloutRecord | undefined> {
+  return state.get<RolloutRecord>(rolloutKey(name));
+}
+
+export async function writeRollout(state: StateStore, record: RolloutRecord): Promise<void> {
+  await state.set(rolloutKey(record.name), record);
+}
+
+export async function readApprovals(state: StateStore): Promise<Approval[]> {
+  return (await state.get<{ approvals: Approval[] }>(APPROVALS_KEY))?.approvals ?? [];
+}
+
+/** Records an approval; approvals of other revisions expire with them and are dropped. */
+export async function addApproval(state: StateStore, approval: Approval): Promise<Approval[]> {
+  const kept = (await readApprovals(state)).filter((a) => a.revision === approval.revision);
+  const approvals = [...kept, approval];
+  await state.set(APPROVALS_KEY, { approvals });
+  return approvals;
+}
+
+export function isApproved(approvals: readonly Approval[], revision: string, project: string | undefined): boolean {
+  return approvals.some((a) => a.revision === revision && (!a.projects || (project !== undefined && a.projects.includes(project))));
+}
+
+// Kept under `projects`: the record's own fields (the lock's generation among them) never mix with project names.
+export async function readProjectRevisions(state: StateStore): Promise<ProjectRevisions> {
+  return { ...((await state.get<{ projects?: ProjectRevisions }>(REVISIONS_KEY))?.projects ?? {}) };
+}
+
+export async function writeProjectRevisions(state: StateStore, revisions: ProjectRevisions): Promise<void> {
+  await state.set(REVISIONS_KEY, { projects: revisions });
+}
+
+export type ResumeAnswer =
+  | { status: 'resumed'; rollout: string; wave: string; next?: string; revision: string }
+  | { status: 'not-halted'; rollout: string; revision: string }
+  | { status: 'unknown-rollout'; rollout?: string };
+
+/**
+ * Continues a halted rollout: a person decided its halted wave may count as passed, so the
+ * next wave starts (with the next pass). Nothing else changes.
+ */
+export async function resumeRollout(state: StateStore, name: string | undefined, known: string | undefined, by: string, now: number): Promise<ResumeAnswer> {
+  if (!known || (name !== undefined && name !== known)) return { status: 'unknown-rollout', ...(name !== undefined ? { rollout: name } : {}) };
+  const record = await readRollout(state, known);
+  if (!record?.halted) return { status: 'not-halted', rollout: known, revision: record?.revision ?? '' };
+  const index = record.waves.findIndex((wave) => wave.name === record.halted!.wave);
+  const wave = record.waves[index]!;
+  wave.state = 'done';
+  wave.doneAt = now;
+  wave.reason = `resumed by ${by} after: ${record.halted.reason}`;
+  const next = record.waves[index + 1];
+  if (next) {
+    next.state = 'applying';
+    next.startedAt = now;
+  }
+  delete record.halted;
+  await writeRollout(state, record);
+  return { status: 'resumed', rollout: known, wave: wave.name, ...(next ? { next: next.name } : {}), revision: record.revision };
+}
