@@ -44,6 +44,8 @@ export const METRIC_DEFINITIONS = {
   reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'] },
   reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'] },
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'] },
+  reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
+  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
   reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
   reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
   reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
@@ -178,6 +180,18 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     name: 'reconciler_apply_total',
     help: 'Applied changes by resource kind, action and result.',
     labelNames: ['kind', 'action', 'result'],
+    registers: [registry],
+  });
+  const migrationsPending = new Gauge({
+    name: 'reconciler_migrations_pending',
+    help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).',
+    labelNames: ['project'],
+    registers: [registry],
+  });
+  const migrationsApplied = new Counter({
+    name: 'reconciler_migrations_applied_total',
+    help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).',
+    labelNames: ['project', 'result'],
     registers: [registry],
   });
   const apiRequests = new Counter({
@@ -344,6 +358,27 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   unownedProjects.set(0);
   stateLockHeld.set(0);
 
+  /** Pending migrations per project after the pass, and each migration's outcome. */
+  function recordMigrations(result: PassResult, projects: readonly string[] | undefined): void {
+    const succeeded = new Set(result.outcomes.filter((o) => o.result === 'success').map((o) => o.entryId));
+    const pending = new Map<string, number>();
+    for (const name of projects ?? result.projects.map((p) => p.name)) migrationsPending.remove({ project: name });
+    for (const entry of result.plan.entries) {
+      if (entry.kind !== 'Migration' || entry.project === undefined) continue;
+      const waiting = entry.action === 'create' && !entry.observeOnly && !succeeded.has(entry.id) ? 1 : 0;
+      pending.set(entry.project, (pending.get(entry.project) ?? 0) + waiting);
+    }
+    for (const [project, count] of pending) migrationsPending.set({ project }, count);
+    for (const outcome of result.outcomes) {
+      if (outcome.kind !== 'Migration') continue;
+      const project = result.plan.entries.find((e) => e.id === outcome.entryId)?.project;
+      if (project === undefined) continue;
+      if (outcome.action === 'blocked') migrationsApplied.inc({ project, result: 'blocked' });
+      else if (outcome.action === 'create' && outcome.result === 'success') migrationsApplied.inc({ project, result: 'applied' });
+      else if (outcome.action === 'create' && outcome.result === 'failed') migrationsApplied.inc({ project, result: 'failed' });
+    }
+  }
+
   function rebuildResources(): void {
     driftResources.reset();
     resourceInSync.reset();
@@ -405,6 +440,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
         applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
       }
       if (result.result === 'invalid') return;
+      recordMigrations(result, scope.projects);
       // The rollout: every pass of a set with a Rollout carries its whole state.
       waveState.reset();
       projectRevision.reset();

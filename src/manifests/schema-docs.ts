@@ -86,6 +86,7 @@ const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
   Function: 'function.md',
   SsoProvider: 'sso-provider.md',
   Branch: 'branch.md',
+  Migrations: 'migrations.md',
   Rollout: 'rollout.md',
   common: 'common.md',
 };

@@ -19,6 +19,7 @@ export const KIND_SCHEMA_FILES: Readonly<Record<ManifestKind, string>> = {
   Function: 'function.schema.json',
   SsoProvider: 'sso-provider.schema.json',
   Branch: 'branch.schema.json',
+  Migrations: 'migrations.schema.json',
   Rollout: 'rollout.schema.json',
 };
 
@@ -426,6 +427,61 @@ function branchDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   };
 }
 
+/** The history table of the Migrations kind when a document does not name one. */
+export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
+
+function migrationsDefs(): Record<string, JsonSchema> {
+  return {
+    MigrationsSpec: {
+      title: 'MigrationsSpec',
+      description: 'Ordered SQL migration files applied to one project or to every project a selector matches.',
+      type: 'object',
+      properties: {
+        project: { ...PROJECT_REFERENCE, description: 'metadata.name of the one Project document the migrations apply to (or give `selector`).' },
+        selector: {
+          description: 'Every Project document that matches (all the labels given, and the organization when given); the same selector as the shard map. Give `project` or `selector`, not both.',
+          $ref: '#/$defs/ProjectSelector',
+        },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description: 'Directory of the migration files, relative to this file and inside the manifests directory: `<version>_<name>.sql`, applied in version order (the version is digits, for example a timestamp).',
+        },
+        table: {
+          type: 'string',
+          pattern: '^[a-z_][a-z0-9_]*\\.[a-z_][a-z0-9_]*$',
+          default: DEFAULT_MIGRATIONS_TABLE,
+          description: 'The history table in each database, `schema.table`, with the columns version, name and statements (the layout of the platform CLI\'s `supabase_migrations.schema_migrations`, which can be named here to adopt a project migrated with the CLI). Created when missing.',
+        },
+        outOfOrder: {
+          type: 'boolean',
+          default: false,
+          description: 'Apply a pending file whose version is older than the latest applied one (refused by default).',
+        },
+        policy: POLICY,
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    ProjectSelector: {
+      title: 'ProjectSelector',
+      description: 'Selects Project documents by their labels and organization.',
+      type: 'object',
+      properties: {
+        labels: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          minProperties: 1,
+          description: 'Labels (metadata.labels) a project must all have, with these values.',
+        },
+        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization the project must be in.' },
+      },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+  };
+}
+
 /**
  * The change classes a maintenance window or an approval rule names. A plan entry's classes
  * come from src/reconcile/rollout/change-class.ts; a kind module may add its own to an entry
@@ -524,6 +580,7 @@ const KIND_DESCRIPTIONS: Record<ManifestKind, string> = {
   Function: 'A function of a project, deployed from sources in the checkout.',
   SsoProvider: 'A SAML SSO provider of a project.',
   Branch: 'A preview branch of a project.',
+  Migrations: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
   Rollout: 'The order in which a new revision reaches the fleet (waves and their soak), maintenance windows for disruptive changes, and changes that need approval.',
 };
 
@@ -562,6 +619,7 @@ export function buildSchemas(openapi: OpenApiDocument, sections: readonly Schema
     Function: documentSchema('Function', KIND_SCHEMA_FILES.Function, functionDefs()),
     SsoProvider: documentSchema('SsoProvider', KIND_SCHEMA_FILES.SsoProvider, ssoDefs(openapi)),
     Branch: documentSchema('Branch', KIND_SCHEMA_FILES.Branch, branchDefs(openapi)),
+    Migrations: documentSchema('Migrations', KIND_SCHEMA_FILES.Migrations, migrationsDefs()),
     Rollout: documentSchema('Rollout', KIND_SCHEMA_FILES.Rollout, rolloutDefs()),
   };
 }

@@ -4,8 +4,8 @@
 
 export const API_VERSION = 'reconciler/v1';
 
-export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Rollout';
-export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Rollout'];
+export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Migrations' | 'Rollout';
+export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Migrations', 'Rollout'];
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
 // src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
@@ -97,6 +97,10 @@ export type SsoProviderSpec = Schema.SsoProviderSpec;
 /** project, branch_name (default metadata.name), git_branch, persistent, region, desired_instance_size, policy. */
 export type BranchSpec = Schema.BranchSpec;
 
+// ---- Migrations
+/** project or selector (labels, organization), path (a directory of `<version>_<name>.sql`), table (the history), outOfOrder, policy. */
+export type MigrationsSpec = Schema.MigrationsSpec;
+
 // ---- Rollout
 /** waves (label selectors, optional share), soak, maintenance windows, approval rules. */
 export type RolloutSpec = Schema.RolloutSpec;
@@ -107,6 +111,7 @@ export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
 export type FunctionDocument = ManifestDocument<'Function', FunctionSpec>;
 export type SsoProviderDocument = ManifestDocument<'SsoProvider', SsoProviderSpec>;
 export type BranchDocument = ManifestDocument<'Branch', BranchSpec>;
+export type MigrationsDocument = ManifestDocument<'Migrations', MigrationsSpec>;
 export type RolloutDocument = ManifestDocument<'Rollout', RolloutSpec>;
 export type AnyDocument =
   | OrganizationDocument
@@ -115,6 +120,7 @@ export type AnyDocument =
   | FunctionDocument
   | SsoProviderDocument
   | BranchDocument
+  | MigrationsDocument
   | RolloutDocument;
 
 /** A located problem in the manifests. */
