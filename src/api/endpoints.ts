@@ -112,6 +112,21 @@ export class ManagementApi {
     return response.body;
   }
 
+  /** POST /v1/projects/{ref}/database/query */
+  async runAQuery(ref: string, body: T.V1RunQueryBody, options: CallOptions = {}): Promise<Record<string, unknown>> {
+    const response = await this.caller.call<Record<string, unknown>>({
+      operationId: 'v1-run-a-query',
+      method: 'POST',
+      route: '/v1/projects/{ref}/database/query',
+      params: { ref },
+      bodyKind: 'json',
+      body,
+      idempotent: false,
+      ...options,
+    });
+    return response.body;
+  }
+
   /** POST /v1/organizations */
   async createAnOrganization(body: T.CreateOrganizationV1, options: CallOptions = {}): Promise<T.OrganizationResponseV1> {
     const response = await this.caller.call<T.OrganizationResponseV1>({

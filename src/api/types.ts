@@ -780,6 +780,12 @@ export type UpdateAuthConfigBody = {
   mfa_phone_template?: string | null;
 };
 
+export type V1RunQueryBody = {
+  query: string;
+  parameters?: Array<Record<string, unknown>>;
+  read_only?: boolean;
+};
+
 export type FunctionResponse = {
   id: string;
   slug: string;

@@ -10,8 +10,9 @@ import { continuousFreshness, freshnessThroughWrites } from './freshness.js';
 import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
+import { benchMigrations } from './migrations.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
 const sizes = quick ? [5, 20] : [10, 100, 1000];
 
@@ -29,6 +30,43 @@ const row = (scenario: string, metric: string, ours: string | number, naive: str
 
 const started = performance.now();
 const log = (message: string) => process.stderr.write(`bench: ${message}\n`);
+const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
+
+/** Prints the table of the rows so far and the line that dates it. */
+function printRows(): number {
+  const seconds = Math.round((performance.now() - started) / 1000);
+  const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
+  process.stdout.write(`${line(['scenario', 'metric', 'ours', 'naive', 'target'])} | met\n`);
+  process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
+  for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
+  process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
+  return seconds;
+}
+
+/** Scenario 10: migrations on the emulator's Postgres, one database per project. */
+async function migrationScenario(): Promise<Record<string, number>> {
+  const projects = quick ? 10 : 100;
+  log(`migrations: 3 files through a selector to ${projects} projects, each with a database of its own`);
+  const m = await benchMigrations({ projects });
+  row('10 migrations', `${m.projects} projects x 3 files: writing queries / migrations (${m.apply_writing_queries} / ${m.apply_migrations})`, m.writing_queries_per_migration, '-', '1.00', m.writing_queries_per_migration === 1);
+  row('10 migrations', `no-change pass: requests / lower bound (${m.no_change_requests} / ${m.no_change_lower_bound}: the project list and one history read per project)`, m.no_change_ratio, '-', '1.00', m.no_change_ratio <= 1);
+  row('10 migrations', `process memory (RSS, MB) with ${m.projects} project databases, at most ${m.databases_open_at_most} open: before / after / peak`, `${m.rss_before_mb} / ${m.rss_with_databases_mb} / ${m.peak_rss_mb}`, '-', '', undefined);
+  row('10 migrations', `saved (evicted) databases on disk: ${m.databases_saved} files, MB`, m.saved_mb, '-', '', undefined);
+  row('10 migrations', 'first query of a project (ms; its database starts from the template) / next query (ms) / initdb once per machine (ms)', `${m.first_query_ms} / ${m.next_query_ms} / ${m.initdb_ms}`, '-', '', undefined);
+  row('10 migrations', `apply (s, in batches of ${m.databases_open_at_most} projects) / no-change pass (s)`, `${m.apply_seconds} / ${m.no_change_seconds}`, '-', '', undefined);
+  return m;
+}
+
+// `--only migrations` runs scenario 10 alone (while working on it).
+if (values.only !== undefined) {
+  if (values.only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${values.only}\``);
+  const migrations = await migrationScenario();
+  const seconds = printRows();
+  await mkdir(dirname(resolve(values.out!)), { recursive: true });
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations }, null, 2)}\n`);
+  process.exit(0);
+}
 
 const passCosts: PassCostFigures[] = [];
 for (const size of sizes) {
@@ -120,14 +158,9 @@ row('9 status', `reconcile status --daemon-url, 30 projects: wall time (ms), pro
 row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaemon.apiRequests, '-', '0', statusRead.fromDaemon.apiRequests === 0);
 row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
-const seconds = Math.round((performance.now() - started) / 1000);
-const machine = `${cpus().length} cores, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.versions.node}`;
-const widths = ['scenario', 'metric', 'ours', 'naive', 'target'].map((key) => Math.max(key.length, ...rows.map((r) => String(r[key as keyof Row]).length)));
-const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ');
-process.stdout.write(`${line(['scenario', 'metric', 'ours', 'naive', 'target'])} | met\n`);
-process.stdout.write(`${widths.map((w) => '-'.repeat(w)).join('-|-')}-|----\n`);
-for (const r of rows) process.stdout.write(`${line([r.scenario, r.metric, String(r.ours), String(r.naive), r.target])} | ${r.ok === undefined ? '' : r.ok ? 'yes' : 'NO'}\n`);
-process.stdout.write(`\n${new Date().toISOString().slice(0, 10)}, ${machine}, ${seconds} s${quick ? ' (quick)' : ''}\n`);
+const migrations = await migrationScenario();
+
+const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

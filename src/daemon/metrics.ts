@@ -49,6 +49,8 @@ const DAEMON_METRICS = {
   reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.' },
   reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1." },
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'], help: 'The version and source revision of this reconciler; always 1.' },
+  reconciler_migrations_pending: { type: 'gauge', labels: ['project'], help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).' },
+  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'], help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).' },
   reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'], help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1." },
   reconciler_changes_waiting: { type: 'gauge', labels: ['reason'], help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).' },
   reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'], help: 'The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.' },
@@ -182,6 +184,8 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   const reconcileTotal = metric.counter('reconciler_reconcile_total');
   const reconcileDuration = metric.histogram('reconciler_reconcile_duration_seconds');
   const applyTotal = metric.counter('reconciler_apply_total');
+  const migrationsPending = metric.gauge('reconciler_migrations_pending');
+  const migrationsApplied = metric.counter('reconciler_migrations_applied_total');
   const apiRequests = metric.counter('reconciler_api_requests_total');
   const apiDuration = metric.histogram('reconciler_api_request_duration_seconds');
   const rateLimited = metric.counter('reconciler_api_rate_limited_total');
@@ -232,6 +236,27 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   manifestErrors.set(0);
   unownedProjects.set(0);
   stateLockHeld.set(0);
+
+  /** Pending migrations per project after the pass, and each migration's outcome. */
+  function recordMigrations(result: PassResult, projects: readonly string[] | undefined): void {
+    const succeeded = new Set(result.outcomes.filter((o) => o.result === 'success').map((o) => o.entryId));
+    const pending = new Map<string, number>();
+    for (const name of projects ?? result.projects.map((p) => p.name)) migrationsPending.remove({ project: name });
+    for (const entry of result.plan.entries) {
+      if (entry.kind !== 'Migration' || entry.project === undefined) continue;
+      const waiting = entry.action === 'create' && !entry.observeOnly && !succeeded.has(entry.id) ? 1 : 0;
+      pending.set(entry.project, (pending.get(entry.project) ?? 0) + waiting);
+    }
+    for (const [project, count] of pending) migrationsPending.set({ project }, count);
+    for (const outcome of result.outcomes) {
+      if (outcome.kind !== 'Migration') continue;
+      const project = result.plan.entries.find((e) => e.id === outcome.entryId)?.project;
+      if (project === undefined) continue;
+      if (outcome.action === 'blocked') migrationsApplied.inc({ project, result: 'blocked' });
+      else if (outcome.action === 'create' && outcome.result === 'success') migrationsApplied.inc({ project, result: 'applied' });
+      else if (outcome.action === 'create' && outcome.result === 'failed') migrationsApplied.inc({ project, result: 'failed' });
+    }
+  }
 
   function rebuildResources(): void {
     driftResources.reset();
@@ -294,6 +319,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
         applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
       }
       if (result.result === 'invalid') return;
+      recordMigrations(result, scope.projects);
       // The rollout: every pass of a set with a Rollout carries its whole state.
       waveState.reset();
       projectRevision.reset();

@@ -11,6 +11,7 @@ import type { RequestTarget } from './request-target.js';
 import { Router } from './router.js';
 import { buildStateFromSeed, loadSeedFile, newSeedDefaults, type SeedDefaults, type SeedInput } from './seed.js';
 import { createHttpServer, type EmulatorCore } from './server.js';
+import { DEFAULT_OPEN_DATABASES, ProjectDatabases } from './databases.js';
 import type { EmulatorState } from './state.js';
 import { buildHandlers } from './handlers/index.js';
 import type { Handler } from './handlers/context.js';
@@ -42,6 +43,8 @@ export interface EmulatorOptions {
   deployBodyLimitBytes?: number;
   /** Lifetime of OAuth access tokens in seconds (default 3600). */
   oauthTokenTtlSeconds?: number;
+  /** Project databases open at once (default 4); more are closed, least recently used first, and reopened with their data. */
+  openDatabases?: number;
 }
 
 export const DEFAULT_RATE_LIMIT: RateSpec = { limit: 60, windowMs: 60_000 };
@@ -79,6 +82,7 @@ function validateOptions(options: EmulatorOptions): void {
   if (options.bodyLimitBytes !== undefined) positiveInteger(options.bodyLimitBytes, 'bodyLimitBytes');
   if (options.deployBodyLimitBytes !== undefined) positiveInteger(options.deployBodyLimitBytes, 'deployBodyLimitBytes');
   if (options.oauthTokenTtlSeconds !== undefined) positiveInteger(options.oauthTokenTtlSeconds, 'oauthTokenTtlSeconds');
+  if (options.openDatabases !== undefined) positiveInteger(options.openDatabases, 'openDatabases');
 }
 
 /** The emulator: state, clocks, limiter, faults and the HTTP server around them. */
@@ -88,6 +92,7 @@ export class Emulator implements EmulatorCore {
   readonly limiter: RateLimiter;
   readonly routeLimiter: RouteLimiter;
   readonly faults = new FaultInjector();
+  readonly databases: ProjectDatabases;
   readonly log = new RequestLog();
   readonly router = new Router();
   readonly handlers: Record<string, Handler> = buildHandlers({ oauthTokenTtlSeconds: () => this.oauthTokenTtlSeconds });
@@ -118,6 +123,7 @@ export class Emulator implements EmulatorCore {
     this.deployBodyLimitBytes = options.deployBodyLimitBytes ?? DEFAULT_DEPLOY_BODY_LIMIT;
     this.oauthTokenTtlSeconds = options.oauthTokenTtlSeconds ?? 3600;
     this.#seed = seed;
+    this.databases = new ProjectDatabases({ maxOpen: options.openDatabases ?? DEFAULT_OPEN_DATABASES });
     // The token printed at start (or given) must keep working after reset and seed: every later
     // build gives it to the default user again, whatever the new seed lists for them.
     this.state = buildStateFromSeed(seed, { now: this.now(), durations: this.durations, token: options.token, defaults: this.#defaults });
@@ -179,6 +185,7 @@ export class Emulator implements EmulatorCore {
   /** Back to the starting state: seed, no faults, empty request log and rate windows. */
   reset(): void {
     this.state = this.#build(this.#seed);
+    void this.databases.clear();
     this.faults.configure({});
     this.limiter.reset();
     this.routeLimiter.reset();
@@ -190,6 +197,7 @@ export class Emulator implements EmulatorCore {
     const state = this.#build(seed);
     this.#seed = seed;
     this.state = state;
+    void this.databases.clear();
     this.limiter.reset();
     this.routeLimiter.reset();
   }
@@ -230,13 +238,15 @@ export class Emulator implements EmulatorCore {
 
   async close(): Promise<void> {
     const server = this.#server;
-    if (!server) return;
     this.#server = undefined;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      // Held sockets (timeout faults) and idle keep-alive connections would keep close() waiting.
-      server.closeAllConnections();
-    });
+    if (server) {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Held sockets (timeout faults) and idle keep-alive connections would keep close() waiting.
+        server.closeAllConnections();
+      });
+    }
+    await this.databases.close();
   }
 }
 

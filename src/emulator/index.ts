@@ -7,8 +7,10 @@ import type { RequestLogEntry } from './request-log.js';
 import type { SeedInput } from './seed.js';
 import type { EmulatorRateModel } from './rate-limiter.js';
 import type { RateSpec } from '../util/rate.js';
+import type { DatabaseStats } from './databases.js';
 
 export type { EmulatorOptions } from './emulator.js';
+export type { DatabaseStats } from './databases.js';
 export type { LifecycleDurations } from './durations.js';
 export { DEFAULT_DURATIONS } from './durations.js';
 export type { FaultConfig, FaultRule } from './faults.js';
@@ -39,6 +41,8 @@ export interface RunningEmulator {
   advanceClock(ms: number): void;
   /** Moves the lifecycle clock through every pending transition (creates, pauses, upgrades...). */
   advanceUntilIdle(): void;
+  /** The project databases: open now, saved (evicted after a write), opened and evicted so far. */
+  databaseStats(): DatabaseStats;
 }
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<RunningEmulator> {
@@ -67,5 +71,6 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     now: () => emulator.now(),
     advanceClock: (ms) => emulator.advanceClock(ms),
     advanceUntilIdle: () => emulator.advanceUntilIdle(),
+    databaseStats: () => ({ ...emulator.databases.stats }),
   };
 }

@@ -12,6 +12,8 @@ export interface RequestLogEntry {
   user?: string;
   /** The fault injected into this request, if any. */
   fault?: 'error' | 'timeout' | 'reset' | 'lost-answer' | 'rate-limit';
+  /** A query of `database/query`: whether it ran in a read-only transaction. */
+  sql?: { readOnly: boolean };
   /** Sequence number, increasing across the emulator's life. */
   seq: number;
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../util/clock.js';
 import { buildMultipart, mediaType, parseFormBody, parseJsonBody, parseMultipart, readBody, type MultipartPart } from './body.js';
 import { EmulatorHttpError } from './errors.js';
 import { FaultInjector } from './faults.js';
+import type { ProjectDatabases } from './databases.js';
 import { componentSchema, describeErrors, validatorFor, type SpecOperation } from './openapi.js';
 import { parseQuery } from './query.js';
 import { RateLimiter, RouteLimiter, rateLimitHeaders, type RateBucket, type RateDecision } from './rate-limiter.js';
@@ -25,6 +26,7 @@ export interface EmulatorCore {
   limiter: RateLimiter;
   routeLimiter: RouteLimiter;
   faults: FaultInjector;
+  databases: ProjectDatabases;
   log: RequestLog;
   router: Router;
   /** Emulator (lifecycle) time. */
@@ -212,7 +214,8 @@ async function handleRequest(core: EmulatorCore, req: IncomingMessage, res: Serv
     if (!handler) throw new EmulatorHttpError(501, `The emulator does not implement ${operation.operationId}`);
     const context: HandlerContext = {
       state: core.state, durations: core.durations, now, wallNow: core.wallClock.now(), method, route: operation.route,
-      params, query, body, parts, headers: req.headers, user, faults: core.faults,
+      params, query, body, parts, headers: req.headers, user, faults: core.faults, databases: core.databases,
+      annotate: (fields) => Object.assign(exchange.entry, fields),
     };
     const result = await handler(context);
     if (fault.outcome === 'lost-answer') {

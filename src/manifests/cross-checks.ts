@@ -131,6 +131,17 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         }
         break;
       }
+      case 'Migrations': {
+        const selector = entry.spec.selector as { organization?: unknown } | undefined;
+        if ((project === undefined) === (selector === undefined)) {
+          error(entry, '/spec', 'give exactly one of `project` (one project) or `selector` (every project it matches)');
+        }
+        const organization = str(selector?.organization);
+        if (organization !== undefined && !organizationNames.has(organization)) {
+          error(entry, '/spec/selector/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, organizationNames));
+        }
+        break;
+      }
       case 'Rollout':
         firstBy('rollout', 'one', entry, '/metadata/name', seen, (first) => `a second Rollout document: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet)`);
         if (entry.valid) checkRollout(entry, error);

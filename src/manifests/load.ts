@@ -5,6 +5,7 @@ import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { readBoundedFile } from './bounded-read.js';
 import { crossCheck, type CheckedEntry } from './cross-checks.js';
+import { readMigrations } from './migrations.js';
 import { discoverManifestFiles } from './discover.js';
 import { DEFAULT_MAX_FILE_BYTES } from './limits.js';
 import { registerLocator } from './locations.js';
@@ -163,6 +164,12 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     parsed.release();
   }
   errors.push(...crossCheck(entries, root));
+  // Every migration file parses (Postgres's own parser), located in the SQL file.
+  for (const entry of entries) {
+    if (entry.kind !== 'Migrations' || !entry.valid || typeof entry.spec.path !== 'string') continue;
+    const where = { file: entry.file, ...entry.locate('/spec/path'), path: '/spec/path' };
+    errors.push(...(await readMigrations(root, entry.dir, entry.spec.path, where)).errors);
+  }
   const located = errors.map((error) => ({
     ...error,
     path: printable(error.path),

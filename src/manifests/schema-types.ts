@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 /** The manifest document kinds, one per schema file. */
-export const SCHEMA_KINDS = ["Organization", "Project", "Secrets", "Function", "SsoProvider", "Branch", "Rollout"] as const;
+export const SCHEMA_KINDS = ["Organization", "Project", "Secrets", "Migrations", "Function", "SsoProvider", "Branch", "Rollout"] as const;
 
 /** The document's identity. `name` is unique per kind (per project for functions, SSO providers and branches) and is how other documents refer to it. */
 export type Metadata = {
@@ -650,6 +650,30 @@ export type SecretsSpec = {
   prune?: boolean;
   /** How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend. */
   policy?: Policy;
+};
+
+/** Ordered SQL migration files applied to one project or to every project a selector matches. */
+export type MigrationsSpec = {
+  /** metadata.name of the one Project document the migrations apply to (or give `selector`). */
+  project?: string;
+  /** Every Project document that matches (all the labels given, and the organization when given); the same selector as the shard map. Give `project` or `selector`, not both. */
+  selector?: ProjectSelector;
+  /** Directory of the migration files, relative to this file and inside the manifests directory: `<version>_<name>.sql`, applied in version order (the version is digits, for example a timestamp). */
+  path: string;
+  /** The history table in each database, `schema.table`, with the columns version, name and statements (the layout of the platform CLI's `supabase_migrations.schema_migrations`, which can be named here to adopt a project migrated with the CLI). Created when missing. */
+  table?: string;
+  /** Apply a pending file whose version is older than the latest applied one (refused by default). */
+  outOfOrder?: boolean;
+  /** How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend. */
+  policy?: Policy;
+};
+
+/** Selects Project documents by their labels and organization. */
+export type ProjectSelector = {
+  /** Labels (metadata.labels) a project must all have, with these values. */
+  labels?: Record<string, string>;
+  /** metadata.name of the Organization the project must be in. */
+  organization?: string;
 };
 
 /** A function deployed from a source directory of the checkout through the multipart deploy endpoint. */

@@ -88,6 +88,10 @@ export type SsoProviderSpec = Schema.SsoProviderSpec;
 /** project, branch_name (default metadata.name), git_branch, persistent, region, desired_instance_size, policy. */
 export type BranchSpec = Schema.BranchSpec;
 
+// ---- Migrations
+/** project or selector (labels, organization), path (a directory of `<version>_<name>.sql`), table (the history), outOfOrder, policy. */
+export type MigrationsSpec = Schema.MigrationsSpec;
+
 // ---- Rollout
 /** waves (label selectors, optional share), soak, maintenance windows, approval rules. */
 export type RolloutSpec = Schema.RolloutSpec;
@@ -98,6 +102,7 @@ export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
 export type FunctionDocument = ManifestDocument<'Function', FunctionSpec>;
 export type SsoProviderDocument = ManifestDocument<'SsoProvider', SsoProviderSpec>;
 export type BranchDocument = ManifestDocument<'Branch', BranchSpec>;
+export type MigrationsDocument = ManifestDocument<'Migrations', MigrationsSpec>;
 export type RolloutDocument = ManifestDocument<'Rollout', RolloutSpec>;
 export type AnyDocument =
   | OrganizationDocument
@@ -106,6 +111,7 @@ export type AnyDocument =
   | FunctionDocument
   | SsoProviderDocument
   | BranchDocument
+  | MigrationsDocument
   | RolloutDocument;
 
 /** A located problem in the manifests. */

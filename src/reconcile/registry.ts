@@ -32,6 +32,7 @@ import { secretsKind } from './kinds/secrets.js';
 import { functionsKind } from './kinds/functions.js';
 import { ssoProvidersKind } from './kinds/sso-providers.js';
 import { branchesKind } from './kinds/branches.js';
+import { migrationsKind } from './kinds/migrations.js';
 // --- the Rollout document (orders the writes of the others) ---
 import { rolloutDocument } from './rollout/schema.js';
 
@@ -58,6 +59,9 @@ export const FLEET_MODULES = [organizationModule, projectModule] as const;
 export const SUB_RESOURCES = [
   // Secrets before functions: a deployed function may read its secrets as soon as it starts.
   secretsKind,
+  // Migrations after the configuration sections (the project is ready and configured) and
+  // before functions, which depend on the schema.
+  migrationsKind,
   functionsKind,
   ssoProvidersKind,
   branchesKind,

@@ -21,6 +21,7 @@ export const RESOURCE_KINDS = [
   'ProjectPostgresVersion',
   // sub-resources
   'Secret',
+  'Migration',
   'Function',
   'SsoProvider',
   'Branch',

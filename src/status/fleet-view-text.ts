@@ -65,6 +65,11 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
       1,
     ),
   );
+  const schemas = view.projects.filter((project) => project.schemaVersion !== undefined);
+  if (schemas.length > 0) {
+    out.push('', 'Schema versions (Migrations)');
+    out.push(...table([['PROJECT', 'VERSION'], ...schemas.map((project) => [project.name, project.schemaVersion!])], options.color, -1).map((line) => `  ${line}`));
+  }
   const notInSync = [...view.fleet.map((r) => ({ project: '', r })), ...view.projects.flatMap((project) => project.resources.map((r) => ({ project: project.name, r })))].filter(({ r }) => r.state !== 'in_sync');
   if (notInSync.length > 0) {
     out.push('', 'Not in sync');

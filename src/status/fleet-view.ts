@@ -45,6 +45,8 @@ export interface ProjectView {
   /** The revision last applied without a failure, and when. */
   revision?: string;
   appliedAt?: string;
+  /** The latest version in its migrations history (projects with Migrations documents). */
+  schemaVersion?: string;
   resources: ResourceView[];
   pending: PendingView[];
   lastError?: ErrorView;
@@ -162,6 +164,7 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
       ...(at !== undefined ? { observedAt: iso(at), ageSeconds: age(now, at)! } : {}),
       ...(project?.revision ? { revision: project.revision } : {}),
       ...(project?.appliedAt !== undefined ? { appliedAt: iso(project.appliedAt) } : {}),
+      ...(project?.schemaVersion ? { schemaVersion: project.schemaVersion } : {}),
       resources: resourceViews,
       pending,
       ...(project?.lastError ? { lastError: { ...project.lastError, at: iso(project.lastError.at) } } : {}),

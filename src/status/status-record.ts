@@ -4,6 +4,7 @@
 // fold their results into it; `GET /status`, the status page and `reconcile status` without
 // a daemon read it. It holds names, states, times and scrubbed messages only: never a value.
 import { scrubMessage } from '../notify/events.js';
+import { compareVersions } from '../manifests/migrations.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState } from '../reconcile/types.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
 
@@ -78,6 +79,8 @@ export interface ProjectRecord {
   revision?: string;
   /** When that revision was applied (ms since the epoch). */
   appliedAt?: number;
+  /** The latest version in the project's migrations history, as the last pass left it (projects with Migrations documents). */
+  schemaVersion?: string;
   resources: ResourceRecord[];
   pending: PendingChange[];
   lastError?: RecordedError;
@@ -141,6 +144,22 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
  * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
  * no longer saw. An invalid pass (the manifests did not load) changes nothing.
  */
+/**
+ * Each project's schema version after the pass: the latest version its history held when
+ * planned, or a later one the pass applied (`null` when no migration is recorded).
+ */
+function migrationVersions(result: PassResult): Map<string, string | undefined> {
+  const applied = new Set(result.outcomes.filter((o) => o.kind === 'Migration' && o.action === 'create' && o.result === 'success').map((o) => o.entryId));
+  const versions = new Map<string, string | undefined>();
+  for (const entry of result.plan.entries) {
+    if (entry.kind !== 'Migration' || entry.project === undefined) continue;
+    const target = entry.target as { latest?: string; version?: string } | undefined;
+    const candidates = [versions.get(entry.project), target?.latest, applied.has(entry.id) ? target?.version : undefined];
+    versions.set(entry.project, candidates.reduce<string | undefined>((max, v) => (v === undefined ? max : max === undefined || compareVersions(v, max) > 0 ? v : max), undefined));
+  }
+  return versions;
+}
+
 export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
   if (result.result === 'invalid') return record;
   const revision = result.revision ?? scope.revision;
@@ -231,6 +250,7 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     }
   }
 
+  const schemaVersions = migrationVersions(result);
   // A pass limited to some projects, or one that failed (it may have stopped before seeing all), keeps the others.
   const projects: Record<string, ProjectRecord> = scope.projects || result.result === 'failed' ? { ...record.projects } : {};
   const covered = scope.projects ? new Set(scope.projects) : new Set(seen.keys());
@@ -255,6 +275,8 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
       next.revision = before.revision;
       if (before.appliedAt !== undefined) next.appliedAt = before.appliedAt;
     }
+    const schemaVersion = schemaVersions.get(name);
+    if (schemaVersion) next.schemaVersion = schemaVersion;
     const lastError = found.errors[found.errors.length - 1] ?? before?.lastError;
     if (lastError) next.lastError = lastError;
     projects[name] = next;

@@ -37,7 +37,7 @@ function exercise(metrics: ReturnType<typeof createMetrics>): void {
   // A re-check with `--observe all` (before the pass: the pass's own observations replace status and health).
   metrics.setProjectObservations([{ name: 'shop', ref: 'abcdefghijklmnopqrst', status: 'ACTIVE_HEALTHY', observed: observedState() }]);
   metrics.recordPass(
-    passResult({
+    withMigration(passResult({
       rollout: {
         name: 'tenants',
         revision: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678',
@@ -46,9 +46,19 @@ function exercise(metrics: ReturnType<typeof createMetrics>): void {
         revisions: { shop: { revision: 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678', appliedAt: Date.UTC(2026, 0, 1) } },
         events: [],
       },
-    }),
+    })),
     { trigger: 'resync' },
   );
+}
+
+/** The pass also applied a migration of shop (the migrations metrics have samples). */
+function withMigration(result: ReturnType<typeof passResult>): ReturnType<typeof passResult> {
+  const entry = { id: 'Migration/shop/schema/20260101000000_items', kind: 'Migration' as const, project: 'shop', name: 'schema/20260101000000_items', action: 'create' as const, changes: [] };
+  return {
+    ...result,
+    plan: { ...result.plan, entries: [...result.plan.entries, entry] },
+    outcomes: [...result.outcomes, { entryId: entry.id, kind: entry.kind, action: entry.action, result: 'success' }],
+  };
 }
 
 describe('createMetrics', () => {

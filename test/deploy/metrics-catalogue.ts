@@ -25,6 +25,8 @@ export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: stri
   reconciler_source_info: { type: 'gauge', labels: ['revision'] },
   reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
+  reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
+  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
   reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
   reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
   reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
@@ -44,8 +46,6 @@ export const PLANNED_METRICS: Record<string, { type: MetricType; labels: string[
   reconciler_unowned_projects: { type: 'gauge', labels: [] },
   reconciler_state_lock_held: { type: 'gauge', labels: [] },
   reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
-  reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
-  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
 };
 
 /** git-sync v4's own metrics (`--http-metrics`), scraped from the sidecar under the same job. */

@@ -107,8 +107,10 @@ describe('exportFleet: functions, SSO providers, branches', () => {
     const since = emulator.requests().length;
     await exportFleet({ api: client.api, log: silentLogger });
     const sent = apiRequests(since);
-    expect(sent.every((r) => r.method === 'GET')).toBe(true);
+    // Reads only: GETs, and one read of each project's migrations history in a read-only transaction.
+    expect(sent.every((r) => r.method === 'GET' || (r.route === '/v1/projects/{ref}/database/query' && r.sql?.readOnly === true))).toBe(true);
     const count = (route: string) => sent.filter((r) => r.route === route).length;
+    expect(count('/v1/projects/{ref}/database/query')).toBe(2);
     expect(count('/v1/projects/{ref}/functions')).toBe(2);
     expect(count('/v1/projects/{ref}/branches')).toBe(2);
     expect(count('/v1/projects/{ref}/config/auth/sso/providers')).toBe(1);

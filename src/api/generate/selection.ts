@@ -29,6 +29,7 @@ export const CLIENT_OPERATIONS: readonly string[] = [
   'v1-get-pooler-config',
   'v1-update-pooler-config',
   'v1-get-readonly-mode-status',
+  'v1-run-a-query',
   'v1-disable-readonly-mode-temporarily',
   'v1-get-ssl-enforcement-config',
   'v1-update-ssl-enforcement-config',

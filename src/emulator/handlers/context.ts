@@ -4,6 +4,8 @@ import { badRequest, EmulatorHttpError, forbidden, notFound, serverError } from 
 import type { MultipartPart } from '../body.js';
 import type { EmulatorState, OrganizationRecord, ProjectRecord, ServiceName, UserRecord } from '../state.js';
 import type { FaultInjector } from '../faults.js';
+import type { ProjectDatabases } from '../databases.js';
+import type { RequestLogEntry } from '../request-log.js';
 
 export interface HandlerContext {
   state: EmulatorState;
@@ -25,6 +27,10 @@ export interface HandlerContext {
   user?: UserRecord;
   /** Lifecycle failures configured through /_emulator/faults. */
   faults: FaultInjector;
+  /** Each project's Postgres (PGlite), created on its first query. */
+  databases: ProjectDatabases;
+  /** Adds what the handler knows to the request's log entry (a query's read-only transaction). */
+  annotate?(fields: Pick<RequestLogEntry, 'sql'>): void;
 }
 
 export interface HandlerResult {

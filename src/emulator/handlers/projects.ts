@@ -67,6 +67,7 @@ export const deleteProject: Handler = (context) => {
   if (role === 'Read-only' || role === 'Developer') throw forbidden(`Forbidden: your role in the organization (${role}) cannot delete projects`);
   project.generation++;
   context.state.projects.delete(project.ref);
+  void context.databases.remove(project.ref);
   for (const [id, branch] of context.state.branches) if (branch.parentRef === project.ref) context.state.branches.delete(id);
   for (const [id, snippet] of context.state.snippets) if (snippet.projectRef === project.ref) context.state.snippets.delete(id);
   return ok({ id: project.numericId, ref: project.ref, name: project.name });

@@ -25,6 +25,8 @@ export interface ProjectStatus {
   observedAt?: string;
   resources: StatusResource[];
   observed?: ObservedProjectState;
+  /** The latest version in the project's migrations history (Migrations documents), and how many files are pending. */
+  schema?: { version: string | null; pending: number };
   /** With a Rollout document: the revision last applied to the project in full. */
   appliedRevision?: string;
 }
@@ -172,6 +174,11 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
     if (at) project.observedAt = at;
     const facts = info?.ref ? observed.get(info.ref) : undefined;
     if (facts) project.observed = facts;
+    const migrations = result.plan.entries.filter((e) => e.kind === 'Migration' && e.project === name);
+    if (migrations.length > 0) {
+      const latest = migrations.map((e) => (e.target as { latest?: string } | undefined)?.latest).find((v) => v !== undefined);
+      project.schema = { version: latest ?? null, pending: migrations.filter((e) => e.action === 'create').length };
+    }
     return project;
   });
   const report: StatusReport = {
@@ -288,6 +295,9 @@ export function renderStatusText(report: StatusReport, options: { color: boolean
     out.push('', `Project ${project.name}${project.ref ? ` (ref ${project.ref}${project.status ? `, ${project.status}` : ''})` : ' (not created yet)'}${project.observedAt ? `, observed ${project.observedAt}` : ''}${project.appliedRevision ? `, applied revision ${shortRevision(project.appliedRevision)}` : ''}`);
     if (project.resources.length) out.push(...table(resourceRows(project.resources), options.color, 2).map((l) => `  ${l}`));
     else out.push('  (no managed resources)');
+    if (project.schema) {
+      out.push(`  Schema version: ${project.schema.version ?? '(no migration applied)'}${project.schema.pending ? `, ${project.schema.pending} migration${project.schema.pending === 1 ? '' : 's'} pending` : ''}`);
+    }
     if (project.observed) {
       out.push(`  Observed only (read ${new Date(project.observed.observedAt).toISOString()}):`);
       out.push(...observedLines(project.observed).map((l) => `    ${l}`));

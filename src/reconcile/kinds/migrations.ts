@@ -1,0 +1,319 @@
+// `Migrations`: ordered SQL files applied to the database of one project or of every project a
+// selector matches, through `POST /v1/projects/{ref}/database/query`. The history is a table in
+// each database (version, name, statements: the layout of the platform CLI's
+// `supabase_migrations.schema_migrations`). One read of it per project and pass (read-only);
+// one request per pending migration, which runs its statements, a guard that the version is not
+// yet recorded and the history insert in one transaction under an advisory lock. Forward-only:
+// an applied file that changed is blocked (drift, both digests), never re-run.
+import { dirname, resolve } from 'node:path';
+import { InvalidRequestError } from '../../api/errors.js';
+import { compareVersions, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
+import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
+import { makeEntry } from '../diff.js';
+import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
+import { DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+
+/** The SQLSTATE the guard raises when the version is already recorded (another applier was first). */
+export const ALREADY_RECORDED = 'RCM01';
+
+/** A row of the history table. */
+export interface HistoryRow {
+  version: string;
+  name: string | null;
+  statements: string[] | null;
+}
+
+/** The history table of the Migrations kind when a document does not name one. */
+export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
+
+function migrationsDefs(): Record<string, JsonSchema> {
+  return {
+    MigrationsSpec: {
+      title: 'MigrationsSpec',
+      description: 'Ordered SQL migration files applied to one project or to every project a selector matches.',
+      type: 'object',
+      properties: {
+        project: { ...PROJECT_REFERENCE, description: 'metadata.name of the one Project document the migrations apply to (or give `selector`).' },
+        selector: {
+          description: 'Every Project document that matches (all the labels given, and the organization when given); the same selector as the shard map. Give `project` or `selector`, not both.',
+          $ref: '#/$defs/ProjectSelector',
+        },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description: 'Directory of the migration files, relative to this file and inside the manifests directory: `<version>_<name>.sql`, applied in version order (the version is digits, for example a timestamp).',
+        },
+        table: {
+          type: 'string',
+          pattern: '^[a-z_][a-z0-9_]*\\.[a-z_][a-z0-9_]*$',
+          default: DEFAULT_MIGRATIONS_TABLE,
+          description: 'The history table in each database, `schema.table`, with the columns version, name and statements (the layout of the platform CLI\'s `supabase_migrations.schema_migrations`, which can be named here to adopt a project migrated with the CLI). Created when missing.',
+        },
+        outOfOrder: {
+          type: 'boolean',
+          default: false,
+          description: 'Apply a pending file whose version is older than the latest applied one (refused by default).',
+        },
+        policy: POLICY,
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    ProjectSelector: {
+      title: 'ProjectSelector',
+      description: 'Selects Project documents by their labels and organization.',
+      type: 'object',
+      properties: {
+        labels: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          minProperties: 1,
+          description: 'Labels (metadata.labels) a project must all have, with these values.',
+        },
+        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization the project must be in.' },
+      },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+  };
+}
+
+/** The Migrations documents that apply to a project: naming it, or with a selector that matches it. */
+export function migrationsOf(project: { name: string; document: ProjectDocument }, documents: readonly AnyDocument[]): MigrationsDocument[] {
+  return documents.filter((doc): doc is MigrationsDocument => {
+    if (doc.kind !== 'Migrations') return false;
+    const spec = (doc as MigrationsDocument).spec;
+    if ((spec.policy as { suspend?: boolean } | undefined)?.suspend) return false;
+    if (spec.project !== undefined) return spec.project === project.name;
+    return spec.selector !== undefined && selectorMatches(spec.selector, project.document);
+  });
+}
+
+function selectorMatches(selector: NonNullable<MigrationsDocument['spec']['selector']>, project: ProjectDocument): boolean {
+  if (selector.organization !== undefined && project.spec.organization !== selector.organization) return false;
+  const own = project.metadata.labels ?? {};
+  return Object.entries(selector.labels ?? {}).every(([key, value]) => own[key] === value);
+}
+
+export function tableOf(doc: MigrationsDocument): string {
+  return doc.spec.table ?? DEFAULT_MIGRATIONS_TABLE;
+}
+
+/** The manifests root a document was loaded from (its file is relative to it). */
+function rootOf(doc: AnyDocument): string {
+  const depth = dirname(doc.source.file).split(/[\\/]/).filter((part) => part !== '' && part !== '.').length;
+  return resolve(doc.source.dir, ...Array<string>(depth).fill('..'));
+}
+
+/** The files of each document, read once per pass (shared through the pass's memory, `ctx.pass`). */
+export function migrationFiles(doc: MigrationsDocument, ctx: Pick<KindContext, 'pass'>): Promise<MigrationSet> {
+  const files = ctx.pass.shared('migrations:files', () => new Map<MigrationsDocument, Promise<MigrationSet>>());
+  let set = files.get(doc);
+  if (!set) {
+    const where = { file: doc.source.file, line: doc.source.line, column: doc.source.column, path: '/spec/path' };
+    files.set(doc, (set = readMigrations(rootOf(doc), doc.source.dir, doc.spec.path, where)));
+  }
+  return set;
+}
+
+function options(ctx: KindContext) {
+  return ctx.signal ? { signal: ctx.signal } : {};
+}
+
+/** One read of the history (a read-only query); a table that does not exist yet is an empty history. */
+export async function readHistory(api: KindContext['api'], ref: string, table: string, signal?: AbortSignal): Promise<HistoryRow[]> {
+  try {
+    const rows = (await api.runAQuery(
+      ref,
+      { query: `select version, name, statements from ${table} order by version`, read_only: true },
+      signal ? { signal } : {},
+    )) as unknown as HistoryRow[];
+    return rows.map((row) => ({ version: String(row.version), name: row.name ?? null, statements: Array.isArray(row.statements) ? row.statements.map(String) : null }));
+  } catch (error) {
+    if (error instanceof InvalidRequestError && /^ERROR: (42P01|3F000):/.test(error.serviceMessage ?? '')) return [];
+    throw error;
+  }
+}
+
+/** What a saved plan holds of the history it was planned against. */
+export function historyDigest(rows: readonly HistoryRow[]): string {
+  return sha256Hex(JSON.stringify(rows.map((row) => [row.version, row.name, row.statements ? migrationDigest(row.statements) : null])));
+}
+
+function entryName(doc: MigrationsDocument, version: string, name: string | null): string {
+  return `${doc.metadata.name}/${version}_${name ?? ''}`;
+}
+
+export const migrationsKind: KindModule<'Migration'> = {
+  kind: 'Migration',
+  document: {
+    kind: 'Migrations',
+    description: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
+    defs: migrationsDefs,
+  },
+  manages(project, ctx) {
+    return migrationsOf(project, ctx.documents).length > 0;
+  },
+  async plan(project, ctx) {
+    const docs = migrationsOf(project, ctx.documents);
+    const planned: PlanEntry[] = [];
+    const byTable = new Map<string, MigrationsDocument>();
+    for (const doc of docs) {
+      const table = tableOf(doc);
+      const first = byTable.get(table);
+      if (first) {
+        planned.push(
+          makeEntry({ kind: 'Migration', project: project.name, name: `${doc.metadata.name}/*`, changes: [], action: 'blocked', source: sourceOf(doc),
+            reason: `Migrations \`${first.metadata.name}\` already keeps its history in ${table} for this project: give this document a table of its own` }),
+        );
+        continue;
+      }
+      byTable.set(table, doc);
+      planned.push(...(await planDocument(doc, project, ctx)));
+    }
+    return planned;
+  },
+  async apply(entry, project, ctx) {
+    const target = entry.target as { document: string; table: string; version: string; name: string; digest: string } | undefined;
+    if (!target) throw new Error(`${entry.id} has no target: it cannot be applied`);
+    const doc = migrationsOf(project, ctx.documents).find((d) => d.metadata.name === target.document);
+    if (!doc) throw new DocumentGoneError('Migrations', target.document, project.name);
+    const set = await migrationFiles(doc, ctx);
+    const file = set.files.find((f) => f.version === target.version);
+    if (!file || file.digest !== target.digest) throw new Error(`${file?.file ?? `migration ${target.version}`} changed since the plan was made: plan again`);
+    const ref = refAtApply(project, ctx);
+    const send = (query: string) => ctx.api.runAQuery(ref, { query }, { priority: 'write', ...options(ctx) });
+    try {
+      if (file.noTransaction) {
+        // Outside a transaction: each statement is a request of its own, then the guarded history insert.
+        for (const statement of file.statements) await send(statement);
+        await send(recordQuery(target.table, file, []));
+      } else {
+        await send(recordQuery(target.table, file, file.statements));
+      }
+      ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration applied');
+    } catch (error) {
+      if (error instanceof InvalidRequestError && (error.serviceMessage ?? '').startsWith(`ERROR: ${ALREADY_RECORDED}:`)) {
+        // Another applier (or this one, before a lost answer) recorded it first: applied once, not again.
+        ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration already recorded: not applied again');
+        return;
+      }
+      throw new MigrationFailedError(file, error);
+    }
+  },
+  async exportDocuments({ api, ref, name, read }) {
+    const rows = await read(() => readHistory(api, ref, DEFAULT_MIGRATIONS_TABLE), 'migrations history');
+    const recorded = (rows ?? []).filter((row) => Array.isArray(row.statements) && row.statements.length > 0);
+    if (recorded.length === 0) return { documents: [] };
+    const path = `migrations/${name.replace(/[^A-Za-z0-9._-]+/g, '-')}`;
+    return {
+      documents: [{ apiVersion: API_VERSION, kind: 'Migrations', metadata: { name: `${name}-schema` }, spec: { project: name, path } }],
+      files: recorded.map((row) => ({
+        path: `${path}/${row.version}_${(row.name ?? 'migration').replace(/[^A-Za-z0-9_.-]/g, '_')}.sql`,
+        content: new TextEncoder().encode(`${row.statements!.map((statement) => `${statement.replace(/;\s*$/, '')};`).join('\n\n')}\n`),
+      })),
+    };
+  },
+};
+
+/** The plan of one document for one project: one entry per file, and one per recorded migration without a file. */
+async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]> {
+  const set = await migrationFiles(doc, ctx);
+  if (set.errors.length > 0) throw new Error(set.errors.map((e) => `${e.file}:${e.line}:${e.column}: ${e.message}`).join('; '));
+  const table = tableOf(doc);
+  const observeOnly = isObserveOnly(doc);
+  const history = project.ref ? await readHistory(ctx.api, project.ref, table, ctx.signal) : [];
+  const recorded = new Map(history.map((row) => [row.version, row]));
+  const latest = history.reduce<string | undefined>((max, row) => (max === undefined || compareVersions(row.version, max) > 0 ? row.version : max), undefined);
+  const base = { kind: 'Migration' as const, project: project.name, source: sourceOf(doc), ...(observeOnly ? { observeOnly } : {}) };
+  const against = historyDigest(history);
+  const applied = latest === undefined ? {} : { latest };
+  const planned: PlanEntry[] = [];
+  let previous: string | undefined;
+  for (const file of set.files) {
+    const name = entryName(doc, file.version, file.name);
+    const row = recorded.get(file.version);
+    const target = { document: doc.metadata.name, table, version: file.version, name: file.name, file: file.file, digest: file.digest, history: against, ...applied };
+    if (row) {
+      if (row.statements === null || row.statements.length === 0) {
+        planned.push(makeEntry({ ...base, name, changes: [], target, reason: `applied (recorded in ${table} without statements: the file is not compared)` }));
+        continue;
+      }
+      const recordedDigest = migrationDigest(row.statements);
+      if (recordedDigest !== file.digest) {
+        planned.push(makeEntry({ ...base, name, action: 'blocked', target,
+          changes: [{ path: 'digest', before: recordedDigest, after: file.digest }],
+          reason: `${file.file} changed after it was applied (recorded digest ${recordedDigest.slice(0, 12)}, file digest ${file.digest.slice(0, 12)}): an applied migration is never run again; restore the file and add a new migration` }));
+        continue;
+      }
+      planned.push(makeEntry({ ...base, name, changes: [], target }));
+      continue;
+    }
+    if (latest !== undefined && compareVersions(file.version, latest) < 0 && doc.spec.outOfOrder !== true) {
+      planned.push(makeEntry({ ...base, name, action: 'blocked', target, changes: [{ path: 'version', after: file.version }],
+        reason: `${file.file} is older than the latest applied version ${latest}: set outOfOrder: true to apply it anyway` }));
+      continue;
+    }
+    const entry = makeEntry({
+      ...base,
+      name,
+      action: 'create',
+      changes: [
+        { path: 'version', after: file.version },
+        { path: 'digest', after: file.digest },
+        { path: 'statements', after: file.statements.length },
+        ...(file.noTransaction ? [{ path: 'transaction', after: false }] : []),
+      ],
+      reason: `pending: ${file.file}`,
+      // Each migration waits for the one before it: a failed one stops the rest of the project's.
+      dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
+      target: { ...target, statements: file.statements.length, sql: file.statements.join(';\n\n') + ';' },
+    });
+    planned.push(entry);
+    previous = entry.id;
+  }
+  const files = new Set(set.files.map((f) => f.version));
+  for (const row of history) {
+    if (files.has(row.version)) continue;
+    ctx.log.warn({ project: project.name, table, version: row.version }, 'a recorded migration has no file');
+    planned.push(makeEntry({ ...base, name: entryName(doc, row.version, row.name), changes: [], target: { document: doc.metadata.name, table, version: row.version, history: against, ...applied },
+      reason: `recorded in ${table}, but no file in ${doc.spec.path} has version ${row.version}` }));
+  }
+  return planned;
+}
+
+/** A SQL string literal (standard_conforming_strings is on in every supported Postgres). */
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * The one request of a migration: in one transaction, under an advisory lock on the history
+ * table, create the table when missing, refuse (SQLSTATE RCM01) when the version is recorded
+ * already, run the statements, record the migration. Any error rolls all of it back.
+ */
+export function recordQuery(table: string, file: MigrationFile, statements: readonly string[]): string {
+  const [schema] = table.split('.');
+  return [
+    'BEGIN',
+    `SELECT pg_advisory_xact_lock(hashtext(${literal(table)}))`,
+    `CREATE SCHEMA IF NOT EXISTS ${schema}`,
+    `CREATE TABLE IF NOT EXISTS ${table} (version text NOT NULL PRIMARY KEY, statements text[], name text)`,
+    `DO $reconcile$ BEGIN IF EXISTS (SELECT 1 FROM ${table} WHERE version = ${literal(file.version)}) THEN RAISE EXCEPTION USING ERRCODE = '${ALREADY_RECORDED}', MESSAGE = ${literal(`migration ${file.version} is already recorded in ${table}`)}; END IF; END $reconcile$`,
+    ...statements,
+    `INSERT INTO ${table} (version, name, statements) VALUES (${literal(file.version)}, ${literal(file.name)}, ARRAY[${file.statements.map(literal).join(', ')}]::text[])`,
+    'COMMIT',
+  ].join(';\n') + ';';
+}
+
+/** A migration the database refused: names the file and the Postgres error. */
+export class MigrationFailedError extends Error {
+  readonly file: string;
+  constructor(file: MigrationFile, cause: unknown) {
+    const message = cause instanceof InvalidRequestError && cause.serviceMessage ? cause.serviceMessage.split('\n')[0]! : (cause as Error).message;
+    super(`${file.file}: ${message}; nothing of it was applied${file.noTransaction ? ' (except the statements before the failing one: the file runs without a transaction)' : ''}`, { cause });
+    this.name = 'MigrationFailedError';
+    this.file = file.file;
+  }
+}
