@@ -3,17 +3,13 @@ import type { Clock } from '../util/clock.js';
 import { AuthConfigError } from './auth-errors.js';
 import { oauthTokenSource } from './oauth-token.js';
 import { tokenFile } from './token-file.js';
+import type { TokenSource } from './token-source.js';
 
 export { AuthConfigError } from './auth-errors.js';
 export { tokenFile } from './token-file.js';
 export { oauthTokenSource, type OAuthTokenSource, type OAuthTokenSourceOptions, type TokenEndpointSender } from './oauth-token.js';
 
-/** Where the client gets the bearer token for each request. */
-export interface TokenSource {
-  token(signal?: AbortSignal): Promise<string>;
-  /** Called after a 401: forget the cached token so the next `token()` fetches a fresh one. */
-  invalidate?(): Promise<void>;
-}
+export type { TokenSource } from './token-source.js';
 
 export function staticToken(token: string): TokenSource {
   if (typeof token !== 'string' || token.trim() === '') throw new TypeError('Expected `token` to be a non-empty string');
@@ -30,7 +26,7 @@ export const OAUTH_ENV = {
 } as const;
 
 /** The command-line options the choice of token source reads (the parsed values of any command). */
-type AuthOptionValues = Readonly<Partial<Record<'token-file' | 'state-dir' | 'api-url', string | boolean>>>;
+export type AuthOptionValues = Readonly<Partial<Record<'token-file' | 'state-dir' | 'api-url', string | boolean>>>;
 
 /** The file the rotated refresh token goes to when none is named: inside the state directory. */
 export const DEFAULT_REFRESH_TOKEN_FILE = 'oauth-refresh-token';

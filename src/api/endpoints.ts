@@ -5,9 +5,9 @@
 // operation takes one), then call options. These functions know paths and shapes only:
 // transport, authentication, the budget and retries live in the caller below them.
 import type * as T from './types.js';
-import type { CallOptions, RequestCaller, BinaryBody } from './request.js';
+import type { CallOptions, QueryValue, RequestCaller, BinaryBody } from './request.js';
 
-export type QueryValue = string | number | boolean | string[] | undefined;
+export type { QueryValue } from './request.js';
 
 export class ManagementApi {
   /** The caller below: transport, authentication, the budget and retries. */

@@ -5,7 +5,7 @@ import { systemClock } from '../util/clock.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
 import { ManifestsTreeWriteError } from '../util/manifests-tree.js';
 import { StateLockLostError } from '../util/state-fence.js';
-import type { TokenSource } from './auth.js';
+import type { TokenSource } from './token-source.js';
 import { AuthConfigError } from './auth-errors.js';
 import { errorForResponse } from './error-mapping.js';
 import { TransientError, UnauthorizedError } from './errors.js';

@@ -1,4 +1,5 @@
-import type { QueryValue } from './endpoints.js';
+/** A query parameter's value, as the endpoint functions accept it. */
+export type QueryValue = string | number | boolean | string[] | undefined;
 
 type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

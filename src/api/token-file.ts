@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { readBoundedFile } from '../manifests/bounded-read.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
-import type { TokenSource } from './auth.js';
+import type { TokenSource } from './token-source.js';
 import { AuthConfigError } from './auth-errors.js';
 
 /** Largest token file read: a token is a few hundred bytes at most. */

@@ -1,15 +1,12 @@
 import type { Readable, Writable } from 'node:stream';
-import type { ParsedValues } from './options.js';
+import type { Settings } from './settings.js';
 
-/** What a command receives: parsed options (flags over environment over defaults) and its streams. */
+/** What a command receives: its options, parsed and validated once (`settings`), and its streams. */
 export interface CommandContext {
   /** Positional arguments after the command word. */
   positionals: string[];
-  values: ParsedValues;
-  /** Repeatable options (`--notify`), every value in order; absent or empty when not given. */
-  lists?: Readonly<Record<string, readonly string[]>>;
-  /** Options given on the command line (not from the environment or a default). */
-  flags: ReadonlySet<string>;
+  /** Every option (flags over environment over defaults), typed and validated once by main.ts (settings.ts). */
+  settings: Settings;
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdout: Writable;
@@ -23,10 +20,4 @@ export interface CommandContext {
 /** A command exits with 0 (success), 1 (error) or 2 (changes, with --detailed-exitcode). */
 export type CommandHandler = (context: CommandContext) => Promise<number>;
 
-export class UsageError extends Error {}
-
-/** Value of a string option (flag, environment or default). */
-export function stringOption(context: CommandContext, name: string): string | undefined {
-  const value = context.values[name];
-  return typeof value === 'string' ? value : undefined;
-}
+export { UsageError } from './usage-error.js';

@@ -4,13 +4,13 @@
 import { resolve } from 'node:path';
 import { OAUTH_ENV } from '../api/auth.js';
 import { credentialInsideTree } from '../util/manifests-tree.js';
-import { stringOption, type CommandContext } from './context.js';
+import type { CommandContext } from './context.js';
 
 /** Each configured credential file inside the tree at `root`, as a sentence naming its option or variable. */
-export function credentialPathProblems(context: Pick<CommandContext, 'values' | 'env' | 'cwd' | 'flags'>, root: string, extra: ReadonlyArray<[string, string | undefined]> = []): string[] {
-  const tokenFile = stringOption(context as CommandContext, 'token-file');
+export function credentialPathProblems(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>, root: string, extra: ReadonlyArray<[string, string | undefined]> = []): string[] {
+  const tokenFile = context.settings.tokenFile;
   const named: Array<[string, string | undefined]> = [
-    [context.flags.has('token-file') ? '--token-file' : 'MANAGEMENT_API_TOKEN_FILE', tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE],
+    [context.settings.tokenFileFlag ? '--token-file' : 'MANAGEMENT_API_TOKEN_FILE', tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE],
     [OAUTH_ENV.refreshTokenFile, context.env[OAUTH_ENV.refreshTokenFile]],
     ...extra,
   ];

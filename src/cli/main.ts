@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { nearest } from '../manifests/suggest.js';
 import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
 import { UsageError, type CommandContext, type CommandHandler } from './context.js';
-import { LOG_FORMATS, LOG_LEVELS } from '../util/logger.js';
+import { logOptionProblem, parseSettings, type Settings } from './settings.js';
 
 const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   reconcile: async () => (await import('./commands/reconcile.js')).run,
@@ -123,19 +123,13 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     stdout.write(helpText());
     return 0;
   }
-  const logLevel = parsed.values['log-level'];
-  if (typeof logLevel === 'string' && !LOG_LEVELS.includes(logLevel)) {
-    const source = parsed.flags.has('log-level') ? '--log-level' : 'RECONCILE_LOG_LEVEL';
-    stderr.write(`reconcile: Expected ${source} to be one of ${LOG_LEVELS.join(', ')}, got \`${logLevel}\`\n`);
+  const logProblem = logOptionProblem(parsed);
+  if (logProblem !== undefined) {
+    stderr.write(`reconcile: ${logProblem}\n`);
     return 1;
   }
-  const logFormat = parsed.values['log-format'];
-  if (typeof logFormat === 'string' && !(LOG_FORMATS as readonly string[]).includes(logFormat)) {
-    const source = parsed.flags.has('log-format') ? '--log-format' : 'RECONCILE_LOG_FORMAT';
-    stderr.write(`reconcile: Expected ${source} to be one of ${LOG_FORMATS.join(', ')}, got \`${logFormat}\`\n`);
-    return 1;
-  }
-  const unknownCommand = commandSuggestion(parsed.command, parsed.positionals, io.cwd ?? process.cwd());
+  const cwd = io.cwd ?? process.cwd();
+  const unknownCommand = commandSuggestion(parsed.command, parsed.positionals, cwd);
   if (unknownCommand) {
     stderr.write(`reconcile: ${unknownCommand}\n`);
     return 1;
@@ -143,6 +137,15 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   if (parsed.values.version) {
     stdout.write(`${packageVersion()}\n`);
     return 0;
+  }
+  // Every option is parsed and validated here, once; the commands read the typed value.
+  let settings: Settings;
+  try {
+    settings = parseSettings({ ...parsed, env, cwd });
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    stderr.write(`reconcile: ${error.message}\n\n${USAGE}`);
+    return 1;
   }
   const controller = new AbortController();
   const onSignal = (signal: NodeJS.Signals) => controller.abort(new Error(`received ${signal}`));
@@ -153,11 +156,9 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     const handler = await COMMANDS[parsed.command]!();
     return await handler({
       positionals: parsed.positionals,
-      values: parsed.values,
-      lists: parsed.lists,
-      flags: parsed.flags,
+      settings,
       env,
-      cwd: io.cwd ?? process.cwd(),
+      cwd,
       stdout,
       stderr,
       ...(io.stdin ? { stdin: io.stdin } : {}),

@@ -5,17 +5,17 @@
 import { delimiter, resolve } from 'node:path';
 import { OAUTH_ENV } from '../api/auth.js';
 import type { ReferencePolicyOptions } from '../manifests/reference-policy.js';
-import { stringOption, type CommandContext } from './context.js';
+import type { CommandContext } from './context.js';
 
-export function referenceOptions(context: Pick<CommandContext, 'values' | 'env' | 'cwd'>): ReferencePolicyOptions {
-  const option = (name: string) => stringOption(context as CommandContext, name);
-  const secretDirs = (option('secret-dirs') ?? '')
+export function referenceOptions(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>): ReferencePolicyOptions {
+  const { settings } = context;
+  const secretDirs = (settings.secretDirs ?? '')
     .split(delimiter)
     .map((dir) => dir.trim())
     .filter((dir) => dir !== '')
     .map((dir) => resolve(context.cwd, dir));
-  const credentialFiles = [option('token-file') ?? context.env.MANAGEMENT_API_TOKEN_FILE, context.env[OAUTH_ENV.refreshTokenFile]]
+  const credentialFiles = [settings.tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE, context.env[OAUTH_ENV.refreshTokenFile]]
     .filter((file): file is string => typeof file === 'string' && file.trim() !== '')
     .map((file) => resolve(context.cwd, file.trim()));
-  return { secretDirs, stateDir: resolve(context.cwd, option('state-dir') ?? '.reconcile'), credentialFiles };
+  return { secretDirs, stateDir: settings.stateDir, credentialFiles };
 }

@@ -3,16 +3,15 @@
 // client's budget (60/1s against 50/1s), so the ratio the real service imposes is kept.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { staticToken } from '../api/auth.js';
 import { createClient } from '../api/client.js';
 import type { Logger } from '../util/logger.js';
-import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
+import type { RateSpec } from '../util/rate.js';
 import { scaledClock, systemClock, type Clock } from '../util/clock.js';
-import { resolveRateModel, type ApiSession } from './api-session.js';
-import type { ApiTelemetry } from '../telemetry.js';
-import { OPTIONS } from './options.js';
-import { UsageError, stringOption, type CommandContext } from './context.js';
+import type { ApiSession } from './api-session.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
+import type { Settings } from './settings.js';
 
 /** The emulator's limit in the sandbox: the service's 60 per minute, on a one-second window. */
 const SANDBOX_EMULATOR_RATE: RateSpec = { limit: 60, windowMs: 1000 };
@@ -28,47 +27,24 @@ interface SandboxSession extends ApiSession {
   rolloutClock: Clock;
 }
 
-/** True when the option was given (flag or environment), not merely defaulted. */
-function optionGiven(context: CommandContext, name: string): boolean {
-  if (context.flags.has(name)) return true;
-  const spec = OPTIONS[name];
-  return Boolean(spec?.env && context.env[spec.env]);
-}
-
-export async function openSandboxSession(
-  context: CommandContext,
-  log?: Logger,
-  options: { telemetry?: ApiTelemetry } = {},
-): Promise<SandboxSession> {
-  let rate = SANDBOX_CLIENT_RATE;
-  if (optionGiven(context, 'rate-limit')) {
-    try {
-      rate = parseRate(stringOption(context, 'rate-limit')!);
-    } catch (error) {
-      throw new UsageError(`--rate-limit: ${(error as Error).message}`);
-    }
-  }
-  const rateModel = resolveRateModel(context);
-  let timeoutMs: number;
-  try {
-    timeoutMs = parseDuration(stringOption(context, 'http-timeout') ?? '30s');
-  } catch (error) {
-    throw new UsageError(`--http-timeout: ${(error as Error).message}`);
-  }
+export async function openSandboxSession(settings: Settings, log?: Logger, options: { telemetry?: ApiTelemetry } = {}): Promise<SandboxSession> {
+  const rate = settings.rateLimit ?? SANDBOX_CLIENT_RATE;
+  const rateModel = settings.rateModel;
+  const timeoutMs = settings.httpTimeoutMs;
   // Resources are acquired one at a time, each release set up before the next step can fail,
   // so a bad seed or a failed start leaves neither a listening emulator nor a temporary directory.
   const { startEmulator } = await import('../emulator/index.js');
-  const seed = stringOption(context, 'seed');
+  const seed = settings.seed;
   const emulator = await startEmulator({
     host: '127.0.0.1',
     port: 0,
     rateLimit: SANDBOX_EMULATOR_RATE,
     rateModel,
     speed: SANDBOX_SPEED,
-    ...(seed ? { seed: resolve(context.cwd, seed) } : {}),
+    ...(seed ? { seed } : {}),
   });
   // The sandbox's fleet lives only as long as this process: its state must not mix with a real one.
-  const explicitState = optionGiven(context, 'state-dir');
+  const explicitState = settings.stateDirGiven;
   let stateDir: string | undefined;
   const cleanup = async () => {
     try {
@@ -79,7 +55,7 @@ export async function openSandboxSession(
   };
   let client;
   try {
-    stateDir = explicitState ? resolve(context.cwd, stringOption(context, 'state-dir')!) : await mkdtemp(join(tmpdir(), 'reconcile-sandbox-'));
+    stateDir = explicitState ? settings.stateDir : await mkdtemp(join(tmpdir(), 'reconcile-sandbox-'));
     log?.info({ url: emulator.url, rate: `${rate.limit}/${rate.windowMs}ms`, rateModel, speed: SANDBOX_SPEED }, 'sandbox: emulator started in-process');
     client = await createClient({
       baseUrl: emulator.url,

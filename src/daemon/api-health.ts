@@ -1,4 +1,4 @@
-import type { ApiTelemetry } from '../telemetry.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Clock } from '../util/clock.js';
 
 /**

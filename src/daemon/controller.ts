@@ -12,6 +12,7 @@ import { WriteLedger } from './write-ledger.js';
 import { FLEET_KEY, ProjectLocks } from './project-locks.js';
 import { loadStable, type LoadManifests } from './source-loader.js';
 import type { SourceWatcher } from './source-watcher.js';
+import type { PassReport, PassTrigger } from '../notify/events.js';
 import { openStateStore } from '../reconcile/state.js';
 import { rolloutConfig } from '../reconcile/rollout/config.js';
 import { contentRevision, type RolloutSummary } from '../reconcile/rollout/gate.js';
@@ -28,15 +29,7 @@ export interface DaemonPassRequest {
 
 type DaemonRunPass = (request: DaemonPassRequest) => Promise<PassResult>;
 
-/** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
-export type PassTrigger = 'revision' | 'resync' | 'manual';
-
-export interface PassReport {
-  priority: 'write' | 'drift';
-  trigger: PassTrigger;
-  projects?: string[];
-  revision?: string;
-}
+export type { PassReport, PassTrigger } from '../notify/events.js';
 
 /** What an on-demand request asks for: some projects, or the newest revision (a push's commit, when known). */
 export interface PassRequest {

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Priority } from '../api/request.js';
 import { PRIORITIES } from '../api/request.js';
-import type { ApiTelemetry } from '../telemetry.js';
+import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import type { PassResult, PlanEntry, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
@@ -13,45 +13,71 @@ import type { DeliveryResult, NotifierMetrics } from '../notify/notifier.js';
 /** Results a reconcile attempt can end with (`invalid`: the manifests did not load, nothing ran). */
 const PASS_RESULTS = ['success', 'failed', 'invalid', 'interrupted'] as const;
 
+interface MetricDefinition {
+  type: 'gauge' | 'counter' | 'histogram';
+  labels: readonly string[];
+  help: string;
+  /** A histogram's bucket bounds, seconds. */
+  buckets?: readonly number[];
+}
+
+/** The daemon's own metrics: each name, type, labels and help text written once, here. */
+const DAEMON_METRICS = {
+  reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'], help: 'Managed resources whose live state differs from the manifests, by project and kind.' },
+  reconciler_resource_in_sync: { type: 'gauge', labels: ['project', 'kind', 'name'], help: '1 when the resource matched its manifest at its last observation, else 0.' },
+  reconciler_reconcile_total: { type: 'counter', labels: ['result'], help: 'Reconcile passes by result (success, failed, invalid: the revision did not load, interrupted: the process stopped it).' },
+  reconciler_reconcile_duration_seconds: { type: 'histogram', labels: [], help: 'Duration of reconcile passes.', buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800] },
+  reconciler_apply_total: { type: 'counter', labels: ['kind', 'action', 'result'], help: 'Applied changes by resource kind, action and result.' },
+  reconciler_api_requests_total: { type: 'counter', labels: ['method', 'route', 'code'], help: 'Management API requests by method, route template and status code (`error`: no answer).' },
+  reconciler_api_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'], help: 'Management API request durations by method and route template.', buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] },
+  reconciler_api_rate_limited_total: { type: 'counter', labels: [], help: 'Answers with status 429 (the budget was spent, possibly by someone sharing the user).' },
+  reconciler_api_budget_remaining: { type: 'gauge', labels: [], help: 'Requests that may still be sent in the current budget window.' },
+  reconciler_api_budget_limit: { type: 'gauge', labels: [], help: 'Effective request budget per window (lowered after unexpected 429s).' },
+  reconciler_queue_depth: { type: 'gauge', labels: ['priority'], help: 'Requests waiting for the budget, by priority.' },
+  reconciler_observation_age_seconds: { type: 'gauge', labels: ['project'], help: 'Seconds since each project was last observed (grows when the budget cannot cover the fleet in one resync interval).' },
+  reconciler_observation_age_max_seconds: { type: 'gauge', labels: [], help: 'Seconds since the least recently observed project was observed (the largest reconciler_observation_age_seconds).' },
+  reconciler_observation_age_bound_seconds: { type: 'gauge', labels: [], help: 'The floor the request budget allows for the largest observation age: reads of a full re-check cycle / spare requests per second.' },
+  reconciler_max_observation_age_seconds: { type: 'gauge', labels: [], help: 'The freshness --max-observation-age holds the daemon to (absent when unset).' },
+  reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [], help: 'Unix time of the end of the last successful pass.' },
+  reconciler_manifest_errors: { type: 'gauge', labels: [], help: 'Errors in the latest revision of the manifests (0 when it loaded cleanly).' },
+  reconciler_source_info: { type: 'gauge', labels: ['revision'], help: 'The revision (commit) of the manifests the daemon applies; always 1.' },
+  reconciler_project_status: { type: 'gauge', labels: ['project', 'status'], help: "The project's live status as last observed; always 1." },
+  reconciler_project_health: { type: 'gauge', labels: ['project', 'service'], help: "1 when the project's service reported healthy at the last observation, else 0." },
+  reconciler_unowned_projects: { type: 'gauge', labels: [], help: 'Projects of the manifests that the shard map gives no owner or more than one (0 without a shard map).' },
+  reconciler_state_lock_held: { type: 'gauge', labels: [], help: '1 while this process holds the lock of its state directory (it may write), else 0 (waiting for another holder).' },
+  reconciler_drift_detected_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Resources a pass found different from their manifest (an update planned, or an observe-only difference), by kind and trigger.' },
+  reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.' },
+  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1." },
+  reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'], help: 'The version and source revision of this reconciler; always 1.' },
+  reconciler_migrations_pending: { type: 'gauge', labels: ['project'], help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).' },
+  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'], help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).' },
+  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'], help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1." },
+  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'], help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).' },
+  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'], help: 'The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.' },
+} as const satisfies Record<string, MetricDefinition>;
+
 /**
  * Every metric the daemon exports (names, types and labels are the public interface: dashboards
  * and alerts depend on them; docs/operations.md's metrics table documents each).
  */
 export const METRIC_DEFINITIONS = {
-  reconciler_drift_resources: { type: 'gauge', labels: ['project', 'kind'] },
-  reconciler_resource_in_sync: { type: 'gauge', labels: ['project', 'kind', 'name'] },
-  reconciler_reconcile_total: { type: 'counter', labels: ['result'] },
-  reconciler_reconcile_duration_seconds: { type: 'histogram', labels: [] },
-  reconciler_apply_total: { type: 'counter', labels: ['kind', 'action', 'result'] },
-  reconciler_api_requests_total: { type: 'counter', labels: ['method', 'route', 'code'] },
-  reconciler_api_request_duration_seconds: { type: 'histogram', labels: ['method', 'route'] },
-  reconciler_api_rate_limited_total: { type: 'counter', labels: [] },
-  reconciler_api_budget_remaining: { type: 'gauge', labels: [] },
-  reconciler_api_budget_limit: { type: 'gauge', labels: [] },
-  reconciler_queue_depth: { type: 'gauge', labels: ['priority'] },
-  reconciler_observation_age_seconds: { type: 'gauge', labels: ['project'] },
-  reconciler_observation_age_max_seconds: { type: 'gauge', labels: [] },
-  reconciler_observation_age_bound_seconds: { type: 'gauge', labels: [] },
-  reconciler_max_observation_age_seconds: { type: 'gauge', labels: [] },
-  reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [] },
-  reconciler_manifest_errors: { type: 'gauge', labels: [] },
-  reconciler_source_info: { type: 'gauge', labels: ['revision'] },
-  reconciler_project_status: { type: 'gauge', labels: ['project', 'status'] },
-  reconciler_project_health: { type: 'gauge', labels: ['project', 'service'] },
-  reconciler_unowned_projects: { type: 'gauge', labels: [] },
-  reconciler_state_lock_held: { type: 'gauge', labels: [] },
-  reconciler_drift_detected_total: { type: 'counter', labels: ['kind', 'trigger'] },
-  reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'] },
-  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'] },
-  reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'] },
-  reconciler_migrations_pending: { type: 'gauge', labels: ['project'] },
-  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'] },
-  reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
-  reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
-  reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
+  ...DAEMON_METRICS,
   // Observed-only facts (`--observe`), beyond the interface's list.
   ...OBSERVED_METRIC_DEFINITIONS,
-} as const satisfies Record<string, { type: 'gauge' | 'counter' | 'histogram'; labels: readonly string[] }>;
+} as const;
+
+type DaemonMetricName = keyof typeof DAEMON_METRICS;
+type NamesOf<T extends MetricDefinition['type']> = { [N in DaemonMetricName]: (typeof DAEMON_METRICS)[N]['type'] extends T ? N : never }[DaemonMetricName];
+
+/** The prom-client metrics of the daemon's definitions, on one registry. */
+function metricFactory(registry: Registry) {
+  const config = (name: DaemonMetricName) => ({ name, help: DAEMON_METRICS[name].help, labelNames: [...DAEMON_METRICS[name].labels], registers: [registry] });
+  return {
+    gauge: (name: NamesOf<'gauge'>, collect?: (this: Gauge) => void) => new Gauge({ ...config(name), ...(collect ? { collect } : {}) }),
+    counter: (name: NamesOf<'counter'>) => new Counter(config(name)),
+    histogram: (name: NamesOf<'histogram'>) => new Histogram({ ...config(name), buckets: [...(DAEMON_METRICS[name] as MetricDefinition).buckets!] }),
+  };
+}
 
 interface MetricsOptions {
   /** Observation ages are computed against this clock at scrape time. */
@@ -152,199 +178,52 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   const observedAt = new Map<string, number>();
   const observations = new Map<string, ProjectObservation>();
 
-  const driftResources = new Gauge({
-    name: 'reconciler_drift_resources',
-    help: 'Managed resources whose live state differs from the manifests, by project and kind.',
-    labelNames: ['project', 'kind'],
-    registers: [registry],
+  const metric = metricFactory(registry);
+  const driftResources = metric.gauge('reconciler_drift_resources');
+  const resourceInSync = metric.gauge('reconciler_resource_in_sync');
+  const reconcileTotal = metric.counter('reconciler_reconcile_total');
+  const reconcileDuration = metric.histogram('reconciler_reconcile_duration_seconds');
+  const applyTotal = metric.counter('reconciler_apply_total');
+  const migrationsPending = metric.gauge('reconciler_migrations_pending');
+  const migrationsApplied = metric.counter('reconciler_migrations_applied_total');
+  const apiRequests = metric.counter('reconciler_api_requests_total');
+  const apiDuration = metric.histogram('reconciler_api_request_duration_seconds');
+  const rateLimited = metric.counter('reconciler_api_rate_limited_total');
+  const budgetRemaining = metric.gauge('reconciler_api_budget_remaining');
+  const budgetLimit = metric.gauge('reconciler_api_budget_limit');
+  const queueDepth = metric.gauge('reconciler_queue_depth');
+  // The observation ages are computed at scrape time.
+  metric.gauge('reconciler_observation_age_seconds', function collect() {
+    this.reset();
+    const now = clock.now();
+    for (const [project, at] of observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
   });
-  const resourceInSync = new Gauge({
-    name: 'reconciler_resource_in_sync',
-    help: '1 when the resource matched its manifest at its last observation, else 0.',
-    labelNames: ['project', 'kind', 'name'],
-    registers: [registry],
+  metric.gauge('reconciler_observation_age_max_seconds', function collect() {
+    this.reset();
+    if (observedAt.size === 0) return;
+    const now = clock.now();
+    this.set(Math.max(0, (now - Math.min(...observedAt.values())) / 1000));
   });
-  const reconcileTotal = new Counter({
-    name: 'reconciler_reconcile_total',
-    help: 'Reconcile passes by result (success, failed, invalid: the revision did not load, interrupted: the process stopped it).',
-    labelNames: ['result'],
-    registers: [registry],
-  });
-  const reconcileDuration = new Histogram({
-    name: 'reconciler_reconcile_duration_seconds',
-    help: 'Duration of reconcile passes.',
-    buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
-    registers: [registry],
-  });
-  const applyTotal = new Counter({
-    name: 'reconciler_apply_total',
-    help: 'Applied changes by resource kind, action and result.',
-    labelNames: ['kind', 'action', 'result'],
-    registers: [registry],
-  });
-  const migrationsPending = new Gauge({
-    name: 'reconciler_migrations_pending',
-    help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).',
-    labelNames: ['project'],
-    registers: [registry],
-  });
-  const migrationsApplied = new Counter({
-    name: 'reconciler_migrations_applied_total',
-    help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).',
-    labelNames: ['project', 'result'],
-    registers: [registry],
-  });
-  const apiRequests = new Counter({
-    name: 'reconciler_api_requests_total',
-    help: 'Management API requests by method, route template and status code (`error`: no answer).',
-    labelNames: ['method', 'route', 'code'],
-    registers: [registry],
-  });
-  const apiDuration = new Histogram({
-    name: 'reconciler_api_request_duration_seconds',
-    help: 'Management API request durations by method and route template.',
-    labelNames: ['method', 'route'],
-    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-    registers: [registry],
-  });
-  const rateLimited = new Counter({
-    name: 'reconciler_api_rate_limited_total',
-    help: 'Answers with status 429 (the budget was spent, possibly by someone sharing the user).',
-    registers: [registry],
-  });
-  const budgetRemaining = new Gauge({
-    name: 'reconciler_api_budget_remaining',
-    help: 'Requests that may still be sent in the current budget window.',
-    registers: [registry],
-  });
-  const budgetLimit = new Gauge({
-    name: 'reconciler_api_budget_limit',
-    help: 'Effective request budget per window (lowered after unexpected 429s).',
-    registers: [registry],
-  });
-  const queueDepth = new Gauge({
-    name: 'reconciler_queue_depth',
-    help: 'Requests waiting for the budget, by priority.',
-    labelNames: ['priority'],
-    registers: [registry],
-  });
-  new Gauge({
-    name: 'reconciler_observation_age_seconds',
-    help: 'Seconds since each project was last observed (grows when the budget cannot cover the fleet in one resync interval).',
-    labelNames: ['project'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const now = clock.now();
-      for (const [project, at] of observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
-    },
-  });
-  new Gauge({
-    name: 'reconciler_observation_age_max_seconds',
-    help: 'Seconds since the least recently observed project was observed (the largest reconciler_observation_age_seconds).',
-    registers: [registry],
-    collect() {
-      this.reset();
-      if (observedAt.size === 0) return;
-      const now = clock.now();
-      this.set(Math.max(0, (now - Math.min(...observedAt.values())) / 1000));
-    },
-  });
-  const ageBound = new Gauge({
-    name: 'reconciler_observation_age_bound_seconds',
-    help: 'The floor the request budget allows for the largest observation age: reads of a full re-check cycle / spare requests per second.',
-    registers: [registry],
-  });
-  const maxObservationAge = new Gauge({
-    name: 'reconciler_max_observation_age_seconds',
-    help: 'The freshness --max-observation-age holds the daemon to (absent when unset).',
-    registers: [registry],
-  });
-  const lastSuccess = new Gauge({
-    name: 'reconciler_last_success_timestamp_seconds',
-    help: 'Unix time of the end of the last successful pass.',
-    registers: [registry],
-  });
-  const manifestErrors = new Gauge({
-    name: 'reconciler_manifest_errors',
-    help: 'Errors in the latest revision of the manifests (0 when it loaded cleanly).',
-    registers: [registry],
-  });
-  const sourceInfo = new Gauge({
-    name: 'reconciler_source_info',
-    help: 'The revision (commit) of the manifests the daemon applies; always 1.',
-    labelNames: ['revision'],
-    registers: [registry],
-  });
-  const projectStatus = new Gauge({
-    name: 'reconciler_project_status',
-    help: "The project's live status as last observed; always 1.",
-    labelNames: ['project', 'status'],
-    registers: [registry],
-  });
-  const projectHealth = new Gauge({
-    name: 'reconciler_project_health',
-    help: "1 when the project's service reported healthy at the last observation, else 0.",
-    labelNames: ['project', 'service'],
-    registers: [registry],
-  });
+  const ageBound = metric.gauge('reconciler_observation_age_bound_seconds');
+  const maxObservationAge = metric.gauge('reconciler_max_observation_age_seconds');
+  const lastSuccess = metric.gauge('reconciler_last_success_timestamp_seconds');
+  const manifestErrors = metric.gauge('reconciler_manifest_errors');
+  const sourceInfo = metric.gauge('reconciler_source_info');
+  const projectStatus = metric.gauge('reconciler_project_status');
+  const projectHealth = metric.gauge('reconciler_project_health');
 
-  const unownedProjects = new Gauge({
-    name: 'reconciler_unowned_projects',
-    help: 'Projects of the manifests that the shard map gives no owner or more than one (0 without a shard map).',
-    registers: [registry],
-  });
-  const stateLockHeld = new Gauge({
-    name: 'reconciler_state_lock_held',
-    help: '1 while this process holds the lock of its state directory (it may write), else 0 (waiting for another holder).',
-    registers: [registry],
-  });
-
+  const unownedProjects = metric.gauge('reconciler_unowned_projects');
+  const stateLockHeld = metric.gauge('reconciler_state_lock_held');
+  const driftDetected = metric.counter('reconciler_drift_detected_total');
+  const driftRepaired = metric.counter('reconciler_drift_repaired_total');
+  const resourceCondition = metric.gauge('reconciler_resource_condition');
+  const buildInfo = metric.gauge('reconciler_build_info');
   /** Kinds whose drift series exist (at 0 or more). */
   const countedKinds = new Set<string>();
-  const driftDetected = new Counter({
-    name: 'reconciler_drift_detected_total',
-    help: 'Resources a pass found different from their manifest (an update planned, or an observe-only difference), by kind and trigger.',
-    labelNames: ['kind', 'trigger'],
-    registers: [registry],
-  });
-  const driftRepaired = new Counter({
-    name: 'reconciler_drift_repaired_total',
-    help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.',
-    labelNames: ['kind', 'trigger'],
-    registers: [registry],
-  });
-  const resourceCondition = new Gauge({
-    name: 'reconciler_resource_condition',
-    help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1.",
-    labelNames: ['project', 'kind', 'name', 'state'],
-    registers: [registry],
-  });
-  const buildInfo = new Gauge({
-    name: 'reconciler_build_info',
-    help: 'The version and source revision of this reconciler; always 1.',
-    labelNames: ['version', 'revision'],
-    registers: [registry],
-  });
 
-  const waveState = new Gauge({
-    name: 'reconciler_rollout_wave_state',
-    help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1.",
-    labelNames: ['rollout', 'wave', 'state'],
-    registers: [registry],
-  });
-  const changesWaiting = new Gauge({
-    name: 'reconciler_changes_waiting',
-    help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).',
-    labelNames: ['reason'],
-    registers: [registry],
-  });
-  const projectRevision = new Gauge({
-    name: 'reconciler_project_revision_info',
-    help: "The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.",
-    labelNames: ['project', 'revision'],
-    registers: [registry],
-  });
+  const waveState = metric.gauge('reconciler_rollout_wave_state');
+  const changesWaiting = metric.gauge('reconciler_changes_waiting');
+  const projectRevision = metric.gauge('reconciler_project_revision_info');
   const WAITING_REASONS = ['window', 'approval'] as const;
   for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, 0);
 

@@ -1,9 +1,25 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readBody } from './body.js';
-import { validateFaultConfig } from './faults.js';
-import type { Emulator } from './emulator.js';
-import { MEMBER_ROLES, type MemberRole } from './state.js';
+import { validateFaultConfig, type FaultConfig } from './faults.js';
+import type { RequestLogEntry } from './request-log.js';
+import { MEMBER_ROLES, type EmulatorState, type MemberRole } from './state.js';
 import type { RequestTarget } from './request-target.js';
+import type { SeedInput } from './seed.js';
+
+/** What the administration API works on: the emulator (src/emulator/emulator.ts implements it). */
+export interface AdminTarget {
+  readonly state: EmulatorState;
+  now(): number;
+  advanceClock(ms: number): void;
+  advanceUntilIdle(): void;
+  requests(since?: number): RequestLogEntry[];
+  clearRequests(): void;
+  setFaults(config: FaultConfig): void;
+  faultConfig(): FaultConfig;
+  reset(): void;
+  seed(seed: SeedInput): void;
+  info(): Record<string, unknown>;
+}
 
 function json(res: ServerResponse, status: number, body: unknown): void {
   const payload = Buffer.from(JSON.stringify(body), 'utf8');
@@ -32,7 +48,7 @@ class AdminError extends Error {
  * The administration API under /_emulator/: no auth, no rate limit, not in the request log.
  * Documented in docs/emulator.md.
  */
-export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
+export async function handleAdmin(emulator: AdminTarget, req: IncomingMessage, res: ServerResponse, url: RequestTarget): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   const path = url.pathname.replace(/\/+$/, '');
   const key = `${method} ${path}`;
@@ -111,7 +127,7 @@ export async function handleAdmin(emulator: Emulator, req: IncomingMessage, res:
  * Makes a user a member of an organization (or changes its role), as an invitation accepted in
  * the platform's dashboard does: the Management API has no call for it.
  */
-function addMember(emulator: Emulator, slug: string, body: unknown): unknown {
+function addMember(emulator: AdminTarget, slug: string, body: unknown): unknown {
   const { user, role = 'Owner' } = (body ?? {}) as { user?: unknown; role?: unknown };
   const org = emulator.state.organizations.get(slug);
   if (!org) throw new AdminError(404, `Not found: no organization with slug \`${slug}\``);

@@ -20,7 +20,12 @@ export interface CheckedEntry {
   locate(pointer: string, options?: { key?: boolean }): Position;
 }
 
-const PROJECT_SCOPED: ReadonlySet<ManifestKind> = new Set(['Function', 'SsoProvider', 'Branch']);
+/**
+ * Kinds whose names are unique across the fleet; every other kind belongs to a project
+ * (`spec.project`) and its names are unique per project. A Secrets document holds a project's
+ * whole set, so its name is the fleet's.
+ */
+const FLEET_NAMED: ReadonlySet<string> = new Set(['Organization', 'Project', 'Secrets']);
 const FUNCTION_SLUG = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 function str(value: unknown): string | undefined {
@@ -52,7 +57,7 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
   const duplicates = new Set<CheckedEntry>();
   for (const entry of entries) {
     if (!entry.name) continue;
-    const scope = PROJECT_SCOPED.has(entry.kind) ? `${str(entry.spec.project) ?? ''}/` : '';
+    const scope = FLEET_NAMED.has(entry.kind) ? '' : `${str(entry.spec.project) ?? ''}/`;
     const key = `${entry.kind}\u0000${scope}${entry.name}`;
     const first = byName.get(key);
     if (first) {

@@ -25,6 +25,12 @@ export interface LoadOptions {
   maxFileBytes?: number;
   /** What secret references of these documents may name besides the manifests directory, and what never (reference-policy.ts). */
   references?: ReferencePolicyOptions;
+  /**
+   * Document kinds besides the committed schemas' (`schemas/*.schema.json`), each with its
+   * document schema (as `buildSchemas` makes it): a kind module registered in memory, before
+   * `npm run generate:schemas` has written its schema.
+   */
+  kinds?: Readonly<Record<string, object>>;
 }
 
 type FileRead = { text: string } | { problem: string };
@@ -61,11 +67,12 @@ interface DocumentOutcome {
   errors: ManifestError[];
 }
 
-function checkDocument(file: string, dir: string, source: SourceDocument): DocumentOutcome {
+function checkDocument(file: string, dir: string, source: SourceDocument, extraKinds: Readonly<Record<string, object>> = {}): DocumentOutcome {
   const errors: ManifestError[] = [];
   const fail = (path: string, message: string, hint?: string, key = false) =>
     errors.push({ file, ...source.locate(path, { key }), path, message, ...(hint ? { hint } : {}) });
   const value = source.value;
+  const kinds: readonly string[] = [...MANIFEST_KINDS, ...Object.keys(extraKinds).filter((kind) => !(MANIFEST_KINDS as readonly string[]).includes(kind))];
   if (!isPlainObject(value)) {
     fail('', 'a manifest document must be a mapping with apiVersion, kind, metadata and spec');
     return { errors };
@@ -74,16 +81,16 @@ function checkDocument(file: string, dir: string, source: SourceDocument): Docum
   if (typeof kind !== 'string') {
     if (kind === undefined) {
       const typo = Object.keys(value).find((key) => nearest(key, ['kind']) !== undefined);
-      fail('', `missing required field \`kind\` (one of ${MANIFEST_KINDS.join(', ')})`, typo ? `is \`${typo}\` meant to be \`kind\`?` : undefined);
-    } else fail('/kind', `expected a string, one of ${MANIFEST_KINDS.join(', ')}`);
+      fail('', `missing required field \`kind\` (one of ${kinds.join(', ')})`, typo ? `is \`${typo}\` meant to be \`kind\`?` : undefined);
+    } else fail('/kind', `expected a string, one of ${kinds.join(', ')}`);
     return { errors };
   }
-  if (!(MANIFEST_KINDS as readonly string[]).includes(kind)) {
-    fail('/kind', `unknown kind \`${kind}\`: expected one of ${MANIFEST_KINDS.join(', ')}`, didYouMean(kind, MANIFEST_KINDS));
+  if (!kinds.includes(kind)) {
+    fail('/kind', `unknown kind \`${kind}\`: expected one of ${kinds.join(', ')}`, didYouMean(kind, kinds));
     return { errors };
   }
   const manifestKind = kind as ManifestKind;
-  for (const problem of validateAgainstSchema(manifestKind, value)) fail(problem.path, problem.message, problem.hint, problem.atKey ?? false);
+  for (const problem of validateAgainstSchema(manifestKind, value, extraKinds[kind])) fail(problem.path, problem.message, problem.hint, problem.atKey ?? false);
   const metadata = isPlainObject(value.metadata) ? value.metadata : {};
   const name = typeof metadata.name === 'string' && metadata.name !== '' ? metadata.name : undefined;
   const spec = isPlainObject(value.spec) ? value.spec : {};
@@ -146,7 +153,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     const parsed = parseYamlFile(read.text);
     for (const problem of parsed.problems) errors.push({ file, line: problem.line, column: problem.column, path: problem.path ?? '', message: problem.message });
     for (const source of parsed.documents) {
-      const outcome = checkDocument(file, dirname(path), source);
+      const outcome = checkDocument(file, dirname(path), source, options.kinds);
       errors.push(...outcome.errors);
       if (outcome.entry) entries.push(outcome.entry);
       if (outcome.document) {

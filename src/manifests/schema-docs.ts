@@ -1,7 +1,6 @@
 // Renders the field reference (docs/reference/, one page per kind) from the schemas, so the
 // documentation says exactly what validation accepts (test/manifests/schema-drift.test.ts).
-import type { JsonSchema } from './schema-source.js';
-import type { ManifestKind } from './types.js';
+import { kindFileName, type JsonSchema } from './schema-source.js';
 import { isSecretAuthField } from './secret-fields.js';
 
 
@@ -78,33 +77,25 @@ function authSummary(definition: JsonSchema): string {
   return ['| group | fields | for example | secret-bearing (references only) |', '|---|---|---|---|', ...rows].join('\n');
 }
 
-/** The reference page of each kind, and of the fields every kind shares, under docs/reference/. */
-const REFERENCE_PAGES: Record<ManifestKind | 'common', string> = {
-  Organization: 'organization.md',
-  Project: 'project.md',
-  Secrets: 'secrets.md',
-  Function: 'function.md',
-  SsoProvider: 'sso-provider.md',
-  Branch: 'branch.md',
-  Migrations: 'migrations.md',
-  Rollout: 'rollout.md',
-  common: 'common.md',
-};
+/** The reference page of a kind under docs/reference/ (`sso-provider.md`), or of the fields every kind shares (`common.md`). */
+function referencePage(kind: string): string {
+  return `${kindFileName(kind)}.md`;
+}
 
 const GENERATED_HEADER = '<!-- generated from schemas/ by `npm run generate:schemas`: edit src/manifests/schema-source.ts, not this file -->';
 
 /** Markdown reference pages (file name under docs/reference/ to content): each kind, its fields, and the Project's field groups. */
 export function renderFieldReference(
-  schemas: Record<ManifestKind, JsonSchema>,
-  kinds: readonly ManifestKind[] = Object.keys(schemas) as ManifestKind[],
+  schemas: Record<string, JsonSchema>,
+  kinds: readonly string[] = Object.keys(schemas),
 ): Map<string, string> {
   const pages = new Map<string, string>();
   const shared = schemas.Project.$defs as Record<string, JsonSchema>;
-  const sharedNote = `The fields every kind shares (\`metadata\`, \`policy\`, secret references) are on [the common page](${REFERENCE_PAGES.common}).`;
+  const sharedNote = `The fields every kind shares (\`metadata\`, \`policy\`, secret references) are on [the common page](${referencePage('common')}).`;
   for (const kind of kinds) {
     const defs = schemas[kind].$defs as Record<string, JsonSchema>;
     const spec = defs[`${kind}Spec`]!;
-    const out: string[] = [GENERATED_HEADER, '', `# ${kind}`, '', String(spec.description ?? ''), '', `Schema: \`schemas/${REFERENCE_PAGES[kind].replace('.md', '.schema.json')}\`. ${sharedNote}`, '', '## spec', '', fieldTable(spec), ''];
+    const out: string[] = [GENERATED_HEADER, '', `# ${kind}`, '', String(spec.description ?? ''), '', `Schema: \`schemas/${referencePage(kind).replace('.md', '.schema.json')}\`. ${sharedNote}`, '', '## spec', '', fieldTable(spec), ''];
     if (kind === 'Project') {
       for (const [name, definition] of Object.entries(defs)) {
         if (['Metadata', 'Policy', 'SecretRef', 'ProjectSpec'].includes(name)) continue;
@@ -119,12 +110,12 @@ export function renderFieldReference(
         }
       }
     }
-    pages.set(REFERENCE_PAGES[kind], `${out.join('\n').trimEnd()}\n`);
+    pages.set(referencePage(kind), `${out.join('\n').trimEnd()}\n`);
   }
   const common: string[] = [GENERATED_HEADER, '', '# Shared fields: metadata, policy, secret references', ''];
   for (const name of ['Metadata', 'Policy', 'SecretRef']) {
     common.push(`## ${name}`, '', String(shared[name]!.description ?? ''), '', fieldTable(shared[name]!), '');
   }
-  pages.set(REFERENCE_PAGES.common, `${common.join('\n').trimEnd()}\n`);
+  pages.set(referencePage('common'), `${common.join('\n').trimEnd()}\n`);
   return pages;
 }

@@ -3,25 +3,39 @@
 // under the same name; the manifest-only fields (organization, policy, prune, ...) are written
 // here once. Each configuration section's fragment lives in its module
 // (src/reconcile/kinds/config/<section>.ts) and reaches this file as an argument: the
-// validator imports this file and must not load the reconciler. `npm run build && node dist/manifests/generate-schemas.js` rewrites the committed
+// validator imports this file and must not load the reconciler. `npm run build && node dist/tools/generate-schemas.js` rewrites the committed
 // files, and test/manifests/schema-drift.test.ts fails when they differ from this output.
-import type { ManifestKind } from './types.js';
 
 export type JsonSchema = { [key: string]: unknown };
 
 export const SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
 
+import { MANIFEST_KINDS, type ManifestKind } from './types.js';
+
+/** A kind's name in file names: `SsoProvider` is `sso-provider`. */
+export function kindFileName(kind: string): string {
+  return kind.replace(/(?<=[a-z0-9])([A-Z])/g, '-$1').toLowerCase();
+}
+
+/** File name (under schemas/) of a kind's schema: `sso-provider.schema.json`. */
+export function schemaFileOf(kind: string): string {
+  return `${kindFileName(kind)}.schema.json`;
+}
+
 /** File name (under schemas/) of each kind's schema. */
-export const KIND_SCHEMA_FILES: Readonly<Record<ManifestKind, string>> = {
-  Organization: 'organization.schema.json',
-  Project: 'project.schema.json',
-  Secrets: 'secrets.schema.json',
-  Function: 'function.schema.json',
-  SsoProvider: 'sso-provider.schema.json',
-  Branch: 'branch.schema.json',
-  Migrations: 'migrations.schema.json',
-  Rollout: 'rollout.schema.json',
-};
+export const KIND_SCHEMA_FILES: Readonly<Record<ManifestKind, string>> = Object.fromEntries(MANIFEST_KINDS.map((kind) => [kind, schemaFileOf(kind)])) as Record<ManifestKind, string>;
+
+/**
+ * A manifest document kind a module declares (a sub-resource's: its documents name their
+ * project in `spec.project`): its name, what it is, and its spec's schema, `<Kind>Spec` among
+ * the `$defs` that `defs` returns (derived from the API's request body where there is one).
+ */
+export interface DocumentSchema {
+  kind: string;
+  /** One sentence: what a document of this kind declares. */
+  description: string;
+  defs(openapi: OpenApiDocument): Record<string, JsonSchema>;
+}
 
 /** The only value of `cryptoext.confirm_root_key_change` that lets a root key change be applied. */
 export const ROOT_KEY_CHANGE_CONFIRMATION = 'I understand encrypted data may become unreadable';
@@ -37,7 +51,7 @@ export interface OpenApiDocument {
 }
 
 export const SECRET_REF = { $ref: '#/$defs/SecretRef' };
-const POLICY = { description: 'How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend.', $ref: '#/$defs/Policy' };
+export const POLICY = { description: 'How the reconciler treats this resource: management (full or observe), deletion (orphan or delete), suspend.', $ref: '#/$defs/Policy' };
 
 const SHARED_DEFS: Record<string, JsonSchema> = {
   SecretRef: {
@@ -125,7 +139,7 @@ const SHARED_DEFS: Record<string, JsonSchema> = {
   },
 };
 
-const PROJECT_REFERENCE = {
+export const PROJECT_REFERENCE = {
   type: 'string',
   minLength: 1,
   description: 'metadata.name of the Project document this resource belongs to.',
@@ -323,283 +337,22 @@ function organizationDefs(openapi: OpenApiDocument): Record<string, JsonSchema> 
   };
 }
 
-function secretsDefs(): Record<string, JsonSchema> {
-  return {
-    SecretsSpec: {
-      title: 'SecretsSpec',
-      description: "A project's secrets (the environment of its functions). One Secrets document per project.",
-      type: 'object',
-      properties: {
-        project: PROJECT_REFERENCE,
-        values: {
-          type: 'object',
-          description: 'Secret name -> reference to its value. Values are never literals.',
-          propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
-          additionalProperties: SECRET_REF,
-        },
-        prune: { type: 'boolean', default: false, description: 'true: the set is complete; live secrets not listed are deleted. Default false.' },
-        policy: POLICY,
-      },
-      required: ['project', 'values'],
-      additionalProperties: false,
-    },
-  };
-}
-
-function functionDefs(): Record<string, JsonSchema> {
-  return {
-    FunctionSpec: {
-      title: 'FunctionSpec',
-      description: 'A function deployed from a source directory of the checkout through the multipart deploy endpoint.',
-      type: 'object',
-      properties: {
-        project: PROJECT_REFERENCE,
-        slug: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*$', description: 'Function slug; default metadata.name (which must then be a valid slug).' },
-        name: { type: 'string', minLength: 1, description: 'Display name; default the slug.' },
-        source: { type: 'string', minLength: 1, description: 'Source directory, relative to the manifest file; it must lie inside the manifests directory.' },
-        entrypoint: { type: 'string', minLength: 1, description: 'Entrypoint file, relative to `source`.' },
-        import_map: { type: 'string', minLength: 1, description: 'Import map file, relative to `source`.' },
-        static_patterns: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Globs (relative to `source`) of extra files to upload.' },
-        verify_jwt: { type: 'boolean', description: 'Require a valid JWT on every call.' },
-        policy: POLICY,
-      },
-      required: ['project', 'source', 'entrypoint'],
-      additionalProperties: false,
-    },
-  };
-}
-
-const ATTRIBUTE_MAPPING_FIELDS: Record<string, string> = {
-  '': 'Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`.',
-  keys: 'User field -> how to read it from the SAML assertion.',
-  'keys.*.name': 'The SAML attribute holding the value.',
-  'keys.*.names': 'SAML attributes to try in order; the first present wins.',
-  'keys.*.default': 'Value used when the assertion carries none of the attributes.',
-  'keys.*.array': 'Keep every value of a multi-valued attribute (a list), not only the first.',
-};
-
-function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
-  const body = openapi.components.schemas.CreateProviderBody!.properties as Record<string, JsonSchema>;
-  return {
-    SsoProviderSpec: {
-      title: 'SsoProviderSpec',
-      description: 'A SAML identity provider, matched to the live one by its domains (the service assigns the ids). Exactly one of `metadata_url` or `metadata_xml`.',
-      type: 'object',
-      properties: {
-        project: PROJECT_REFERENCE,
-        type: { ...convertOpenApiSchema(body.type!), description: 'Provider type.' },
-        metadata_url: { type: 'string', format: 'uri', description: "URL of the identity provider's SAML metadata." },
-        metadata_xml: { type: 'string', minLength: 1, description: "The identity provider's SAML metadata document." },
-        domains: {
-          type: 'array',
-          minItems: 1,
-          items: { type: 'string', format: 'hostname' },
-          description: 'Email domains whose users sign in through this provider; a domain belongs to one provider only.',
-        },
-        attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) => ATTRIBUTE_MAPPING_FIELDS[path.join('.')]),
-        policy: POLICY,
-      },
-      required: ['project', 'type', 'domains'],
-      additionalProperties: false,
-    },
-  };
-}
-
-function branchDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
-  const body = openapi.components.schemas.CreateBranchBody!.properties as Record<string, JsonSchema>;
-  return {
-    BranchSpec: {
-      title: 'BranchSpec',
-      description: 'A preview branch of a project.',
-      type: 'object',
-      properties: {
-        project: PROJECT_REFERENCE,
-        branch_name: { ...convertOpenApiSchema(body.branch_name!), description: 'Branch name; default metadata.name.' },
-        git_branch: { ...convertOpenApiSchema(body.git_branch!), description: 'The git branch it follows.' },
-        persistent: { ...convertOpenApiSchema(body.persistent!), description: 'Keep the branch when its git branch is merged or deleted.' },
-        region: { ...convertOpenApiSchema(body.region!), enum: [...REGIONS], description: 'Region of the branch project.' },
-        desired_instance_size: { ...convertOpenApiSchema(body.desired_instance_size!), description: 'Compute size of the branch project.' },
-        policy: POLICY,
-      },
-      required: ['project'],
-      additionalProperties: false,
-    },
-  };
-}
-
-/** The history table of the Migrations kind when a document does not name one. */
-export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
-
-function migrationsDefs(): Record<string, JsonSchema> {
-  return {
-    MigrationsSpec: {
-      title: 'MigrationsSpec',
-      description: 'Ordered SQL migration files applied to one project or to every project a selector matches.',
-      type: 'object',
-      properties: {
-        project: { ...PROJECT_REFERENCE, description: 'metadata.name of the one Project document the migrations apply to (or give `selector`).' },
-        selector: {
-          description: 'Every Project document that matches (all the labels given, and the organization when given); the same selector as the shard map. Give `project` or `selector`, not both.',
-          $ref: '#/$defs/ProjectSelector',
-        },
-        path: {
-          type: 'string',
-          minLength: 1,
-          description: 'Directory of the migration files, relative to this file and inside the manifests directory: `<version>_<name>.sql`, applied in version order (the version is digits, for example a timestamp).',
-        },
-        table: {
-          type: 'string',
-          pattern: '^[a-z_][a-z0-9_]*\\.[a-z_][a-z0-9_]*$',
-          default: DEFAULT_MIGRATIONS_TABLE,
-          description: 'The history table in each database, `schema.table`, with the columns version, name and statements (the layout of the platform CLI\'s `supabase_migrations.schema_migrations`, which can be named here to adopt a project migrated with the CLI). Created when missing.',
-        },
-        outOfOrder: {
-          type: 'boolean',
-          default: false,
-          description: 'Apply a pending file whose version is older than the latest applied one (refused by default).',
-        },
-        policy: POLICY,
-      },
-      required: ['path'],
-      additionalProperties: false,
-    },
-    ProjectSelector: {
-      title: 'ProjectSelector',
-      description: 'Selects Project documents by their labels and organization.',
-      type: 'object',
-      properties: {
-        labels: {
-          type: 'object',
-          additionalProperties: { type: 'string' },
-          minProperties: 1,
-          description: 'Labels (metadata.labels) a project must all have, with these values.',
-        },
-        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization the project must be in.' },
-      },
-      minProperties: 1,
-      additionalProperties: false,
-    },
-  };
-}
-
-/**
- * The change classes a maintenance window or an approval rule names. A plan entry's classes
- * come from src/reconcile/rollout/change-class.ts; a kind module may add its own to an entry
- * (`changeClasses`), as a migration marked disruptive does with `disruptive-migration`.
- */
-export const CHANGE_CLASSES = [
-  'postgres-restart',
-  'postgres-major-upgrade',
-  'read-replicas',
-  'custom-hostname-activation',
-  'pause-restore',
-  'deletion',
-  'disruptive-migration',
-] as const;
-
-const DURATION = { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?(ms|s|m|h)$' };
-
-const ROLLOUT_SELECTOR = {
-  title: 'RolloutSelector',
-  description: 'Which projects: every label given must be present with this value in the Project document\'s `metadata.labels`, and `organization` (when given) must be its `spec.organization`. An empty selector matches every project.',
-  type: 'object',
-  properties: {
-    labels: { type: 'object', additionalProperties: { type: 'string' }, description: 'Labels every matched project carries, with these values.' },
-    organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization document of the matched projects.' },
-  },
-  additionalProperties: false,
-};
-
-function rolloutDefs(): Record<string, JsonSchema> {
-  const classes = { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...CHANGE_CLASSES] } };
-  return {
-    RolloutSelector: ROLLOUT_SELECTOR,
-    RolloutWave: {
-      title: 'RolloutWave',
-      description: 'One wave: the projects its selector matches that no earlier wave took.',
-      type: 'object',
-      properties: {
-        name: { type: 'string', pattern: '^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$', description: 'Name of the wave (lower-case letters, digits and `-`), shown in plans, status and metrics.' },
-        selector: { description: 'The projects of the wave (those an earlier wave took excepted).', $ref: '#/$defs/RolloutSelector' },
-        share: { type: 'string', pattern: '^(100|[1-9]?[0-9])(\\.[0-9]+)?%$', description: 'Take only this share of the matching projects (`10%`), chosen stably by a hash of the project name; the rest fall through to later waves. Default `100%`.' },
-      },
-      required: ['name', 'selector'],
-      additionalProperties: false,
-    },
-    RolloutWindow: {
-      title: 'RolloutWindow',
-      description: 'A maintenance window: disruptive changes of the projects it selects are applied only while it is open.',
-      type: 'object',
-      properties: {
-        name: { type: 'string', minLength: 1, description: 'Name of the window, shown in plans and status.' },
-        schedule: { type: 'string', minLength: 9, description: 'When the window opens: a five-field cron expression (`0 2 * * 6`: Saturdays at 02:00), read in `timeZone`.' },
-        duration: { ...DURATION, description: 'How long the window stays open after each start (`2h`).' },
-        timeZone: { type: 'string', minLength: 1, default: 'UTC', description: 'IANA time zone the schedule is read in (`Europe/Berlin`). Default `UTC`.' },
-        selector: { description: 'The projects the window is for; default every project.', $ref: '#/$defs/RolloutSelector' },
-        classes: { ...classes, description: 'The change classes the window holds; default every disruptive class.' },
-      },
-      required: ['name', 'schedule', 'duration'],
-      additionalProperties: false,
-    },
-    RolloutApproval: {
-      title: 'RolloutApproval',
-      description: 'A rule: a change it matches (every criterion given matches) is planned and held until someone approves its revision (`reconcile approve`).',
-      type: 'object',
-      properties: {
-        name: { type: 'string', minLength: 1, description: 'Name of the rule, shown in plans and notifications.' },
-        classes: { ...classes, description: 'Change classes that need approval.' },
-        kinds: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', minLength: 1 }, description: 'Plan entry kinds that need approval (`ProjectAuth`, `Secret`, `Project`, ...).' },
-        selector: { description: 'Projects whose changes need approval.', $ref: '#/$defs/RolloutSelector' },
-      },
-      required: ['name'],
-      additionalProperties: false,
-    },
-    RolloutSpec: {
-      title: 'RolloutSpec',
-      description: 'How a new revision reaches the fleet. One Rollout document per manifests directory (per shard).',
-      type: 'object',
-      properties: {
-        waves: {
-          type: 'array',
-          items: { $ref: '#/$defs/RolloutWave' },
-          description: 'Waves, in order: a project belongs to the first wave whose selector (and share) takes it. Projects no wave takes form a last implicit wave named `rest`.',
-        },
-        soak: { ...DURATION, default: '10m', description: 'How long a wave stays applied, read back, healthy and without a failure before the next wave starts. Default `10m`.' },
-        windows: { type: 'array', items: { $ref: '#/$defs/RolloutWindow' }, description: 'Maintenance windows for disruptive change classes. A project no window selects has its disruptive changes applied at any time.' },
-        approvals: { type: 'array', items: { $ref: '#/$defs/RolloutApproval' }, description: 'Changes that wait for an approval of their revision.' },
-      },
-      additionalProperties: false,
-    },
-  };
-}
-
-const KIND_DESCRIPTIONS: Record<ManifestKind, string> = {
-  Organization: 'An organization of the fleet.',
-  Project: 'A project and its configuration.',
-  Secrets: "A project's set of function secrets.",
-  Function: 'A function of a project, deployed from sources in the checkout.',
-  SsoProvider: 'A SAML SSO provider of a project.',
-  Branch: 'A preview branch of a project.',
-  Migrations: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
-  Rollout: 'The order in which a new revision reaches the fleet (waves and their soak), maintenance windows for disruptive changes, and changes that need approval.',
-};
-
-function documentSchema(kind: ManifestKind, file: string, defs: Record<string, JsonSchema>): JsonSchema {
+function documentSchema(kind: string, description: string, defs: Record<string, JsonSchema>): JsonSchema {
   const specDef = `${kind}Spec`;
   const usesSecretRef = JSON.stringify(defs).includes('#/$defs/SecretRef');
   const shared: Record<string, JsonSchema> = { Metadata: SHARED_DEFS.Metadata!, Policy: SHARED_DEFS.Policy! };
   if (usesSecretRef) shared.SecretRef = SHARED_DEFS.SecretRef!;
   return {
     $schema: SCHEMA_DIALECT,
-    $id: `https://fleet-reconciler.dev/schemas/${file}`,
+    $id: `https://fleet-reconciler.dev/schemas/${schemaFileOf(kind)}`,
     title: kind,
-    description: `${KIND_DESCRIPTIONS[kind]} A reconciler/v1 manifest document.`,
+    description: `${description} A reconciler/v1 manifest document.`,
     type: 'object',
     properties: {
       apiVersion: { type: 'string', const: 'reconciler/v1', description: 'Always `reconciler/v1`.' },
       kind: { type: 'string', const: kind, description: `Always \`${kind}\`.` },
       metadata: { description: 'Name (unique per kind), labels and annotations of this document.', $ref: '#/$defs/Metadata' },
-      spec: { description: `The desired state: ${KIND_DESCRIPTIONS[kind].replace(/\.$/, '').replace(/^An? /, 'the ').replace(/^A project's/, "the project's")}.`, $ref: `#/$defs/${specDef}` },
+      spec: { description: `The desired state: ${description.replace(/\.$/, '').replace(/^An? /, 'the ').replace(/^A project's/, "the project's")}.`, $ref: `#/$defs/${specDef}` },
     },
     required: ['apiVersion', 'kind', 'metadata', 'spec'],
     additionalProperties: false,
@@ -608,20 +361,17 @@ function documentSchema(kind: ManifestKind, file: string, defs: Record<string, J
 }
 
 /**
- * Every kind's schema, derived from the API description (openapi.json); the Project schema
- * carries the given configuration sections (the registry's, src/reconcile/registry.ts).
+ * Every kind's schema, derived from the API description (openapi.json): Organization, Project
+ * (with the given configuration sections) and each given document kind (the registry's
+ * sections and sub-resource modules, src/reconcile/registry.ts, hand them in), in that order.
  */
-export function buildSchemas(openapi: OpenApiDocument, sections: readonly SchemaSection[]): Record<ManifestKind, JsonSchema> {
-  return {
-    Organization: documentSchema('Organization', KIND_SCHEMA_FILES.Organization, organizationDefs(openapi)),
-    Project: documentSchema('Project', KIND_SCHEMA_FILES.Project, projectDefs(openapi, sections)),
-    Secrets: documentSchema('Secrets', KIND_SCHEMA_FILES.Secrets, secretsDefs()),
-    Function: documentSchema('Function', KIND_SCHEMA_FILES.Function, functionDefs()),
-    SsoProvider: documentSchema('SsoProvider', KIND_SCHEMA_FILES.SsoProvider, ssoDefs(openapi)),
-    Branch: documentSchema('Branch', KIND_SCHEMA_FILES.Branch, branchDefs(openapi)),
-    Migrations: documentSchema('Migrations', KIND_SCHEMA_FILES.Migrations, migrationsDefs()),
-    Rollout: documentSchema('Rollout', KIND_SCHEMA_FILES.Rollout, rolloutDefs()),
+export function buildSchemas(openapi: OpenApiDocument, sections: readonly SchemaSection[], documents: readonly DocumentSchema[] = []): Record<string, JsonSchema> {
+  const schemas: Record<string, JsonSchema> = {
+    Organization: documentSchema('Organization', 'An organization of the fleet.', organizationDefs(openapi)),
+    Project: documentSchema('Project', 'A project and its configuration.', projectDefs(openapi, sections)),
   };
+  for (const document of documents) schemas[document.kind] = documentSchema(document.kind, document.description, document.defs(openapi));
+  return schemas;
 }
 
 /** The exact text of a committed schema file. */

@@ -54,8 +54,19 @@ let reportingAjv: Ajv2020 | undefined;
 const checking = new Map<ManifestKind, ValidateFunction>();
 const reporting = new Map<ManifestKind, ValidateFunction>();
 
+// Validators of schemas handed in (a kind registered in memory), by schema object: compiled by
+// an ajv of their own, so a kind's name never meets two schemas in one ajv.
+const given = new WeakMap<object, { checking: ValidateFunction; reporting: ValidateFunction }>();
+
+function givenValidators(schema: object): { checking: ValidateFunction; reporting: ValidateFunction } {
+  let validators = given.get(schema);
+  if (!validators) given.set(schema, (validators = { checking: createCheckingAjv().compile(schema), reporting: createAjv().compile(schema) }));
+  return validators;
+}
+
 /** The lean validator of a kind: valid or not, nothing more. */
-function checkingValidator(kind: ManifestKind): ValidateFunction {
+function checkingValidator(kind: ManifestKind, schema?: object): ValidateFunction {
+  if (schema) return givenValidators(schema).checking;
   let validate = checking.get(kind);
   if (!validate) {
     checkingAjv ??= createCheckingAjv();
@@ -66,7 +77,8 @@ function checkingValidator(kind: ManifestKind): ValidateFunction {
 }
 
 /** The exhaustive validator of a kind (every error, with its data): the one messages are made from. */
-function reportingValidator(kind: ManifestKind): ValidateFunction {
+function reportingValidator(kind: ManifestKind, schema?: object): ValidateFunction {
+  if (schema) return givenValidators(schema).reporting;
   let validate = reporting.get(kind);
   if (!validate) {
     reportingAjv ??= createAjv();
@@ -204,10 +216,10 @@ function describeAlternatives(schema: unknown): string {
   return types.join(' or ');
 }
 
-/** Problems of one document against its kind's schema; empty when it is valid. */
-export function validateAgainstSchema(kind: ManifestKind, data: unknown): SchemaProblem[] {
-  if (checkingValidator(kind)(data)) return [];
-  const validate = reportingValidator(kind);
+/** Problems of one document against its kind's schema (the committed one unless `schema` is given); empty when it is valid. */
+export function validateAgainstSchema(kind: ManifestKind, data: unknown, schema?: object): SchemaProblem[] {
+  if (checkingValidator(kind, schema)(data)) return [];
+  const validate = reportingValidator(kind, schema);
   if (validate(data)) return [];
   const errors = validate.errors ?? [];
   const problems: SchemaProblem[] = [];

@@ -4,13 +4,15 @@
 
 export const API_VERSION = 'reconciler/v1';
 
-export type ManifestKind = 'Organization' | 'Project' | 'Secrets' | 'Function' | 'SsoProvider' | 'Branch' | 'Migrations' | 'Rollout';
-export const MANIFEST_KINDS: readonly ManifestKind[] = ['Organization', 'Project', 'Secrets', 'Function', 'SsoProvider', 'Branch', 'Migrations', 'Rollout'];
+/** The document kinds: one per schema file, as `npm run generate:schemas` lists them (from the registry's modules). */
+export type ManifestKind = (typeof SCHEMA_KINDS)[number];
+export const MANIFEST_KINDS: readonly ManifestKind[] = SCHEMA_KINDS;
 
 // The spec types are generated from the JSON Schemas (src/manifests/schema-types.ts, by
-// src/manifests/generate-schemas.ts): the names below are the contract, the shapes come from
+// src/tools/generate-schemas.ts): the names below are the contract, the shapes come from
 // schemas/*.schema.json, so validation, editors and the code cannot disagree.
 import type * as Schema from './schema-types.js';
+import { SCHEMA_KINDS } from './schema-types.js';
 
 /** A secret-bearing value is never a literal in git: it names where the value comes from. */
 export type SecretRef = Schema.SecretRef;
@@ -43,17 +45,6 @@ interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unknown> {
 export type OrganizationSpec = Schema.OrganizationSpec;
 
 // ---- Project
-/** Auth fields that carry secrets: in manifests they must be SecretRefs (see secret-fields.ts). */
-export type SecretAuthField =
-  | 'smtp_pass'
-  | 'security_captcha_secret'
-  | `sms_sms${'A'}_access_key`
-  | `sms_sms${'B' | 'E'}_api_key`
-  | `sms_sms${'C' | 'D'}_auth_token`
-  | 'sms_smsE_api_secret'
-  | `hook_${string}_secrets`
-  | `external_${string}_secret`;
-
 /** Auth configuration: the API's UpdateAuthConfigBody fields, secret-bearing ones as SecretRef. */
 export type AuthSpec = Schema.AuthSpec;
 /** Postgres parameters plus `restart_database` (restart when this section changes; default false). */

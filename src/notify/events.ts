@@ -1,6 +1,16 @@
 import { isWriteOutcome } from '../reconcile/summary.js';
-import type { PassReport, PassTrigger } from '../daemon/controller.js';
 import type { PassResult } from '../reconcile/types.js';
+
+/** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
+export type PassTrigger = 'revision' | 'resync' | 'manual';
+
+/** How the daemon describes a finished pass to the receivers of its events. */
+export interface PassReport {
+  priority: 'write' | 'drift';
+  trigger: PassTrigger;
+  projects?: string[];
+  revision?: string;
+}
 
 const EVENT_TYPES = [
   'revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done',

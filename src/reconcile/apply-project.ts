@@ -1,14 +1,18 @@
-// Applying one project's part of the plan, as planned: its creation (exactly once) or
-// restore, the wait until it and its services are healthy, its kinds' entries in registry
-// order, the read-back that verifies what was written, and a pause last. The wait and the
-// read-back are steps of the apply (outcomes `wait` and `verify`), never a second plan; the
-// one plan made after a wait is the first of a project that could not be read before it.
+// Applying one project's part of the plan, as planned, in named steps: its creation (exactly
+// once) or its gate (a blocked or unavailable project, or a new one the rollout holds, runs
+// nothing below it), a restore, the wait until it and its services are healthy, its kinds'
+// entries in registry order (an entry the rollout holds is not run), the read-back that
+// verifies what was written (and the judgement of what still differs), the entries that must
+// come after the read-back, and a pause last. The wait and the read-back are
+// steps of the apply (outcomes `wait` and `verify`), never a second plan; the one plan made
+// after a wait is the first of a project that could not be read before it.
 import type { Clock } from '../util/clock.js';
 import { describeError } from './describe-error.js';
-import { servicesNeeded, waitUntilReady } from './project-readiness.js';
-import { planModules, type ProjectWork } from './project-work.js';
+import type { PassOutcomes } from './pass-outcomes.js';
+import { servicesNeeded, waitUntilReady, type WaitOptions } from './project-readiness.js';
+import { lifecycleTarget, planModules, type ModulePlan, type ProjectWork } from './project-work.js';
 import { isChange } from './summary.js';
-import type { KindContext, KindModule, Logger, PlanEntry } from './types.js';
+import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope } from './types.js';
 
 export interface WaitSettings {
   initialDelayMs?: number;
@@ -16,149 +20,188 @@ export interface WaitSettings {
   timeoutMs?: number;
 }
 
-interface ApplyContext {
+export interface ProjectApplyContext {
+  outcomes: PassOutcomes;
   /** Applies an entry of the fleet-level modules (the project's creation, its pause or restore). */
   applyFleetEntry: (entry: PlanEntry) => Promise<void>;
-  runEntry: (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => Promise<void>;
-  /** Runs a step of the apply that writes nothing: the readiness wait (`wait`) or the read-back (`verify`). */
-  runStep: (id: string, action: 'wait' | 'verify', step: () => Promise<void>) => Promise<void>;
-  failed: Set<string>;
   context: KindContext;
   kinds: readonly KindModule[];
+  /** The modules whose `services` a new or restored project must report healthy (the registry's and the pass's kinds). */
+  services: readonly KindModule[];
   clock: Clock;
   log: Logger;
-  projectRefs: Map<string, string>;
+  projectRefs: ReadonlyMap<string, string>;
   /** A saved plan's apply: a project that was not readable at plan time is not planned now. */
   appliesSavedPlan: boolean;
   signal?: AbortSignal;
   wait?: WaitSettings;
 }
 
-export async function applyProject(work: ProjectWork, a: ApplyContext): Promise<void> {
+/** What applying a project found out, beyond its outcomes: the engine's final plan and statuses read it. */
+export interface ProjectApplied {
+  /** The project's kinds, planned once it was ready (it could not be read at plan time): they replace its placeholders. */
+  replanned?: ModulePlan;
+  /** The read-back after the apply. */
+  verified?: PlanEntry[];
+  /** Service health seen by the readiness wait. */
+  health?: Record<string, boolean>;
+  /** The project's status as the apply last saw it (its creation's answer, the readiness wait). */
+  status?: string;
+  /** When the project's kinds were last read (a plan after the wait, the read-back). */
+  observedAt?: number;
+}
+
+export async function applyProject(work: ProjectWork, a: ProjectApplyContext): Promise<ProjectApplied> {
+  const result: ProjectApplied = {};
+  let scope = work.scope;
+  let entries = work.entries;
+  const gate = await createOrGate(work, a);
+  if (gate === 'stop') return result;
+  if (gate) {
+    scope = { ...scope, ...gate };
+    result.status = gate.status!;
+  }
+
+  const ref = a.projectRefs.get(work.unit.name);
+  if (!ref) return result;
+  const lifecycle = work.unit.lifecycle;
+  const restoring = lifecycle !== undefined && lifecycleTarget(lifecycle) === 'restore';
+  const pausesLast = lifecycle !== undefined && lifecycleTarget(lifecycle) === 'pause';
+  if (restoring && !(await a.outcomes.run(lifecycle, () => a.applyFleetEntry(lifecycle)))) {
+    await a.outcomes.skipAll(entries, lifecycle.id);
+    return result;
+  }
+  if (work.modulesSkipped && !restoring) return result;
+
+  // A saved plan's placeholders for a project that was not readable write nothing: no wait.
+  const nothingAfterWait = work.planWhenReady === true && a.appliesSavedPlan && !restoring && !pausesLast && !entries.some(isChange);
+  if ((work.deferred || restoring) && !nothingAfterWait) {
+    const readyId = `${restoring ? lifecycle!.id : work.unit.entry!.id}#ready`;
+    const wait = await waitStep(readyId, ref, scope, work, a);
+    if (wait.ready) {
+      Object.assign(result, { health: wait.ready.health, status: wait.ready.scope.status });
+      scope = wait.ready.scope;
+    }
+    if (!wait.succeeded) {
+      a.log.error({ project: work.unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
+      await a.outcomes.skipAll(entries, readyId);
+      if (lifecycle && !restoring) await a.outcomes.skipAll([lifecycle], readyId);
+      return result;
+    }
+    if (wait.replanned) {
+      result.replanned = wait.replanned;
+      result.observedAt = wait.replanned.observedAt;
+      entries = wait.replanned.entries;
+    }
+  }
+
+  const applied = await applyKinds(entries.filter((entry) => !appliesLast(entry, a.kinds)), scope, a);
+  if (applied.size > 0) {
+    const readBack = await verifyStep(work.unit.name, applied, scope, a);
+    if (readBack.observedAt !== undefined) result.observedAt = readBack.observedAt;
+    if (readBack.verified) result.verified = readBack.verified;
+  }
+  await applyKinds(entries.filter((entry) => appliesLast(entry, a.kinds)), scope, a);
+
+  // Pause last: the configuration above is written while the project runs.
+  if (lifecycle && pausesLast) await a.outcomes.run(lifecycle, () => a.applyFleetEntry(lifecycle));
+  return result;
+}
+
+/**
+ * The project's own entry first. A creation runs (exactly once) and yields the new project's
+ * ref and status; a creation that fails, a blocked project and a missing one under the observe
+ * policy stop here, with everything below them skipped or not run.
+ */
+async function createOrGate(work: ProjectWork, a: ProjectApplyContext): Promise<Partial<ProjectScope> | 'stop' | undefined> {
   const unit = work.unit;
   const entry = unit.entry!;
-  const waitOptions = {
+  // Held by the rollout (a later wave, a window, an approval): a new project is not created yet.
+  if (entry.held) return 'stop';
+  if (entry.action === 'create' && entry.observeOnly) return 'stop'; // a missing project is reported, nothing below it can be applied
+  if (entry.action === 'create') {
+    if (await a.outcomes.run(entry, () => a.applyFleetEntry(entry))) return { ref: unit.created!.ref, status: unit.created!.status };
+    // Its dependants are skipped through dependsOn; entries without it still cannot run.
+    await a.outcomes.skipAll(work.entries, entry.id);
+    if (unit.lifecycle) await a.outcomes.run(unit.lifecycle, undefined);
+    return 'stop';
+  }
+  if (entry.action === 'blocked') {
+    // A project whose identity is in question (another region, an ambiguous name) is not touched.
+    await a.outcomes.run(entry, undefined);
+    await a.outcomes.skipAll([...work.entries, ...(unit.lifecycle ? [unit.lifecycle] : [])], entry.id);
+    return 'stop';
+  }
+  return undefined;
+}
+
+/**
+ * The wait until the project and the services its configuration needs are healthy: a step of
+ * its own in the outcomes (action `wait`, nothing written). A project that could not be read at
+ * plan time gets its kinds' first plan here, once it is ready (not for a saved plan's apply).
+ */
+async function waitStep(
+  id: string,
+  ref: string,
+  scope: ProjectScope,
+  work: ProjectWork,
+  a: ProjectApplyContext,
+): Promise<{ succeeded: boolean; ready?: { scope: ProjectScope; health: Record<string, boolean> }; replanned?: ModulePlan }> {
+  const options: WaitOptions = {
     api: a.context.api,
     clock: a.clock,
     log: a.log,
     ...(a.signal ? { signal: a.signal } : {}),
-    ...(a.wait?.initialDelayMs !== undefined ? { initialDelayMs: a.wait.initialDelayMs } : {}),
-    ...(a.wait?.maxDelayMs !== undefined ? { maxDelayMs: a.wait.maxDelayMs } : {}),
-    ...(a.wait?.timeoutMs !== undefined ? { timeoutMs: a.wait.timeoutMs } : {}),
+    ...a.wait,
   };
-  const services = servicesNeeded(unit.document, work.scope.documents);
-  let ready = !work.deferred;
-
-  if (entry.held) {
-    // Held by the rollout (a later wave, a window, an approval): the project is not created yet.
-    return;
-  }
-  if (entry.action === 'create' && !entry.observeOnly) {
-    await a.runEntry(entry, async () => {
-      await a.applyFleetEntry(entry);
-      work.scope.ref = unit.created!.ref;
-      work.scope.status = unit.created!.status;
-    });
-    if (a.failed.has(entry.id)) {
-      // Its dependants are skipped through dependsOn; entries without it still cannot run.
-      for (const planned of work.entries) await a.runEntry(withDependency(planned, entry.id), undefined);
-      if (unit.lifecycle) await a.runEntry(unit.lifecycle, undefined);
-      return;
-    }
-  } else if (entry.action === 'create') {
-    return; // observe only: a missing project is reported, nothing below it can be applied
-  } else if (entry.action === 'blocked') {
-    // A project whose identity is in question (another region, an ambiguous name) is not touched.
-    await a.runEntry(entry, undefined);
-    for (const planned of work.entries) await a.runEntry(withDependency(planned, entry.id), undefined);
-    if (unit.lifecycle) await a.runEntry(withDependency(unit.lifecycle, entry.id), undefined);
-    return;
-  }
-
-  const ref = a.projectRefs.get(unit.name);
-  if (!ref) return;
-  const lifecycle = unit.lifecycle;
-  const restoring = lifecycle && lifecycle.action === 'update' && !lifecycle.observeOnly && !lifecycle.held && lifecycle.changes[0]?.after === false;
-  if (restoring) {
-    await a.runEntry(lifecycle, () => a.applyFleetEntry(lifecycle));
-    if (a.failed.has(lifecycle.id)) {
-      for (const planned of work.entries) await a.runEntry(withDependency(planned, lifecycle.id), undefined);
-      return;
-    }
-    ready = false;
-  }
-  if (work.modulesSkipped && !restoring) {
-    return;
-  }
-
-  const pausesLast = lifecycle !== undefined && !restoring && lifecycle.action === 'update' && !lifecycle.observeOnly && !lifecycle.held && lifecycle.changes[0]?.after === true;
-  const planAfterWait = work.planWhenReady === true && !a.appliesSavedPlan;
-  // A saved plan's placeholders for a project that was not readable write nothing: no wait.
-  const nothingAfterWait = work.planWhenReady === true && a.appliesSavedPlan && !restoring && !pausesLast && !work.entries.some(isChange);
-  if (!ready && !nothingAfterWait) {
-    // Waiting is a step of its own in the outcomes (action `wait`: nothing is written): when it
-    // fails, the configuration waits for the next pass.
-    const readyId = `${restoring ? lifecycle!.id : entry.id}#ready`;
-    await a.runStep(readyId, 'wait', async () => {
-      const ready = await waitUntilReady(unit.name, ref, services, waitOptions);
-      work.health = ready.health;
-      work.scope = { ...work.scope, ref, status: ready.status };
-      // Not readable at plan time (its entries were pending placeholders): this is its kinds' plan.
-      if (planAfterWait) Object.assign(work, await planModules(work, a.kinds, a.context, a.log));
-    });
-    if (a.failed.has(readyId)) {
-      a.log.error({ project: unit.name }, 'the project did not become ready: its configuration is not applied in this pass');
-      for (const planned of work.entries) await a.runEntry(withDependency(planned, readyId), undefined);
-      if (lifecycle && !restoring) await a.runEntry(withDependency(lifecycle, readyId), undefined);
-      return;
-    }
-  }
-
-  // The project's kinds, in registry order; one failing does not stop the next. A Postgres
-  // upgrade waits until the rest is written and verified: once it starts, the project is
-  // UPGRADING and its configuration cannot be read back.
-  const startsUpgrade = (planned: PlanEntry) => planned.kind === 'ProjectPostgresVersion';
-  // The module that planned an entry applies it, from the entry itself and the scope as it is now.
-  const applyOf = (planned: PlanEntry): (() => Promise<void>) | undefined => {
-    const module = a.kinds.find((kind) => kind.kind === planned.kind);
-    return module ? () => module.apply(planned, work.scope, a.context) : undefined;
-  };
-  const applied = new Set<string>();
-  for (const planned of work.entries.filter((e) => !startsUpgrade(e))) {
-    const before = a.failed.size;
-    const isWrite = !planned.observeOnly && (planned.action === 'create' || planned.action === 'update' || planned.action === 'delete');
-    await a.runEntry(planned, applyOf(planned));
-    if (isWrite && a.failed.size === before) applied.add(planned.kind);
-  }
-
-  // Verify: read back what was written, a step of its own (action `verify`). The statuses come
-  // from this second look, and a write that still differs fails the pass (engine.ts).
-  if (applied.size > 0) {
-    const only = new Set(a.kinds.filter((k) => applied.has(k.kind)));
-    await a.runStep(`Project/${unit.name}#verify`, 'verify', async () => {
-      try {
-        const verified = await planModules(work, a.kinds, a.context, a.log, only);
-        work.verified = [...verified.entries, ...verified.failures];
-      } catch (error) {
-        throw new VerificationError(describeError(error).message);
-      }
-      const unread = work.verified.filter((e) => e.reason?.startsWith('could not observe'));
-      if (unread.length > 0) throw new VerificationError(unread.map((e) => `${e.kind}: ${e.reason}`).join('; '));
-    });
-  }
-
-  for (const planned of work.entries.filter(startsUpgrade)) {
-    await a.runEntry(planned, applyOf(planned));
-  }
-
-  // Pause last: the configuration above is written while the project runs.
-  if (lifecycle && pausesLast) {
-    await a.runEntry(lifecycle, () => a.applyFleetEntry(lifecycle));
-  }
+  let ready: { scope: ProjectScope; health: Record<string, boolean> } | undefined;
+  let replanned: ModulePlan | undefined;
+  const succeeded = await a.outcomes.step(id, 'wait', async () => {
+    const readiness = await waitUntilReady(work.unit.name, ref, servicesNeeded(work.unit.document, scope.documents, a.services), options);
+    ready = { scope: { ...scope, ref, status: readiness.status }, health: readiness.health };
+    if (work.planWhenReady === true && !a.appliesSavedPlan) replanned = await planModules(work.unit.name, ready.scope, a.kinds, a.context, a.log);
+  });
+  return { succeeded, ...(ready ? { ready } : {}), ...(replanned ? { replanned } : {}) };
 }
 
-function withDependency(entry: PlanEntry, id: string): PlanEntry {
-  return { ...entry, dependsOn: [...new Set([...(entry.dependsOn ?? []), id])] };
+/** The entries of the project's kinds, in registry order, each by the module that planned it; one failing does not stop the next. */
+async function applyKinds(entries: readonly PlanEntry[], scope: ProjectScope, a: ProjectApplyContext): Promise<Set<string>> {
+  const applied = new Set<string>();
+  for (const entry of entries) {
+    const module = a.kinds.find((kind) => kind.kind === entry.kind);
+    if (await a.outcomes.run(entry, module ? () => module.apply(entry, scope, a.context) : undefined)) applied.add(entry.kind);
+  }
+  return applied;
+}
+
+/** The module declares that its writes make the project unreadable for a while: they come after the read-back. */
+function appliesLast(entry: PlanEntry, kinds: readonly KindModule[]): boolean {
+  return kinds.find((kind) => kind.kind === entry.kind)?.appliesAfterReadBack === true;
+}
+
+/**
+ * Reads back what was written (the kinds that applied a write): a step of its own (action
+ * `verify`), which fails when a kind cannot be read. Then the judgement: a write the read-back
+ * still shows as a difference did not do its work, and fails. The statuses come from this second look.
+ */
+async function verifyStep(project: string, applied: ReadonlySet<string>, scope: ProjectScope, a: ProjectApplyContext): Promise<{ verified?: PlanEntry[]; observedAt?: number }> {
+  const id = `Project/${project}#verify`;
+  const only = new Set(a.kinds.filter((kind) => applied.has(kind.kind)));
+  let verified: PlanEntry[] | undefined;
+  let observedAt: number | undefined;
+  await a.outcomes.step(id, 'verify', async () => {
+    try {
+      const readBack = await planModules(project, scope, a.kinds, a.context, a.log, only);
+      verified = [...readBack.entries, ...readBack.failures];
+      observedAt = readBack.observedAt;
+    } catch (error) {
+      throw new VerificationError(describeError(error).message);
+    }
+    const unread = verified.filter((entry) => entry.reason?.startsWith('could not observe'));
+    if (unread.length > 0) throw new VerificationError(unread.map((entry) => `${entry.kind}: ${entry.reason}`).join('; '));
+  });
+  if (verified) a.outcomes.stillDiffering(verified, id);
+  return { ...(verified ? { verified } : {}), ...(observedAt !== undefined ? { observedAt } : {}) };
 }
 
 /** The read-back after an apply could not be done: what was written is not confirmed. */

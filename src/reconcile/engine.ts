@@ -1,30 +1,40 @@
-// One reconciliation pass, in a fixed order: manifests (given) -> secret references ->
-// observe -> plan -> (dry run: render and stop) -> apply in dependency order -> verify ->
-// record. The plan is a value; the dry run differs from the apply in exactly one place.
+// One reconciliation pass, as named steps that return values, in a fixed order:
+//   load (the manifests are given: any error and nothing is planned) -> check references (every
+//   secret reference resolves, before any request) -> observe (the fleet, once) -> plan (a
+//   PassPlan value: the fleet-level modules' entries, then each project's kinds) -> gate (a
+//   Rollout document's waves, windows and approvals mark the writes this pass holds) -> apply
+//   (outcomes, owned by one PassOutcomes: leading fleet entries, each project with its creation,
+//   wait, kinds, verify (the read-back and the judgement of what still differs) and pause, then
+//   trailing fleet entries) -> record (the inventory, through each fleet-level module, the
+//   rollout's records, and the statuses of the pass).
+// A dry run differs from an apply in exactly one place, `reconcile()`: it does not apply, so it
+// has no outcomes and records no inventory; it plans and records its statuses the same way.
 import type { ApiClient } from '../api/client.js';
 import type { ManagementApi } from '../api/endpoints.js';
-import type { ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
+import { findSecretReferences } from '../manifests/check-refs.js';
+import type { AnyDocument, ManifestError, ManifestSet, OrganizationDocument, ProjectDocument } from '../manifests/types.js';
 import { systemClock, type Clock } from '../util/clock.js';
-import { applyProject, type WaitSettings } from './apply-project.js';
-import { applyProgress } from './apply-progress.js';
+import { applyProject, type ProjectApplied, type WaitSettings } from './apply-project.js';
 import { describeError, redactingLogger, Redactor, withRedactor } from './describe-error.js';
+import type { FleetApplyContext, FleetInput, FleetObservation } from './fleet.js';
 import { IntentLog } from './intents.js';
-import { loadInventory, saveInventory } from './inventory.js';
-import { observeFleet, type FleetInput, type FleetObservation } from './observe.js';
+import { loadInventory, saveInventory, type Inventory } from './inventory.js';
+import { isPausedStatus, isRunning, refOf } from './kinds/project.js';
+import { observeFleet } from './observe.js';
+import { PassOutcomes } from './pass-outcomes.js';
+import { PassState } from './pass-state.js';
+import { servicesNeeded } from './project-readiness.js';
+import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
-import { isPausedStatus, isRunning, refOf } from './kinds/project.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
+import { openRolloutGate, type RolloutGate } from './rollout/gate.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
-import { secretResolver } from './secret-check.js';
-import { findSecretReferences } from '../manifests/check-refs.js';
-import { openStateStore } from './state.js';
-import { openRolloutGate } from './rollout/gate.js';
-import { servicesNeeded } from './project-readiness.js';
+import { secretResolver, type SecretResolver } from './secret-check.js';
+import { openStateStore, type FileStateStore } from './state.js';
+import { statusesFor, summarizePlan } from './summary.js';
 import { StateLockLostError } from '../util/state-fence.js';
-import { isChange, summarizePlan, statusesFor } from './summary.js';
-import type { ApplyOutcome, FleetApplyContext, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
-import type { Refusal } from './plan-file.js';
+import type { ApplyOutcome, KindContext, KindModule, Logger, PassResult, PlanEntry, ProjectObservation } from './types.js';
 
 export interface PassOptions {
   /** Already loaded (the daemon keeps the last good set). */
@@ -72,32 +82,11 @@ const ORGANIZATION_POLL_MS = 2_000;
 /** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
 const LAST_PASS_KEY = 'last-pass';
 
-class PassAbortedError extends Error {
-  constructor() {
-    super('the pass was stopped before this change');
-    this.name = 'PassAbortedError';
-  }
-}
-
 /** A saved plan that no longer matches the live state or the manifests: refused whole. */
 export class StalePlanError extends Error {
   constructor(reason: string) {
     super(reason);
     this.name = 'StalePlanError';
-  }
-}
-
-/** The log messages of an outcome, by what it ran. */
-const STEP_WORDS = {
-  wait: { success: 'project ready', failed: 'readiness wait failed', skipped: 'readiness wait skipped', interrupted: 'readiness wait interrupted' },
-  verify: { success: 'writes verified', failed: 'verification failed', skipped: 'verification skipped', interrupted: 'verification interrupted' },
-  change: { success: 'change applied', failed: 'change failed', skipped: 'change skipped', interrupted: 'change interrupted' },
-} as const;
-
-class BlockedError extends Error {
-  constructor(reason: string) {
-    super(reason);
-    this.name = 'Blocked';
   }
 }
 
@@ -141,360 +130,365 @@ function refusalOutcome(kinds: ReadonlyMap<string, PlanEntry['kind']>): (refusal
   });
 }
 
-/** What an apply wrote and the read-back shows still differing: the pass did not do its work. */
-class StillDiffersError extends Error {
-  constructor(fields: string[]) {
-    super(`still differs after the apply${fields.length ? ` (${fields.join(', ')})` : ''}`);
-    this.name = 'StillDiffersError';
-  }
-}
-
 export function runPass(options: PassOptions): Promise<PassResult> {
   // Every value the pass resolves is scrubbed from what it describes and logs (describe-error.ts).
   const redactor = new Redactor();
   return withRedactor(redactor, () => reconcile({ ...options, log: redactingLogger(options.log, redactor) }, redactor));
 }
 
+/** The steps of a pass; each returns its value, or the pass's result when the pass ends there. */
 async function reconcile(options: PassOptions, redactor: Redactor): Promise<PassResult> {
   const clock = options.clock ?? systemClock;
   const startedAt = clock.now();
-  const log = options.log;
-  const base = (): Omit<PassResult, 'result' | 'finishedAt'> => ({
-    startedAt,
-    dryRun: options.dryRun,
-    ...(options.manifests.revision !== undefined ? { revision: options.manifests.revision } : {}),
-    manifestErrors: options.manifests.errors,
-    plan: summarizePlan([]),
-    outcomes: [],
-    resources: [],
-    projects: [],
-    requests: 0,
-  });
+  const invalid = load(options, clock);
+  if (invalid) return invalid;
+  const checked = await checkReferences(options, redactor, clock);
+  if ('invalid' in checked) return checked.invalid;
+  const pass = await openPass(options, checked.secrets, clock, startedAt);
+  const observed = await observe(pass);
+  if ('failed' in observed) return observed.failed;
+  const planned = await plan(pass, observed);
+  if ('failed' in planned) return planned.failed;
+  const rollout = await gate(pass, planned);
+  // The one place where a dry run differs from an apply: it stops at the plan (after the gate).
+  const applied = options.dryRun ? undefined : await apply(pass, planned, rollout);
+  if (applied && 'refused' in applied) return applied.refused;
+  return record(pass, planned, applied, rollout);
+}
 
-  // 1. Manifests: any error and nothing is planned, applied or deleted.
-  if (options.manifests.errors.length > 0) {
-    log.error({ errors: options.manifests.errors.length }, 'manifests have errors: nothing is planned or applied');
-    return invalidPassResult(options.manifests, options.manifests.errors, options.dryRun, clock.now());
-  }
+/** 1. Load: the manifests are given; any error in them and nothing is planned, applied or deleted. */
+function load(options: PassOptions, clock: Clock): PassResult | undefined {
+  if (options.manifests.errors.length === 0) return undefined;
+  options.log.error({ errors: options.manifests.errors.length }, 'manifests have errors: nothing is planned or applied');
+  return invalidPassResult(options.manifests, options.manifests.errors, options.dryRun, clock.now());
+}
 
-  // 2. Secret references, all of them, before anything is read.
+/** 2. Check references: every secret reference resolves, before anything is read; each value is scrubbed from then on. */
+async function checkReferences(options: PassOptions, redactor: Redactor, clock: Clock): Promise<{ secrets: SecretResolver } | { invalid: PassResult }> {
   const documents = options.manifests.documents;
   const placeholders: string[] = [];
   const secrets = secretResolver({ env: options.env, sandbox: options.sandbox ?? false, onPlaceholder: (reference) => placeholders.push(reference) });
-  const referenceErrors = await secrets.check(documents);
+  const errors = await secrets.check(documents);
   if (placeholders.length > 0) {
-    log.warn({ references: placeholders }, 'secret references do not resolve: generated placeholders are used (sandbox only)');
+    options.log.warn({ references: placeholders }, 'secret references do not resolve: generated placeholders are used (sandbox only)');
   }
-  if (referenceErrors.length > 0) {
-    for (const error of referenceErrors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
-    return invalidPassResult(options.manifests, referenceErrors, options.dryRun, clock.now());
+  if (errors.length > 0) {
+    for (const error of errors) options.log.error({ file: error.file, line: error.line, path: error.path }, error.message);
+    return { invalid: invalidPassResult(options.manifests, errors, options.dryRun, clock.now()) };
   }
   // Known before the first request: a service message quoting any of them is scrubbed.
   for (const { document, ref } of findSecretReferences(documents)) redactor.add(await secrets.resolve(ref, document));
+  return { secrets };
+}
 
+/** What every step after the checks works with: the pass's state directory, its API views, its memory. */
+interface Pass {
+  options: PassOptions;
+  clock: Clock;
+  startedAt: number;
+  log: Logger;
+  documents: AnyDocument[];
+  secrets: SecretResolver;
+  state: FileStateStore;
+  inventory: Inventory;
+  intents: IntentLog;
+  tally: RequestTally;
+  kinds: readonly KindModule[];
+  /** Pass-scoped state the kinds share (refs, creations, bulk requests sent): one per pass. */
+  memory: PassState;
+  /** The API as the pass (no project) or the kinds of one project use it: requests counted and tagged. */
+  apiFor(project?: string): ManagementApi;
+  /** What the kinds of one project plan and apply with. */
+  contextFor(project: string): KindContext;
+  /** The result of a pass that ends before its apply with a failure (nothing applied). */
+  failed(outcomes: ApplyOutcome[], plan?: PassResult['plan']): PassResult;
+}
+
+async function openPass(options: PassOptions, secrets: SecretResolver, clock: Clock, startedAt: number): Promise<Pass> {
   const state = openStateStore(options.stateDir);
-  const inventory = await loadInventory(state);
-  const intents = await IntentLog.open(state);
   const tally: RequestTally = { total: 0, byMethod: {} };
-  /** The result of a pass that could not observe what it needs: nothing planned or applied. */
-  const observationFailed = (error: unknown): PassResult => ({
-    ...base(),
-    outcomes: [{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: options.signal?.aborted ? 'interrupted' : 'failed', error: describeError(error) }],
-    requests: tally.total,
-    result: 'failed',
-    ...(options.signal?.aborted ? { interrupted: true } : {}),
-    finishedAt: clock.now(),
-  });
   const caller = callerOf(options.client.api);
   const readPriority = options.priority === 'drift' ? 'drift' : 'verify';
-  const apiFor = (project?: string): ManagementApi =>
-    scopedApi(caller, { readPriority, ...(project ? { project } : {}), ...(options.signal ? { signal: options.signal } : {}) }, tally);
-  const passApi = apiFor();
-  const kinds = options.kinds ?? KIND_MODULES;
-  const selection = options.projects ? new Set(options.projects) : undefined;
-  const projectRefs = new Map<string, string>();
-
-  const organizationDocuments = documents.filter((d): d is OrganizationDocument => d.kind === 'Organization');
-  const allProjectDocuments = documents.filter((d): d is ProjectDocument => d.kind === 'Project');
-  const activeProjects = allProjectDocuments.filter(
-    (d) => !effectivePolicy(d.spec.policy).suspend && (!selection || selection.has(d.metadata.name)),
-  );
-  const neededOrganizations = new Set(activeProjects.map((d) => d.spec.organization));
-  const activeOrganizations = organizationDocuments.filter(
-    (d) => !effectivePolicy(d.spec?.policy).suspend && (!selection || neededOrganizations.has(d.metadata.name)),
-  );
-
-  // 3. Observe the fleet once; its modules (Organization, then Project) plan from what it found.
-  let fleet: FleetObservation;
-  let fleetEntries: PlanEntry[];
-  try {
-    const fleetInput: FleetInput = {
-      api: passApi,
-      organizationDocuments: activeOrganizations,
-      projectDocuments: activeProjects,
-      declaredDocuments: allProjectDocuments,
-      // Defence in depth: a pass over a set with errors never gets here, and never deletes.
-      checkoutClean: options.manifests.errors.length === 0,
-      ...(selection ? { selection } : {}),
-      inventory,
-      intents,
-      // For a shard, the whole checkout: a shard whose projects all moved to other shards hands them over.
-      manifestsEmpty: documents.length === 0 && (options.manifests.shard?.elsewhere.length ?? 0) === 0,
-      allowEmpty: options.allowEmpty ?? false,
-      readPriority,
-      ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),
-      ...(options.manifests.shard && !options.dryRun
-        ? { organizationWait: { ms: options.organizationWaitMs ?? DEFAULT_ORGANIZATION_WAIT_MS, intervalMs: ORGANIZATION_POLL_MS, clock } }
-        : {}),
-      ...(options.signal ? { signal: options.signal } : {}),
-      log,
-    };
-    const observed = await observeFleet(fleetInput);
-    fleet = observed;
-    fleetEntries = FLEET_MODULES.flatMap((module) => module.plan(observed, fleetInput));
-  } catch (error) {
-    if (options.signal?.aborted) log.info({}, 'the pass was interrupted while observing the fleet: nothing is planned or applied');
-    else log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
-    return observationFailed(error);
-  }
-  for (const unit of fleet.projects) if (unit.live) projectRefs.set(unit.name, refOf(unit.live));
-
-  const contextFor = (name: string): KindContext => ({
-    api: apiFor(name),
+  const signal = options.signal ? { signal: options.signal } : {};
+  const apiFor = (project?: string): ManagementApi => scopedApi(caller, { readPriority, ...(project ? { project } : {}), ...signal }, tally);
+  const memory = new PassState();
+  const documents = options.manifests.documents;
+  return {
+    options,
     clock,
-    state,
+    startedAt,
+    log: options.log,
     documents,
-    resolveSecret: (ref, document) => secrets.resolve(ref, document),
-    projectRefs,
-    ...(options.signal ? { signal: options.signal } : {}),
-    log,
-  });
+    secrets,
+    state,
+    inventory: await loadInventory(state),
+    intents: await IntentLog.open(state),
+    tally,
+    kinds: options.kinds ?? KIND_MODULES,
+    memory,
+    apiFor,
+    contextFor: (project) => ({
+      api: apiFor(project),
+      clock,
+      state,
+      documents,
+      resolveSecret: (ref, document) => secrets.resolve(ref, document),
+      projectRefs: memory.projectRefs,
+      pass: memory,
+      ...signal,
+      log: options.log,
+    }),
+    failed: (outcomes, plan) => ({
+      startedAt,
+      dryRun: options.dryRun,
+      ...(options.manifests.revision !== undefined ? { revision: options.manifests.revision } : {}),
+      manifestErrors: options.manifests.errors,
+      plan: plan ?? summarizePlan([]),
+      outcomes,
+      resources: [],
+      projects: [],
+      requests: tally.total,
+      result: 'failed',
+      finishedAt: clock.now(),
+    }),
+  };
+}
 
-  // 4. Plan: the project's kinds, for every project that exists or will be created.
-  let works: ProjectWork[];
-  const byProject = documentsByProject(documents);
+/** The result of a pass that could not observe what it needs (or was stopped while it observed): nothing planned or applied. */
+function observationFailed(pass: Pass, error: unknown): { failed: PassResult } {
+  const interrupted = pass.options.signal?.aborted === true;
+  const failed = pass.failed([{ entryId: 'Project/*', kind: 'Project', action: 'noop', result: interrupted ? 'interrupted' : 'failed', error: describeError(error) }]);
+  return { failed: { ...failed, ...(interrupted ? { interrupted: true } : {}) } };
+}
+
+/** What the observe step found: the fleet, and the fleet-level modules' entries planned from it. */
+interface Observed {
+  fleet: FleetObservation;
+  fleetEntries: PlanEntry[];
+}
+
+/** 3. Observe the fleet once (the active documents, within the pass's selection); its modules (Organization, then Project) plan from what it found. */
+async function observe(pass: Pass): Promise<Observed | { failed: PassResult }> {
+  const { options, documents } = pass;
+  const selection = options.projects ? new Set(options.projects) : undefined;
+  const allProjectDocuments = documents.filter((d): d is ProjectDocument => d.kind === 'Project');
+  const activeProjects = allProjectDocuments.filter((d) => !effectivePolicy(d.spec.policy).suspend && (!selection || selection.has(d.metadata.name)));
+  const neededOrganizations = new Set(activeProjects.map((d) => d.spec.organization));
+  const activeOrganizations = documents
+    .filter((d): d is OrganizationDocument => d.kind === 'Organization')
+    .filter((d) => !effectivePolicy(d.spec?.policy).suspend && (!selection || neededOrganizations.has(d.metadata.name)));
+  const input: FleetInput = {
+    api: pass.apiFor(),
+    organizationDocuments: activeOrganizations,
+    projectDocuments: activeProjects,
+    declaredDocuments: allProjectDocuments,
+    // Defence in depth: a pass over a set with errors never gets here, and never deletes.
+    checkoutClean: options.manifests.errors.length === 0,
+    ...(selection ? { selection } : {}),
+    inventory: pass.inventory,
+    intents: pass.intents,
+    // For a shard, the whole checkout: a shard whose projects all moved to other shards hands them over.
+    manifestsEmpty: documents.length === 0 && (options.manifests.shard?.elsewhere.length ?? 0) === 0,
+    allowEmpty: options.allowEmpty ?? false,
+    readPriority: options.priority === 'drift' ? 'drift' : 'verify',
+    ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),
+    ...(options.manifests.shard && !options.dryRun
+      ? { organizationWait: { ms: options.organizationWaitMs ?? DEFAULT_ORGANIZATION_WAIT_MS, intervalMs: ORGANIZATION_POLL_MS, clock: pass.clock } }
+      : {}),
+    ...(options.signal ? { signal: options.signal } : {}),
+    log: pass.log,
+  };
   try {
-    works = await Promise.all(
-      fleet.projects.map(async (unit) => {
-        const work = newWork(unit, byProject.get(unit.name) ?? [], clock.now());
-        if (unit.entry?.action === 'blocked' && !unit.live) return work;
-        const status = unit.live?.status;
-        if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
-          work.modulesSkipped = `paused (status ${status}): configuration is not checked while paused`;
-          return work;
-        }
-        if (!unit.live) {
-          // A project this pass creates: its kinds are planned from the manifests alone (the
-          // live side is the service's default), applied as planned once it is ready.
-          work.deferred = true;
-        } else if (!isRunning(status)) {
-          // A project that exists but is not running (restored by this pass, coming up,
-          // upgrading) cannot be read: each managed kind is pending until it runs, and an apply
-          // plans them once the project is ready (its first plan of them). Never planned blind:
-          // a blind plan would set up replicas or providers it already has, or replace a root
-          // key without its confirmation.
-          work.deferred = true;
-          work.planWhenReady = true;
-          delete work.scope.ref;
-          work.entries = pendingEntries(work, kinds, contextFor(unit.name), `the project is ${status ?? 'not running'}: its configuration is planned once it runs`);
-          return work;
-        }
-        Object.assign(work, await planModules(work, kinds, contextFor(unit.name), log));
-        return work;
-      }),
-    );
+    const fleet = await observeFleet(input);
+    const fleetEntries = FLEET_MODULES.flatMap((module) => module.plan(fleet, input));
+    for (const unit of fleet.projects) if (unit.live) pass.memory.projectRefs.set(unit.name, refOf(unit.live));
+    pass.memory.willCreate(fleet.projects.filter((unit) => !unit.live && unit.entry?.action === 'create').map((unit) => unit.name));
+    return { fleet, fleetEntries };
+  } catch (error) {
+    if (pass.options.signal?.aborted) pass.log.info({}, 'the pass was interrupted while observing the fleet: nothing is planned or applied');
+    else pass.log.error({ error: describeError(error).message }, 'observing the fleet failed: nothing is planned or applied');
+    return observationFailed(pass, error);
+  }
+}
+
+/** The plan of a pass, a value: the fleet-level modules' entries, then each project's part. */
+interface PassPlan extends Observed {
+  works: ProjectWork[];
+}
+
+/** Every entry of the plan, in order: the fleet's, then each project's kinds, their failures and its lifecycle. */
+function entriesOf(plan: PassPlan, applied?: AppliedPlan): PlanEntry[] {
+  return [
+    ...plan.fleetEntries,
+    ...plan.works.flatMap((work) => {
+      const replanned = applied?.projects.get(work.unit.name)?.replanned;
+      return [...(replanned ?? work).entries, ...(replanned ?? work).failures, ...(work.unit.lifecycle ? [work.unit.lifecycle] : [])];
+    }),
+  ];
+}
+
+/** 4. Plan: the project's kinds, for every project that exists or will be created. */
+async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed: PassResult }> {
+  const byProject = documentsByProject(pass.documents);
+  try {
+    const works = await Promise.all(observed.fleet.projects.map((unit) => planProject(pass, newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()))));
+    return { ...observed, works };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
-    if (options.signal?.aborted) log.info({}, 'the pass was interrupted while observing the projects: nothing is applied');
-    else log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
-    return observationFailed(error);
+    if (pass.options.signal?.aborted) pass.log.info({}, 'the pass was interrupted while observing the projects: nothing is applied');
+    else pass.log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
+    return observationFailed(pass, error);
   }
+}
 
-  const assemble = (): PlanEntry[] => [
-    ...fleetEntries,
-    ...works.flatMap((work) => [
-      ...work.entries,
-      ...work.failures,
-      ...(work.unit.lifecycle ? [work.unit.lifecycle] : []),
-    ]),
-  ];
-
-  // A saved plan is applied only when this plan is the same plan, entry for entry.
-  if (!options.dryRun && options.savedPlan) {
-    const entries = assemble();
-    const refusals = options.savedPlan.check(entries);
-    if (refusals.length > 0) {
-      for (const refusal of refusals) log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
-      return {
-        ...base(),
-        plan: summarizePlan(entries),
-        outcomes: refusals.map(refusalOutcome(new Map(entries.map((e) => [e.id, e.kind])))),
-        requests: tally.total,
-        result: 'failed',
-        finishedAt: clock.now(),
-      };
-    }
+/** One project's kinds: planned now, deferred until it exists (a creation) or runs, or not at all (paused). */
+async function planProject(pass: Pass, work: ProjectWork): Promise<ProjectWork> {
+  const unit = work.unit;
+  if (unit.entry?.action === 'blocked' && !unit.live) return work;
+  const status = unit.live?.status;
+  if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
+    return { ...work, modulesSkipped: `paused (status ${status}): configuration is not checked while paused` };
   }
+  // A project this pass creates: its kinds are planned from the manifests alone (the live side is
+  // the service's default), applied as planned once it is ready.
+  if (!unit.live) return { ...work, deferred: true, ...(await planModules(unit.name, work.scope, pass.kinds, pass.contextFor(unit.name), pass.log)) };
+  if (!isRunning(status)) {
+    // A project that exists but is not running (restored by this pass, coming up, upgrading)
+    // cannot be read: each managed kind is pending until it runs, and an apply plans them once
+    // the project is ready (its first plan of them). Never planned blind: a blind plan would set
+    // up replicas or providers it already has, or replace a root key without its confirmation.
+    const scope = { ...work.scope };
+    delete scope.ref;
+    const waiting = { ...work, scope, deferred: true, planWhenReady: true };
+    return { ...waiting, entries: pendingEntries(waiting, pass.kinds, pass.contextFor(unit.name), `the project is ${status ?? 'not running'}: its configuration is planned once it runs`) };
+  }
+  return { ...work, ...(await planModules(unit.name, work.scope, pass.kinds, pass.contextFor(unit.name), pass.log)) };
+}
 
-  // The rollout gate (a Rollout document): which writes wait (a later wave, a window, an
-  // approval). Held entries are planned and shown, never applied in this pass.
-  const gate = await openRolloutGate({
-    documents,
-    state,
+/**
+ * 5. Gate: with a Rollout document, the rollout moves on where its gates allow (a soak ended, a
+ * wave healthy), then marks on the plan each write this pass holds (`held`: a later wave, a
+ * change outside its maintenance window, one waiting for an approval) and each entry's wave.
+ * Held entries are planned and shown, never applied. A dry run goes through the gate too, so its
+ * plan shows what would wait; it records nothing and tells nothing.
+ */
+async function gate(pass: Pass, plan: PassPlan): Promise<RolloutGate | undefined> {
+  const { options } = pass;
+  const rollout = await openRolloutGate({
+    documents: pass.documents,
+    state: pass.state,
     revision: options.manifests.revision,
-    clock: options.rolloutClock ?? clock,
-    log,
+    clock: options.rolloutClock ?? pass.clock,
+    log: pass.log,
     dryRun: options.dryRun,
-    health: async (name) => {
-      const ref = projectRefs.get(name);
-      const unit = fleet.projects.find((candidate) => candidate.name === name);
-      if (!ref || !unit) return ['the project does not exist'];
-      try {
-        const services = servicesNeeded(unit.document, byProject.get(name) ?? []);
-        const items = await apiFor(name).getServicesHealth(ref, { priority: 'verify', project: name, query: { services }, ...(options.signal ? { signal: options.signal } : {}) });
-        const healthy = new Set(items.filter((item) => item.healthy === true || item.status === 'ACTIVE_HEALTHY').map((item) => item.name));
-        return services.filter((service) => !healthy.has(service)).map((service) => `${service} unhealthy`);
-      } catch (error) {
-        return [`its health could not be read: ${describeError(error).message}`];
-      }
-    },
+    health: (name) => projectHealth(pass, plan, name),
   });
-  await gate?.hold(assemble(), selection);
+  await rollout?.hold(entriesOf(plan), options.projects ? new Set(options.projects) : undefined);
+  return rollout;
+}
 
-  // What the fleet-level modules apply and record with.
+/** The problems of a project's health (the services its documents need), for the rollout's gate; empty when healthy. A read only. */
+async function projectHealth(pass: Pass, plan: PassPlan, name: string): Promise<string[]> {
+  const ref = pass.memory.projectRefs.get(name);
+  const work = plan.works.find((candidate) => candidate.unit.name === name);
+  if (!ref || !work) return ['the project does not exist'];
+  try {
+    const services = servicesNeeded(work.unit.document, work.scope.documents, [...new Set([...KIND_MODULES, ...pass.kinds])]);
+    const signal = pass.options.signal ? { signal: pass.options.signal } : {};
+    const items = await pass.apiFor(name).getServicesHealth(ref, { priority: 'verify', project: name, query: { services }, ...signal });
+    const healthy = new Set(items.filter((item) => item.healthy === true || item.status === 'ACTIVE_HEALTHY').map((item) => item.name));
+    return services.filter((service) => !healthy.has(service)).map((service) => `${service} unhealthy`);
+  } catch (error) {
+    return [`its health could not be read: ${describeError(error).message}`];
+  }
+}
+
+/** What the apply did: its outcomes, and what each project's apply found out. */
+interface AppliedPlan {
+  outcomes: PassOutcomes;
+  projects: Map<string, ProjectApplied>;
+  fleetContext: FleetApplyContext;
+}
+
+/**
+ * 6. Apply, in dependency order: the fleet-level modules' leading entries (organizations'
+ * creations, then renames), every project on its own (one failing never stops the others; a
+ * project whose wave the rollout holds is not applied), then their trailing entries
+ * (deletions). An entry the rollout holds is not written. A saved plan is applied only when this
+ * plan is the same plan, entry for entry; otherwise the pass is refused whole before anything is
+ * written.
+ */
+async function apply(pass: Pass, plan: PassPlan, rollout: RolloutGate | undefined): Promise<AppliedPlan | { refused: PassResult }> {
+  const entries = entriesOf(plan);
+  const refusals = pass.options.savedPlan?.check(entries) ?? [];
+  if (refusals.length > 0) {
+    for (const refusal of refusals) pass.log.error({ resource: refusal.resource }, `the saved plan is refused: ${refusal.reason}`);
+    return { refused: pass.failed(refusals.map(refusalOutcome(new Map(entries.map((e) => [e.id, e.kind])))), summarizePlan(entries)) };
+  }
+  const { options, clock, log } = pass;
+  const outcomes = new PassOutcomes({ clock, log, changes: entries.filter((e) => !e.observeOnly && e.action !== 'noop' && !e.held).length, ...(options.signal ? { signal: options.signal } : {}) });
   const fleetContext: FleetApplyContext = {
-    fleet,
-    api: passApi,
-    apiFor,
-    inventory,
-    intents,
-    state,
-    secrets,
+    fleet: plan.fleet,
+    api: pass.apiFor(),
+    apiFor: pass.apiFor,
+    inventory: pass.inventory,
+    intents: pass.intents,
+    state: pass.state,
+    secrets: pass.secrets,
     clock,
     log,
-    projectRefs,
+    projectRefs: pass.memory.projectRefs,
     ...(options.manifests.shard ? { shard: options.manifests.shard.name } : {}),
     ...(options.signal ? { signal: options.signal } : {}),
   };
-
-  const outcomes: ApplyOutcome[] = [];
-  // 5. Apply (the one place where a dry run differs).
-  if (!options.dryRun) {
-    const failed = new Set<string>();
-    const progress = applyProgress(clock, assemble().filter((e) => !e.observeOnly && e.action !== 'noop' && !e.held).length, log);
-    const record = (step: Pick<ApplyOutcome, 'entryId' | 'kind' | 'action'>, result: ApplyOutcome['result'], started: number, error?: unknown) => {
-      const outcome: ApplyOutcome = { ...step, result, durationMs: clock.now() - started };
-      if (error !== undefined) outcome.error = describeError(error);
-      if (result !== 'success') failed.add(step.entryId);
-      outcomes.push(outcome);
-      const fields = { entry: step.entryId, action: step.action, result, ...(outcome.error ? { error: outcome.error.message } : {}) };
-      // A wait or a read-back is a step, not a change: its lines say so.
-      const words = STEP_WORDS[step.action as keyof typeof STEP_WORDS] ?? STEP_WORDS.change;
-      if (result === 'failed') log.error(fields, words.failed);
-      else if (result === 'interrupted') log.info(fields, words.interrupted);
-      // Changes the stopping process never started: planned again by the next pass, as the interrupted one.
-      else if (result === 'skipped' && error instanceof PassAbortedError) log.info(fields, words.skipped);
-      else if (result === 'skipped') log.warn(fields, words.skipped);
-      else log.info(fields, words.success);
-      if (step.action !== 'wait' && step.action !== 'verify') progress(result);
-    };
-    const runEntry = async (entry: PlanEntry, apply: (() => Promise<void>) | undefined) => {
-      if (entry.observeOnly || entry.action === 'noop' || entry.held) return;
-      const started = clock.now();
-      const step = { entryId: entry.id, kind: entry.kind, action: entry.action };
-      if (entry.action === 'blocked') return record(step, 'skipped', started, new BlockedError(entry.reason ?? 'blocked'));
-      const waitingOn = (entry.dependsOn ?? []).filter((id) => failed.has(id));
-      if (waitingOn.length > 0) return record(step, 'skipped', started, new Error(`depends on ${waitingOn.join(', ')}, which did not succeed`));
-      if (options.signal?.aborted) return record(step, 'skipped', started, new PassAbortedError());
-      if (!apply) return record(step, 'skipped', started, new Error('nothing can apply this change'));
+  // The fleet-level module that planned an entry applies it.
+  const applyFleetEntry = (entry: PlanEntry): Promise<void> => {
+    const module = FLEET_MODULES.find((candidate) => (candidate.produces as readonly string[]).includes(entry.kind));
+    if (!module) throw new Error(`no fleet-level module applies ${entry.kind} entries`);
+    return module.apply(entry, fleetContext);
+  };
+  for (const module of FLEET_MODULES) for (const entry of module.leading(plan.fleet)) await outcomes.run(entry, () => module.apply(entry, fleetContext));
+  const projects = new Map<string, ProjectApplied>();
+  await Promise.all(
+    plan.works.filter((work) => !rollout?.holdsProject(work.unit.name)).map(async (work) => {
       try {
-        await apply();
-        record(step, 'success', started);
-      } catch (error) {
-        // Stopped by the process's own stop (a signal, a lost lock): not a failure of the change.
-        record(step, options.signal?.aborted ? 'interrupted' : 'failed', started, error);
-      }
-    };
-    // The wait until a project is ready and the read-back after its writes: outcomes of their
-    // own (actions `wait` and `verify`), never a change and never a second plan.
-    const runStep = async (id: string, action: 'wait' | 'verify', run: () => Promise<void>) => {
-      const started = clock.now();
-      const step = { entryId: id, kind: 'Project' as const, action };
-      if (options.signal?.aborted) return record(step, 'skipped', started, new PassAbortedError());
-      try {
-        await run();
-        record(step, 'success', started);
-      } catch (error) {
-        record(step, options.signal?.aborted ? 'interrupted' : 'failed', started, error);
-      }
-    };
-
-    // The fleet-level module that planned an entry applies it.
-    const applyFleetEntry = (entry: PlanEntry): Promise<void> => {
-      const module = FLEET_MODULES.find((candidate) => (candidate.produces as readonly string[]).includes(entry.kind));
-      if (!module) throw new Error(`no fleet-level module applies ${entry.kind} entries`);
-      return module.apply(entry, fleetContext);
-    };
-
-    // Fleet-level entries that come before any project's own changes: organizations' creations, then renames.
-    for (const module of FLEET_MODULES) {
-      for (const entry of module.leading(fleet)) await runEntry(entry, () => module.apply(entry, fleetContext));
-    }
-
-    // Then every project on its own: one failing never stops the others.
-    await Promise.all(
-      works.filter((work) => !gate?.holdsProject(work.unit.name)).map((work) =>
-        applyProject(work, {
+        projects.set(work.unit.name, await applyProject(work, {
+          outcomes,
           applyFleetEntry,
-          runEntry,
-          runStep,
-          appliesSavedPlan: options.savedPlan !== undefined,
-          failed,
-          context: contextFor(work.unit.name),
-          kinds,
+          context: pass.contextFor(work.unit.name),
+          kinds: pass.kinds,
+          services: [...new Set([...KIND_MODULES, ...pass.kinds])],
           clock,
           log,
-          projectRefs,
+          projectRefs: pass.memory.projectRefs,
+          appliesSavedPlan: options.savedPlan !== undefined,
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.wait ? { wait: options.wait } : {}),
-        }).catch((error: unknown) => {
-          if (options.signal?.aborted) log.info({ project: work.unit.name }, 'applying the project was interrupted');
-          else log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
-        }),
-      ),
-    );
-
-    // Honest results: a write the read-back still shows as a difference did not do its work.
-    for (const work of works) {
-      const differing: string[] = [];
-      for (const after of work.verified ?? []) {
-        if (!isChange(after) || after.pending) continue;
-        const outcome = outcomes.find((o) => o.entryId === after.id && o.result === 'success');
-        if (!outcome) continue;
-        outcome.result = 'failed';
-        outcome.error = describeError(new StillDiffersError(after.changes.map((c) => c.path)));
-        failed.add(after.id);
-        differing.push(after.id);
-        log.error({ entry: after.id, fields: after.changes.map((c) => c.path) }, 'change failed: it still differs after the apply');
+        }));
+      } catch (error) {
+        if (options.signal?.aborted) log.info({ project: work.unit.name }, 'applying the project was interrupted');
+        else log.error({ project: work.unit.name, error: describeError(error).message }, 'applying the project stopped');
       }
-      const verify = differing.length > 0 ? outcomes.find((o) => o.entryId === `Project/${work.unit.name}#verify` && o.result === 'success') : undefined;
-      if (verify) {
-        verify.result = 'failed';
-        verify.error = describeError(new StillDiffersError(differing));
-      }
-    }
+    }),
+  );
+  for (const module of FLEET_MODULES) for (const entry of module.trailing(plan.fleet)) await outcomes.run(entry, () => module.apply(entry, fleetContext));
+  return { outcomes, projects, fleetContext };
+}
 
-    // Fleet-level entries that come after every project's changes: deletions.
-    for (const module of FLEET_MODULES) {
-      for (const entry of module.trailing(fleet)) await runEntry(entry, () => module.apply(entry, fleetContext));
-    }
-  }
-
-  // 6. Record: the inventory (apply only; each fleet-level module records its kind) and the statuses of this pass.
-  const entries = assemble();
-  const plan = summarizePlan(entries);
+/**
+ * 7. Record: after an apply, the inventory (each fleet-level module records its kind, in
+ * registry order, then it is saved) and the rollout's records (applied revisions, soaks, halts;
+ * not after an interrupted pass, which moves no rollout on); after any pass, the statuses of its
+ * resources and projects, and the rollout as the pass leaves it (read by `reconcile status` and
+ * the metrics).
+ */
+async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefined, gate: RolloutGate | undefined): Promise<PassResult> {
+  const { options, clock } = pass;
+  const entries = entriesOf(plan, applied);
+  const outcomes = applied?.outcomes.list ?? [];
   const now = clock.now();
-  const resources = statusesFor(entries, outcomes, options.dryRun, now, works.flatMap((w) => w.verified ?? []));
+  const verified = plan.works.flatMap((work) => applied?.projects.get(work.unit.name)?.verified ?? []);
+  const resources = statusesFor(entries, outcomes, applied === undefined, now, verified);
   // A holder that lost the state lock records nothing: its successor's records stand.
   let lockLost: StateLockLostError | undefined;
   const recordFenced = async (write: () => Promise<void>): Promise<void> => {
@@ -504,51 +498,37 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
     } catch (error) {
       if (!(error instanceof StateLockLostError)) throw error;
       lockLost = error;
-      log.error({ error: error.message }, 'the state lock was lost: this pass records nothing in the state directory');
+      pass.log.error({ error: error.message }, 'the state lock was lost: this pass records nothing in the state directory');
     }
   };
-  if (!options.dryRun) {
+  if (applied) {
     await recordFenced(async () => {
-      for (const module of FLEET_MODULES) await module.record(fleetContext, now);
-      inventory.resources = entries.filter((e) => e.action !== 'delete' && !e.observeOnly).map((e) => e.id);
-      await saveInventory(state, inventory, now);
+      for (const module of FLEET_MODULES) await module.record(applied.fleetContext, now);
+      await saveInventory(pass.state, pass.inventory, now);
       // An interrupted pass moves no rollout on: the next pass plans what it did not do.
       if (!options.signal?.aborted) await gate?.record(entries, outcomes);
     });
   }
   const rollout = gate?.summary();
-
-  const projects: ProjectObservation[] = works.map((work) => {
-    const observation: ProjectObservation = { name: work.unit.name, observedAt: work.observedAt };
-    const ref = projectRefs.get(work.unit.name);
-    if (ref) observation.ref = ref;
-    const status = work.scope.status ?? work.unit.live?.status;
-    if (status) observation.status = status;
-    if (work.health) observation.health = work.health;
-    return observation;
-  });
-
-  const anyFailed =
-    outcomes.some((o) => o.result !== 'success') ||
-    entries.some((e) => e.action === 'blocked') ||
-    works.some((w) => w.failures.length > 0);
+  const projects = plan.works.map((work) => projectObservation(pass, work, applied?.projects.get(work.unit.name)));
+  const anyFailed = outcomes.some((o) => o.result !== 'success') || entries.some((e) => e.action === 'blocked') || plan.works.some((w) => w.failures.length > 0);
   const result: PassResult = {
-    startedAt,
+    startedAt: pass.startedAt,
     finishedAt: clock.now(),
     dryRun: options.dryRun,
     ...(options.manifests.revision !== undefined ? { revision: options.manifests.revision } : {}),
     manifestErrors: [],
-    plan,
+    plan: summarizePlan(entries),
     outcomes,
     resources,
     projects,
     result: anyFailed || lockLost ? 'failed' : 'success',
-    requests: tally.total,
+    requests: pass.tally.total,
     ...(rollout ? { rollout } : {}),
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
   await recordFenced(() =>
-    state.set(LAST_PASS_KEY, {
+    pass.state.set(LAST_PASS_KEY, {
       finishedAt: result.finishedAt,
       dryRun: result.dryRun,
       result: result.result,
@@ -561,4 +541,15 @@ async function reconcile(options: PassOptions, redactor: Redactor): Promise<Pass
   );
   if (lockLost) result.result = 'failed';
   return result;
+}
+
+/** What the pass saw of one project: its ref, its status and health as last seen, and when its kinds were read. */
+function projectObservation(pass: Pass, work: ProjectWork, applied: ProjectApplied | undefined): ProjectObservation {
+  const observation: ProjectObservation = { name: work.unit.name, observedAt: applied?.observedAt ?? work.observedAt };
+  const ref = pass.memory.projectRefs.get(work.unit.name);
+  if (ref) observation.ref = ref;
+  const status = applied?.status ?? work.scope.status ?? work.unit.live?.status;
+  if (status) observation.status = status;
+  if (applied?.health) observation.health = applied.health;
+  return observation;
 }

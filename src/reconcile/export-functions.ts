@@ -9,16 +9,13 @@ import type { FunctionResponse } from '../api/types.js';
 import { API_VERSION } from '../manifests/types.js';
 import { normalizeBodyPath, parseFunctionBody, type DeployedFile } from './kinds/function-deploy.js';
 import { FunctionSourceError, normalizeRelative } from './kinds/function-sources.js';
-import type { Logger } from './types.js';
+import type { ExportedFile, Logger } from './types.js';
 
 /** Slugs the service accepts; the slug also names the function's directory. */
 const FUNCTION_SLUG = /^[A-Za-z][A-Za-z0-9_-]*$/;
 
 /** A file to write, relative to the output directory. */
-export interface ExportedFile {
-  path: string;
-  content: Uint8Array;
-}
+export type { ExportedFile } from './types.js';
 
 /** A live function cannot be exported as files safely or faithfully: nothing is written. */
 export class FunctionExportError extends Error {

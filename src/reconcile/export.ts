@@ -18,7 +18,8 @@ import { SCHEMAS_DIR } from '../manifests/schema-validator.js';
 import type { SecretRef } from '../manifests/types.js';
 import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
 import { CONFIG_SECTIONS, FLEET_MODULES, KIND_MODULES } from './registry.js';
-import type { FleetExportContext, KindExportContext, Logger } from './types.js';
+import type { FleetExportContext } from './fleet.js';
+import type { KindExportContext, Logger } from './types.js';
 import type { ExportedFile } from './export-functions.js';
 import { listUnknown } from '../manifests/suggest.js';
 

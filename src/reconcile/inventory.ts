@@ -38,12 +38,10 @@ export interface Inventory {
   organizations: Record<string, InventoryOrganization>;
   /** By Project manifest name. */
   projects: Record<string, InventoryProject>;
-  /** Ids of every plan entry under management at the end of the last pass. */
-  resources: string[];
 }
 
 function emptyInventory(): Inventory {
-  return { version: INVENTORY_VERSION, updatedAt: 0, organizations: {}, projects: {}, resources: [] };
+  return { version: INVENTORY_VERSION, updatedAt: 0, organizations: {}, projects: {} };
 }
 
 export class UnsupportedStateError extends Error {
@@ -62,7 +60,6 @@ export async function loadInventory(state: StateStore): Promise<Inventory> {
     updatedAt: stored.updatedAt ?? 0,
     organizations: stored.organizations ?? {},
     projects: stored.projects ?? {},
-    resources: stored.resources ?? [],
   };
 }
 

@@ -2,71 +2,13 @@
 // needs it, and the matching of manifests to live organizations and projects. What the
 // matching finds is planned by the fleet-level modules of the registry (Organization, then
 // Project: src/reconcile/kinds/organization.ts and project.ts).
-import type { ManagementApi } from '../api/endpoints.js';
 import type { OrganizationResponseV1 } from '../api/types.js';
-import type { OrganizationDocument, ProjectDocument, ShardScope } from '../manifests/types.js';
-import type { Clock } from '../util/clock.js';
-import type { IntentLog } from './intents.js';
-import type { Inventory } from './inventory.js';
-import { confirmFromProject, organizationUnit, resolveFromList, type OrganizationUnit } from './kinds/organization.js';
-import { findByName, inOrganization, matchByRef, projectUnit, refOf, type LiveProject, type ProjectUnit } from './kinds/project.js';
-import type { Logger, PlanEntry } from './types.js';
 import type { Priority } from '../api/request.js';
+import type { FleetInput, FleetObservation, OrganizationUnit, ProjectUnit } from './fleet.js';
+import { confirmFromProject, organizationUnit, resolveFromList } from './kinds/organization.js';
+import { findByName, inOrganization, matchByRef, projectUnit, refOf } from './kinds/project.js';
 
-export interface FleetObservation {
-  live: LiveProject[];
-  /** Live projects by ref and by id. */
-  liveByRef: Map<string, LiveProject>;
-  organizations: OrganizationUnit[];
-  projects: ProjectUnit[];
-  /** Manifest names whose API name matches more than one live project in the organization (how many). */
-  ambiguous: Map<string, number>;
-  /** Manifest names that claim the same live project (or name) as another document, with the reason. */
-  conflicts: Map<string, string>;
-  /** Refs claimed by a current document: never deleted, whatever else happens. */
-  claimedBy: Map<string, ProjectUnit>;
-  /**
-   * Entries for inventoried projects whose manifest is gone (delete, orphan note, or blocked),
-   * filled when the Project module plans. `keep`: a current document still claims the
-   * project, so its record stays.
-   */
-  removals: Array<{ name: string; entry: PlanEntry; live: LiveProject; keep?: boolean }>;
-  /** Inventoried projects whose manifest is gone and that are gone from the live list too. */
-  vanished: string[];
-  /**
-   * Inventory records of projects whose document another shard now owns (filled when the
-   * Project module plans): handed over, the record dropped and the live project untouched.
-   */
-  handovers: Array<{ name: string; shard: string; entry: PlanEntry }>;
-  organizationsListed: boolean;
-}
-
-export interface FleetInput {
-  api: ManagementApi;
-  organizationDocuments: OrganizationDocument[];
-  /** Active (not suspended, within the pass's selection) Project documents. */
-  projectDocuments: ProjectDocument[];
-  /** Every Project document, suspended and unselected ones included: their projects are never removals. */
-  declaredDocuments: ProjectDocument[];
-  /** The whole checkout was read without an error: the one condition under which anything is deleted. */
-  checkoutClean: boolean;
-  /** Limit removals to these names (the pass's selection); undefined: all. */
-  selection?: Set<string>;
-  inventory: Inventory;
-  intents: IntentLog;
-  manifestsEmpty: boolean;
-  allowEmpty: boolean;
-  readPriority: Priority;
-  /** With `--shard`: this shard, the rest of the checkout and the owner of each organization. */
-  shard?: ShardScope;
-  /**
-   * An apply of a shard waits up to `ms` (clock time) for a missing organization that another
-   * shard creates, re-reading the organization list every `intervalMs`. Absent: no wait (a dry run).
-   */
-  organizationWait?: { ms: number; intervalMs: number; clock: Clock };
-  signal?: AbortSignal;
-  log: Logger;
-}
+export type { FleetInput, FleetObservation } from './fleet.js';
 
 export async function observeFleet(input: FleetInput): Promise<FleetObservation> {
   const call = { priority: input.readPriority, ...(input.signal ? { signal: input.signal } : {}) };

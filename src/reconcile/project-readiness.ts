@@ -1,13 +1,12 @@
 // Waiting for a project: until it and the services its configuration needs are healthy (after
-// a creation or a restore), or until a pause has settled.
+// a creation or a restore).
 import { TransientError } from '../api/errors.js';
 import type { ManagementApi } from '../api/endpoints.js';
 import type { AnyDocument, ProjectDocument } from '../manifests/types.js';
 import type { Clock } from '../util/clock.js';
 import { formatElapsed, progressGate } from '../util/progress.js';
-import type { ConfigSection } from './kinds/config/section.js';
-import { CONFIG_SECTIONS } from './registry.js';
-import type { Logger } from './types.js';
+import { KIND_MODULES } from './registry.js';
+import type { KindModule, Logger } from './types.js';
 
 /** Statuses from which a project will not come up by waiting. */
 const TERMINAL = new Set(['INIT_FAILED', 'REMOVED', 'RESTORE_FAILED', 'PAUSE_FAILED', 'GOING_DOWN']);
@@ -21,14 +20,19 @@ export class ProjectNotReadyError extends Error {
 
 /**
  * Services whose health the configuration of this project needs before it is written: the
- * database, each declared section's `services`, and auth for SSO providers.
+ * database, and each module's `services` when the project uses it: a configuration section
+ * (a module with a `key`) the Project document declares, a sub-resource kind (a module with a
+ * `document`) the project has documents of (SSO providers need auth).
  */
-export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], sections: readonly ConfigSection[] = CONFIG_SECTIONS): string[] {
+export function servicesNeeded(document: ProjectDocument, documents: readonly AnyDocument[], modules: readonly KindModule[] = KIND_MODULES): string[] {
   const spec = document.spec as unknown as Record<string, unknown>;
   const services = new Set<string>(['db']);
-  for (const section of sections) if (spec[section.key]) for (const service of section.services) services.add(service);
-  const mine = documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name);
-  if (mine.some((d) => d.kind === 'SsoProvider')) services.add('auth');
+  const mine = new Set(documents.filter((d) => d.kind !== 'Project' && d.kind !== 'Organization' && (d.spec as { project?: string }).project === document.metadata.name).map((d) => d.kind as string));
+  for (const module of modules) {
+    const key = (module as { key?: unknown }).key;
+    const used = typeof key === 'string' ? Boolean(spec[key]) : module.document !== undefined && mine.has(module.document.kind);
+    if (used) for (const service of module.services ?? []) services.add(service);
+  }
   return [...services];
 }
 
@@ -99,26 +103,5 @@ export async function waitUntilReady(name: string, ref: string, services: readon
       if (!(error instanceof TransientError)) throw error;
     }
     await pause();
-  }
-}
-
-/** Waits until a pause has settled (INACTIVE). */
-export async function waitUntilPaused(name: string, ref: string, options: WaitOptions): Promise<string> {
-  const timeoutMs = options.timeoutMs ?? 30 * 60_000;
-  const started = options.clock.now();
-  let delay = options.initialDelayMs ?? 500;
-  const call = { priority: 'verify' as const, project: name, ...(options.signal ? { signal: options.signal } : {}) };
-  for (;;) {
-    let status = 'UNKNOWN';
-    try {
-      status = (await options.api.getProject(ref, call)).status;
-    } catch (error) {
-      if (!(error instanceof TransientError)) throw error;
-    }
-    if (status === 'INACTIVE') return status;
-    if (status === 'PAUSE_FAILED') throw new ProjectNotReadyError(name, status, 'the pause failed');
-    if (options.clock.now() - started + delay > timeoutMs) throw new ProjectNotReadyError(name, status, 'not paused in time');
-    await options.clock.sleep(delay, options.signal);
-    delay = Math.min(options.maxDelayMs ?? 15_000, Math.round(delay * 1.6));
   }
 }

@@ -1,5 +1,5 @@
-// The per-project work of a pass: one scope object for every kind module of the project (kinds
-// may memoise reads on it), its planned entries, and what observation could not do.
+// The per-project part of a pass's plan: the scope every kind module of the project plans and
+// applies with, its planned entries, and what observation could not do.
 import { UnauthorizedError } from '../api/errors.js';
 import type { AnyDocument } from '../manifests/types.js';
 import { describeError } from './describe-error.js';
@@ -7,7 +7,7 @@ import { makeEntry } from './diff.js';
 import { refOf, type ProjectUnit } from './kinds/project.js';
 import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope } from './types.js';
 
-/** Per project work of a pass: the same scope object goes to every module. */
+/** The plan of one project's kinds: the same scope goes to every module. */
 export interface ProjectWork {
   unit: ProjectUnit;
   scope: ProjectScope;
@@ -25,10 +25,26 @@ export interface ProjectWork {
   modulesSkipped?: string;
   /** Module kinds whose observation failed. */
   failures: PlanEntry[];
-  /** Entries of the read-back after the apply (verification). */
-  verified?: PlanEntry[];
-  health?: Record<string, boolean>;
   observedAt: number;
+}
+
+/** What planning a project's kinds returns. */
+export interface ModulePlan {
+  entries: PlanEntry[];
+  /** One entry per kind whose observation failed. */
+  failures: PlanEntry[];
+  /** When the kinds were read. */
+  observedAt: number;
+}
+
+/**
+ * What a project's lifecycle entry does when applied: `pause` or `restore` (its target, planned
+ * as `target.paused`); undefined when it writes nothing (in step, under the observe policy, or
+ * held by the rollout in this pass).
+ */
+export function lifecycleTarget(entry: PlanEntry): 'pause' | 'restore' | undefined {
+  if (entry.action !== 'update' || entry.observeOnly || entry.held) return undefined;
+  return entry.target?.paused === true ? 'pause' : entry.target?.paused === false ? 'restore' : undefined;
 }
 
 /** The documents that belong to a project (Secrets, Function, SsoProvider, Branch), by project name, in one scan. */
@@ -57,13 +73,13 @@ export function newWork(unit: ProjectUnit, projectDocuments: readonly AnyDocumen
 
 /** Plans every managed kind of the project (concurrently; entries keep the registry's order). */
 export async function planModules(
-  work: ProjectWork,
+  project: string,
+  scope: ProjectScope,
   kinds: readonly KindModule[],
   ctx: KindContext,
   log: Logger,
   only?: ReadonlySet<KindModule>,
-): Promise<{ entries: PlanEntry[]; failures: PlanEntry[] }> {
-  const scope = work.scope;
+): Promise<ModulePlan> {
   const selected = kinds.filter((kind) => (!only || only.has(kind)) && kind.manages(scope, ctx));
   const planned = await Promise.all(
     selected.map(async (kind) => {
@@ -71,7 +87,7 @@ export async function planModules(
         return { kind, entries: await kind.plan(scope, ctx) };
       } catch (error) {
         if (error instanceof UnauthorizedError) throw error;
-        log.error({ project: work.unit.name, kind: kind.kind, error: describeError(error).message }, 'observing a kind failed');
+        log.error({ project, kind: kind.kind, error: describeError(error).message }, 'observing a kind failed');
         return { kind, error };
       }
     }),
@@ -81,14 +97,13 @@ export async function planModules(
   for (const item of planned) {
     if ('error' in item) {
       failures.push(
-        makeEntry({ kind: item.kind.kind, project: work.unit.name, name: '*', changes: [], reason: `could not observe: ${describeError(item.error).message}` }),
+        makeEntry({ kind: item.kind.kind, project, name: '*', changes: [], reason: `could not observe: ${describeError(item.error).message}` }),
       );
     } else {
       entries.push(...item.entries);
     }
   }
-  work.observedAt = ctx.clock.now();
-  return { entries, failures };
+  return { entries, failures, observedAt: ctx.clock.now() };
 }
 
 /**

@@ -33,6 +33,8 @@ import { functionsKind } from './kinds/functions.js';
 import { ssoProvidersKind } from './kinds/sso-providers.js';
 import { branchesKind } from './kinds/branches.js';
 import { migrationsKind } from './kinds/migrations.js';
+// --- the Rollout document (orders the writes of the others) ---
+import { rolloutDocument } from './rollout/schema.js';
 
 /** The configuration sections, in apply order. */
 export const CONFIG_SECTIONS = [
@@ -70,7 +72,10 @@ export const KIND_MODULES = [...CONFIG_SECTIONS, ...SUB_RESOURCES] as const;
 /** The manifest document kinds the modules are declared in, in the order of the field reference. */
 export const DOCUMENT_KINDS: readonly ManifestKind[] = [
   ...FLEET_MODULES.map((module) => module.document),
-  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])),
+  ...KIND_MODULES.flatMap((module) => (module.document ? [module.document.kind as ManifestKind] : [])),
   // Not a managed kind: it orders the writes of the others (src/reconcile/rollout/).
-  'Rollout',
+  rolloutDocument.kind as ManifestKind,
 ];
+
+/** The document kinds the per-project modules and the rollout declare, with their schemas (the schema generator's input). */
+export const DOCUMENT_SCHEMAS = [...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])), rolloutDocument];

@@ -1,27 +1,17 @@
 // The reconciler's contract. The plan is a value: observe + diff produce PlanEntries,
 // `--dry-run` renders them, apply executes them. Every managed kind is a module registered in
-// one table (src/reconcile/registry.ts): Organization and Project implement FleetModule, the
-// kinds within a project KindModule.
+// one table (src/reconcile/registry.ts): the kinds within a project implement KindModule (here),
+// Organization and Project FleetModule (fleet.ts). This file is a leaf of src/reconcile: it
+// imports nothing of it but the leaf list of kinds (resource-kinds.ts).
 import type { ManagementApi } from '../api/endpoints.js';
-import type { OrganizationResponseV1, V1ProjectWithDatabaseResponse } from '../api/types.js';
 import type { Clock } from '../util/clock.js';
-import type { AnyDocument, ManifestError, ManifestKind, SecretRef } from '../manifests/types.js';
-import type { ExportedFile } from './export-functions.js';
-import type { ConfigSection, SectionExportContext } from './kinds/config/section.js';
-import type { IntentLog } from './intents.js';
-import type { Inventory } from './inventory.js';
-import type { FleetInput, FleetObservation } from './observe.js';
-import type { FLEET_MODULES, KIND_MODULES } from './registry.js';
-import type { SecretResolver } from './secret-check.js';
+import type { DocumentSchema } from '../manifests/schema-source.js';
+import type { AnyDocument, ManifestError, ManifestKind, ProjectDocument, SecretRef } from '../manifests/types.js';
+import type { ResourceKind } from './resource-kinds.js';
+
+export type { ResourceKind } from './resource-kinds.js';
 
 export type PlanAction = 'create' | 'update' | 'delete' | 'noop' | 'blocked';
-
-/**
- * Kinds of managed resources, as the registry's modules declare them: every kind a fleet-level
- * module produces (Organization; Project and its lifecycle, pause and restore) and the kind of
- * every per-project module (one per configuration section, `Secret`, `Function`, ...).
- */
-export type ResourceKind = (typeof FLEET_MODULES)[number]['produces'][number] | (typeof KIND_MODULES)[number]['kind'];
 
 export interface FieldChange {
   /** Dotted field path inside the resource, for example `auth.site_url`. */
@@ -154,7 +144,7 @@ export interface PassResult {
   /** Requests sent during the pass. */
   requests: number;
   /** The rollout as the pass leaves it (a Rollout document): waves, a halt, waiting changes, applied revisions. */
-  rollout?: import('./rollout/gate.js').RolloutSummary;
+  rollout?: RolloutSummary;
   /** The pass was stopped before it finished (the process is stopping): what it did not do is planned again. */
   interrupted?: boolean;
 }
@@ -171,8 +161,23 @@ export interface KindContext {
   resolveSecret(ref: unknown, document: AnyDocument): Promise<string>;
   /** Live project refs by project manifest name, filled as projects are observed or created. */
   projectRefs: Map<string, string>;
+  /** What the pass knows beyond its plan (pass-state.ts): one per pass, shared by every kind of it. */
+  pass: PassMemory;
   signal?: AbortSignal;
   log: Logger;
+}
+
+/**
+ * Pass-scoped memory the engine owns (src/reconcile/pass-state.ts implements it). Kinds keep
+ * nothing of a pass in module state: what must live exactly as long as one pass lives here.
+ */
+export interface PassMemory {
+  /** True when this pass creates the project: it was planned before it existed, and holds no user data yet. */
+  creates(project: string): boolean;
+  /** Runs `send` once per pass and key, however many entries share it (a bulk request behind several entries). */
+  once(key: string, send: () => Promise<void>): Promise<void>;
+  /** A value kinds share within the pass under `key` (one read serving two sections), made by `create` on first use. */
+  shared<T>(key: string, create: () => T): T;
 }
 
 /** Minimal structured logger (pino-compatible). */
@@ -193,7 +198,7 @@ export interface StateStore {
 export interface ProjectScope {
   /** Manifest name. */
   name: string;
-  document: import('../manifests/types.js').ProjectDocument;
+  document: ProjectDocument;
   /** Live ref; undefined when the project does not exist yet (a dry run of its creation). */
   ref?: string;
   /** Live status from the project list. */
@@ -218,7 +223,19 @@ export interface KindModule<K extends string = ResourceKind> {
    * (a sub-resource's; a section is a field of the Project): the schema and the field
    * reference are generated for every document kind of the registry.
    */
-  readonly document?: ManifestKind;
+  readonly document?: DocumentSchema;
+  /**
+   * Services (names of the health endpoint: `auth`, `rest`, ...) a new or restored project must
+   * report healthy before the project's documents of this kind are written; none when absent.
+   */
+  readonly services?: readonly string[];
+  /**
+   * Its writes make the project unreadable for a while (a Postgres upgrade: the project is
+   * UPGRADING): the engine applies them after the read-back of the project's other writes, and
+   * they are not read back in the same pass. The one ordering need a module declares; otherwise
+   * a project's kinds are applied in registry order.
+   */
+  readonly appliesAfterReadBack?: boolean;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
@@ -250,6 +267,12 @@ export interface KindExportContext {
   log: Logger;
 }
 
+/** A file an export writes beside the documents (a function's source), relative to the output directory. */
+export interface ExportedFile {
+  path: string;
+  content: Uint8Array;
+}
+
 export interface KindExport {
   documents: Array<Record<string, unknown>>;
   /** Files the documents point at (function sources), relative to the output directory. */
@@ -258,86 +281,48 @@ export interface KindExport {
   leftOut?: string[];
 }
 
-/** What a fleet-level module applies with: the pass's observation and its shared state. */
-export interface FleetApplyContext {
-  fleet: FleetObservation;
-  /** The pass's API. */
-  api: ManagementApi;
-  /** The API as the kinds of that project use it (its requests are counted and tagged under it). */
-  apiFor(project: string): ManagementApi;
-  inventory: Inventory;
-  intents: IntentLog;
-  state: StateStore;
-  secrets: SecretResolver;
-  clock: Clock;
-  log: Logger;
-  /** Live project refs by project manifest name: a creation adds its project's. */
-  projectRefs: Map<string, string>;
-  /** This process's shard, in a sharded fleet. */
-  shard?: string;
-  signal?: AbortSignal;
+// ---- The rollout as a pass leaves it (src/reconcile/rollout/ computes it; the plan, status,
+// metrics and notifications read it).
+
+export type WaveState = 'waiting' | 'applying' | 'soaking' | 'done' | 'halted';
+
+export interface WaitingChange {
+  reason: 'window' | 'approval';
+  project?: string;
+  since: number;
+  message: string;
+  /** When the window opens (window), ms. */
+  until?: number;
 }
 
-/**
- * One module per fleet-level kind (Organization, then Project: the registry's order is the
- * order in which they plan and apply). The pass observes the fleet once (observe.ts: the
- * project list, the organization list when needed, the matching of documents to live
- * objects); `plan` diffs that observation into entries, plain data, without a request. The
- * engine applies `leading` entries before any project's own changes and `trailing` ones after
- * all of them; a project's own entries (its creation, its lifecycle) are applied with that
- * project (apply-project.ts). Every write goes through `apply`. After the apply, `record`
- * brings the inventory up to date with what the pass found and did; `exportDocuments` is the
- * module's part of `export`.
- */
-export interface FleetModule<K extends string = ResourceKind, P extends string = K> {
-  readonly kind: K;
-  /** The kind of manifest document it is declared in. */
-  readonly document: ManifestKind;
-  /** Every kind of entry the module plans, its own first. */
-  readonly produces: readonly P[];
-  plan(fleet: FleetObservation, input: FleetInput): PlanEntry[];
-  leading(fleet: FleetObservation): PlanEntry[];
-  trailing(fleet: FleetObservation): PlanEntry[];
-  /** Performs one entry of a kind it produces whose action is a write (never one under the observe policy). */
-  apply(entry: PlanEntry, ctx: FleetApplyContext): Promise<void>;
-  /**
-   * Records in `ctx.inventory` (and clears from `ctx.intents`) what this pass established of
-   * the module's kind, after the apply (never in a dry run); `now` is the time the pass
-   * records. The engine calls each module in registry order, then saves the inventory.
-   */
-  record(ctx: FleetApplyContext, now: number): Promise<void>;
-  /** The module's documents for the live fleet, in the order `export` writes them. */
-  exportDocuments(context: FleetExportContext): AsyncIterable<FleetExportDocument>;
+/** Each project's applied revision, by project manifest name. */
+export type ProjectRevisions = Record<string, { revision: string; appliedAt: number }>;
+
+export type RolloutEventType = 'rollout_wave_started' | 'rollout_halted' | 'rollout_done' | 'approval_needed' | 'change_waiting';
+
+/** What the rollout tells (notifications): names, ids and field paths, never a value. */
+export interface RolloutEvent {
+  type: RolloutEventType;
+  rollout: string;
+  revision: string;
+  wave?: string;
+  reason?: string;
+  /** approval_needed and change_waiting: the entries, each `id (paths)`. */
+  entries?: string[];
+  projects?: string[];
 }
 
-/** What a fleet-level module's export works with: the live fleet selected for export. */
-export interface FleetExportContext {
-  api: ManagementApi;
-  /** The live projects selected for export, in the order of the project list. */
-  projects: readonly V1ProjectWithDatabaseResponse[];
-  /** Every organization visible to the token. */
-  organizations: readonly OrganizationResponseV1[];
-  /** Each selected project's manifest name (unique within the export), by ref. */
-  projectNames: ReadonlyMap<string, string>;
-  /**
-   * Manifest names of the exported organizations, by id: the Organization module fills it,
-   * and the Project module names each project's organization with it.
-   */
-  organizationNames: Map<string, string>;
-  /** The configuration sections to export. */
-  sections: readonly ConfigSection[];
-  /** What each section's export works with, for one project (`name` is its manifest name). */
-  sectionContexts(project: V1ProjectWithDatabaseResponse, name: string): (section: string) => SectionExportContext;
-  log: Logger;
-}
-
-/** One document of a fleet-level module's export. */
-export interface FleetExportDocument {
-  document: Record<string, unknown>;
-  /**
-   * The live project the document declares (a Project document's): the project's documents
-   * share a file named after it, and those of the per-project kinds follow it when the
-   * service serves its configuration (`readable`).
-   */
-  project?: { ref: string; name: string; status: string; state: 'readable' | 'paused' | 'unreadable' };
+/** The rollout as a pass leaves it: the plan, status and metrics show it. */
+export interface RolloutSummary {
+  name: string;
+  revision: string;
+  /** `projects`: how many; `members`: their manifest names. */
+  waves: Array<{ name: string; state: WaveState; projects: number; members: string[]; soakUntil?: number; reason?: string }>;
+  halted?: { wave: string; reason: string; at: number };
+  waiting: Array<{ id: string } & WaitingChange>;
+  /** Each managed project's applied revision (absent: none recorded yet). */
+  revisions: ProjectRevisions;
+  /** When the rollout can move on by itself: the end of a soak, a wave that may start now, a window that opens. */
+  next?: { at: number; reason: 'soak' | 'wave' | 'window'; projects?: string[] };
+  events: RolloutEvent[];
 }

@@ -2,19 +2,18 @@
 // token comes from (a variable, a file, a variable naming a file, or OAuth variables), and the client authenticates exactly as with MANAGEMENT_API_TOKEN,
 // --token-file or the MANAGEMENT_API_OAUTH_* variables. Only the shard's own source is in
 // the result, so a token of the process environment never leaks into another shard.
-import { OAUTH_ENV } from '../api/auth.js';
+import { OAUTH_ENV, type AuthOptionValues } from '../api/auth.js';
 import { AuthConfigError } from '../api/auth-errors.js';
-import type { ParsedValues } from '../cli/options.js';
 import type { Shard } from './shard-map.js';
 
 interface AuthInputs {
-  values: ParsedValues;
+  values: AuthOptionValues;
   env: NodeJS.ProcessEnv;
 }
 
 export function shardAuthInputs(shard: Shard, env: NodeJS.ProcessEnv, apiUrl: string | undefined): AuthInputs {
   const base: NodeJS.ProcessEnv = apiUrl ? { MANAGEMENT_API_URL: apiUrl } : {};
-  const values: ParsedValues = apiUrl ? { 'api-url': apiUrl } : {};
+  const values: AuthOptionValues = apiUrl ? { 'api-url': apiUrl } : {};
   const need = (name: string, field: string): string => {
     const value = env[name];
     if (value === undefined || value.trim() === '') {

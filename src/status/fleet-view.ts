@@ -2,7 +2,9 @@
 // `GET /status` answers, what the status page shows and what `reconcile status` prints
 // without --live. Ages are computed at `now`; project states are the worst of their resources.
 import type { ResourceState } from '../reconcile/types.js';
-import type { PendingChange, RecordedError, ResourceRecord, StatusRecord, WaitReason } from './status-record.js';
+import type { PendingChange, RecordedError, ResourceRecord, RolloutView, StatusRecord, WaitReason } from './status-record.js';
+
+export type { RolloutView } from './status-record.js';
 
 export const FLEET_VIEW_VERSION = 1;
 
@@ -48,19 +50,6 @@ export interface ProjectView {
   resources: ResourceView[];
   pending: PendingView[];
   lastError?: ErrorView;
-}
-
-/** A rollout's progress, wave by wave (present once rollouts are declared). */
-export interface RolloutView {
-  name: string;
-  waves: Array<{
-    name: string;
-    /** `waiting`, `applying`, `soaking`, `done` or `halted`. */
-    state: string;
-    projects: string[];
-    /** In words: why it waits or halted, when it may start. */
-    detail?: string;
-  }>;
 }
 
 /** How fresh the view is: the drift schedule and the stated bound. */

@@ -7,7 +7,19 @@ import { scrubMessage } from '../notify/events.js';
 import { compareVersions } from '../manifests/migrations.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState } from '../reconcile/types.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
-import type { RolloutView } from './fleet-view.js';
+
+/** A rollout's progress, wave by wave (present once rollouts are declared). */
+export interface RolloutView {
+  name: string;
+  waves: Array<{
+    name: string;
+    /** `waiting`, `applying`, `soaking`, `done` or `halted`. */
+    state: string;
+    projects: string[];
+    /** In words: why it waits or halted, when it may start. */
+    detail?: string;
+  }>;
+}
 
 export const STATUS_RECORD_VERSION = 1;
 /** Recent errors kept, newest first. */

@@ -7,7 +7,7 @@ import { createClient, type ClientOptions } from '../../src/api/client.js';
 import { staticToken, type TokenSource } from '../../src/api/auth.js';
 import { RateLimitedError, TransientError, UnauthorizedError } from '../../src/api/errors.js';
 import { TransportFailure } from '../../src/api/transport.js';
-import type { ApiTelemetry } from '../../src/telemetry.js';
+import type { ApiTelemetry } from '../../src/api/telemetry.js';
 import { fakeTransport, reply, runUntil, track } from './helpers/fake-transport.js';
 
 const BODY = { name: 'x', organization_id: 'o', db_pass: 'pw', region: 'eu-west-1' };

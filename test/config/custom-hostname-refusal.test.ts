@@ -1,5 +1,6 @@
 // A reverify the service refuses while the DNS records are missing is still pending, not a
 // failure; any other error of the reverify is reported.
+import { PassState } from '../../src/reconcile/pass-state.js';
 import { describe, expect, it } from 'vitest';
 import { ManagementApi } from '../../src/api/endpoints.js';
 import { InvalidRequestError, TransientError } from '../../src/api/errors.js';
@@ -21,7 +22,7 @@ function contextWith(reverifyError: Error): { ctx: KindContext; scope: ProjectSc
     },
   });
   const document = projectDocument('dns', { custom_hostname: { custom_hostname: 'dns.example.org' } });
-  const ctx: KindContext = { api, clock: new ManualClock(), state: memoryState(), documents: [document], resolveSecret: async () => '', projectRefs: new Map([['dns', 'dnsrefdnsrefdnsrefdn']]), log: silentLog };
+  const ctx: KindContext = { api, clock: new ManualClock(), state: memoryState(), documents: [document], resolveSecret: async () => '', projectRefs: new Map([['dns', 'dnsrefdnsrefdnsrefdn']]), pass: new PassState(), log: silentLog };
   return { ctx, scope: { name: 'dns', document, documents: [], ref: 'dnsrefdnsrefdnsrefdn', status: 'ACTIVE_HEALTHY' }, sent };
 }
 

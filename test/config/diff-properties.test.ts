@@ -2,6 +2,7 @@
 // records the write): only fields the manifest mentions are ever diffed or written, a write
 // carries exactly the changed fields, and after it the plan is in sync.
 import fc from 'fast-check';
+import { PassState } from '../../src/reconcile/pass-state.js';
 import { describe, expect, it } from 'vitest';
 import { ManagementApi } from '../../src/api/endpoints.js';
 import type { ApiRequest, ApiResponse } from '../../src/api/request.js';
@@ -37,6 +38,7 @@ function context(api: ManagementApi, env: Record<string, string>): KindContext {
     documents: [],
     resolveSecret: async (ref) => env[(ref as { valueFrom: { env: string } }).valueFrom.env]!,
     projectRefs: new Map([['prop', REF]]),
+    pass: new PassState(),
     log: silentLog,
   };
 }

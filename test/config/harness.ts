@@ -12,6 +12,7 @@ import type { ApiRequest, RequestCaller } from '../../src/api/request.js';
 import type { ProjectDocument, ProjectSpec, SecretRef } from '../../src/manifests/types.js';
 import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope, StateStore } from '../../src/reconcile/types.js';
 import { ManualClock } from '../../src/util/clock.js';
+import { PassState } from '../../src/reconcile/pass-state.js';
 
 export const silentLog: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -138,6 +139,7 @@ export function contextFor(h: Harness, document: ProjectDocument, options: Conte
     documents: [document],
     resolveSecret: (ref, doc) => resolveSecretRef(ref as SecretRef, { baseDir: doc.source.dir, env: h.env }),
     projectRefs: new Map(Object.entries(options.refs ?? {})),
+    pass: new PassState(),
     log: silentLog,
   };
 }

@@ -11,6 +11,7 @@ import type { ManagementApi } from '../../src/api/endpoints.js';
 import { resolveSecretRef } from '../../src/manifests/refs.js';
 import type { AnyDocument, ManifestKind, ProjectDocument, ProjectSpec, SecretRef } from '../../src/manifests/types.js';
 import { openStateStore } from '../../src/reconcile/state.js';
+import { PassState } from '../../src/reconcile/pass-state.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PlanEntry, ProjectScope } from '../../src/reconcile/types.js';
 import { secretsKind } from '../../src/reconcile/kinds/secrets.js';
 import { functionsKind } from '../../src/reconcile/kinds/functions.js';
@@ -103,6 +104,7 @@ export async function runKinds(h: Harness, scopes: ProjectScope[], options: { dr
     documents: scopes.flatMap((s) => [s.document, ...s.documents]),
     resolveSecret: (ref, document) => resolveSecretRef(ref as SecretRef, { baseDir: document.source.dir, env: h.env }),
     projectRefs: new Map(scopes.map((s) => [s.name, s.ref!])),
+    pass: new PassState(),
     log: h.log,
   };
   const entries: PlanEntry[] = [];

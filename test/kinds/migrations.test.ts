@@ -10,6 +10,7 @@ import { createProject, doc, projectDoc, startHarness, type Harness } from './ha
 import { migrationsKind } from '../../src/reconcile/kinds/migrations.js';
 import { systemClock } from '../../src/util/clock.js';
 import { openStateStore } from '../../src/reconcile/state.js';
+import { PassState } from '../../src/reconcile/pass-state.js';
 import { summarizePlan } from '../../src/reconcile/summary.js';
 import { createMetrics } from '../../src/daemon/metrics.js';
 import { eventsFromPass } from '../../src/notify/events.js';
@@ -38,6 +39,7 @@ function context(documents: AnyDocument[]): KindContext {
     documents: [project, ...documents],
     resolveSecret: async () => '',
     projectRefs: new Map([['shop', ref]]),
+    pass: new PassState(),
     log: h.log,
   };
 }

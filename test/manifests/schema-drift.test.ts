@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generatedFiles } from '../../src/manifests/generate-schemas.js';
+import { generatedFiles } from '../../src/tools/generate-schemas.js';
 import { buildSchemas } from '../../src/manifests/schema-source.js';
 import { CONFIG_SECTIONS } from '../../src/reconcile/registry.js';
 import { REPO } from './helpers.js';

@@ -2,11 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { PassThrough } from 'node:stream';
 import { exitCode, manifestsDir, outputFormat } from '../../src/cli/commands/reconcile.js';
 import { UsageError, type CommandContext } from '../../src/cli/context.js';
+import { parseSettings } from '../../src/cli/settings.js';
 import { summarizePlan } from '../../src/reconcile/summary.js';
 import type { PassResult, PlanEntry } from '../../src/reconcile/types.js';
 
 function context(positionals: string[], values: CommandContext['values'] = {}): CommandContext {
-  return { positionals, values, flags: new Set(), env: {}, cwd: '/work/repo', stdout: new PassThrough(), stderr: new PassThrough(), signal: new AbortController().signal };
+  const settings = parseSettings({ values, flags: new Set(Object.keys(values)), env: {}, cwd: '/work/repo' });
+  return { positionals, settings, values, flags: new Set(), env: {}, cwd: '/work/repo', stdout: new PassThrough(), stderr: new PassThrough(), signal: new AbortController().signal };
 }
 
 const change: PlanEntry = { id: 'ProjectAuth/p/auth', kind: 'ProjectAuth', project: 'p', name: 'auth', action: 'update', changes: [{ path: 'auth.site_url', after: 'x' }] };

@@ -18,7 +18,8 @@ import * as common from '../../src/reconcile/kinds/common.js';
 import * as configErrors from '../../src/reconcile/kinds/config/errors.js';
 import * as sectionPlan from '../../src/reconcile/kinds/config/section-plan.js';
 import { CONFIG_SECTIONS, DOCUMENT_KINDS, FLEET_MODULES, KIND_MODULES, SUB_RESOURCES } from '../../src/reconcile/registry.js';
-import type { FleetApplyContext, FleetExportContext, FleetExportDocument, Logger, ResourceKind } from '../../src/reconcile/types.js';
+import type { FleetApplyContext, FleetExportContext, FleetExportDocument } from '../../src/reconcile/fleet.js';
+import type { Logger, ResourceKind } from '../../src/reconcile/types.js';
 import { REPO } from '../manifests/helpers.js';
 import { ORG, project, startHarness, type Harness } from './helpers/fleet.js';
 
@@ -90,7 +91,6 @@ describe('the registry', () => {
 
   it('gives sections and sub-resources one set of helpers', () => {
     expect(Object.keys(sectionPlan)).not.toContain('isObserveOnly');
-    expect(Object.keys(sectionPlan)).not.toContain('refForApply');
     expect(Object.keys(configErrors)).not.toContain('ProjectRefUnknownError');
     expect(typeof common.isObserveOnly).toBe('function');
     expect(typeof common.refAtApply).toBe('function');

@@ -170,7 +170,7 @@ describe('every writer of the state directory goes through the fenced primitive'
     'util/state-fence.ts',
     'util/state-lock.ts',
     'api/generate/generate-api.ts',
-    'manifests/generate-schemas.ts',
+    'tools/generate-schemas.ts',
     'cli/commands/export.ts',
     'cli/sandbox-session.ts',
     'chaos/run.ts',

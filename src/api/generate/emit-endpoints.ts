@@ -126,7 +126,7 @@ function renderMethod(entry: SelectedOperation, selection: Selection): string {
 
 export function renderEndpoints(header: string, operations: SelectedOperation[], selection: Selection): string {
   const usesBinary = operations.some((entry) => selection.binaryAnswers.includes(entry.operation.operationId));
-  const requestImports = ['CallOptions', 'RequestCaller', ...(usesBinary ? ['BinaryBody'] : [])];
+  const requestImports = ['CallOptions', 'QueryValue', 'RequestCaller', ...(usesBinary ? ['BinaryBody'] : [])];
   return `${header}
 // One method per operation the reconciler calls; the name is the operationId without its \`v1-\`
 // prefix, in camelCase. Path parameters come first in path order, then the body (where the
@@ -135,7 +135,7 @@ export function renderEndpoints(header: string, operations: SelectedOperation[],
 import type * as T from './types.js';
 import type { ${requestImports.join(', ')} } from './request.js';
 
-export type QueryValue = string | number | boolean | string[] | undefined;
+export type { QueryValue } from './request.js';
 
 export class ManagementApi {
   /** The caller below: transport, authentication, the budget and retries. */

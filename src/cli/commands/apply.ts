@@ -3,24 +3,17 @@
 // value (by salted digest). Then one pass observes and plans again; the engine applies only
 // when that plan is the saved plan, entry for entry (docs/saved-plans.md).
 import { resolve } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
-import { parseDuration } from '../../util/rate.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { commandLogger, executePass, outputFormat, EXIT } from './reconcile.js';
-import { ageRefusal, DEFAULT_MAX_PLAN_AGE, entryRefusals, manifestRefusals, PlanFileError, readSavedPlan, secretDigests } from '../../reconcile/plan-file.js';
+import { ageRefusal, entryRefusals, manifestRefusals, PlanFileError, readSavedPlan, secretDigests } from '../../reconcile/plan-file.js';
 import { secretResolver } from '../../reconcile/secret-check.js';
 
 export async function run(context: CommandContext): Promise<number> {
   const [file, positionalDir, ...rest] = context.positionals;
   if (file === undefined) throw new UsageError('apply: expected a saved plan: reconcile apply FILE [DIR]');
   if (rest.length > 0) throw new UsageError(`apply: expected a plan file and at most one manifests directory, got ${context.positionals.join(' ')}`);
-  if (context.values['dry-run'] === true || context.values.watch === true) throw new UsageError('apply: a saved plan is applied once: drop --dry-run and --watch');
-  const maxAgeText = stringOption(context, 'max-plan-age') ?? DEFAULT_MAX_PLAN_AGE;
-  let maxAgeMs: number;
-  try {
-    maxAgeMs = parseDuration(maxAgeText);
-  } catch (error) {
-    throw new UsageError(`--max-plan-age: ${(error as Error).message}`);
-  }
+  if (context.settings.dryRun || context.settings.watch) throw new UsageError('apply: a saved plan is applied once: drop --dry-run and --watch');
+  const { ms: maxAgeMs, text: maxAgeText } = context.settings.maxPlanAge;
   const format = outputFormat(context);
   const log = commandLogger(context);
 
@@ -32,7 +25,7 @@ export async function run(context: CommandContext): Promise<number> {
     context.stderr.write(`reconcile: ${error.message}\n`);
     return EXIT.error;
   }
-  const flagDir = stringOption(context, 'manifests');
+  const flagDir = context.settings.manifests;
   if (positionalDir !== undefined && flagDir !== undefined && resolve(context.cwd, positionalDir) !== resolve(context.cwd, flagDir)) {
     throw new UsageError(`two manifests directories given: ${positionalDir} and --manifests ${flagDir}`);
   }

@@ -9,7 +9,7 @@ import type { ProjectDocument } from '../../manifests/types.js';
 import { didYouMean } from '../../manifests/suggest.js';
 import { openApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 
 const ACTIONS = ['push', 'reset'] as const;
 type BranchAction = (typeof ACTIONS)[number];
@@ -31,7 +31,7 @@ class BranchNotFoundError extends Error {
 }
 
 async function manifestProjects(context: CommandContext): Promise<ProjectDocument[]> {
-  const dir = stringOption(context, 'manifests');
+  const dir = context.settings.manifests;
   if (!dir) return [];
   const { loadManifests } = await import('../../manifests/load.js');
   const set = await loadManifests(resolve(context.cwd, dir));
@@ -67,12 +67,12 @@ export async function run(context: CommandContext): Promise<number> {
   }
   if (!name) throw new UsageError(`branch ${action}: the branch NAME is missing`);
   if (rest.length) throw new UsageError(`branch ${action}: unexpected argument \`${rest[0]}\``);
-  const projectOption = stringOption(context, 'project');
+  const projectOption = context.settings.project;
   if (!projectOption) throw new UsageError(`branch ${action}: --project P is required (a Project manifest name or a project ref)`);
-  const output = stringOption(context, 'output') ?? 'text';
+  const output = context.settings.output;
   if (output !== 'text' && output !== 'json') throw new UsageError(`branch: --output must be text or json, got \`${output}\``);
 
-  const session = context.values.sandbox === true ? await openSandboxSession(context) : await openApiSession(context);
+  const session = context.settings.sandbox ? await openSandboxSession(context.settings) : await openApiSession(context.settings, context.env);
   try {
     const api = session.client.api;
     const ref = await resolveProjectRef(api, projectOption, await manifestProjects(context), context.signal);

@@ -1,48 +1,18 @@
 import { startEmulator, SeedError } from '../../emulator/index.js';
-import { parseRate } from '../../util/rate.js';
-import { parseRateModel } from '../../api/rate-model.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
-
-function parsePort(text: string): number {
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65535) throw new UsageError(`Expected --port to be an integer between 0 and 65535, got \`${text}\``);
-  return port;
-}
-
-function parseSpeed(text: string): number {
-  const speed = Number(text);
-  if (!Number.isFinite(speed) || speed <= 0) throw new UsageError(`Expected --speed to be a number > 0, got \`${text}\``);
-  return speed;
-}
+import type { CommandContext } from '../context.js';
 
 /**
  * `reconcile emulator`: runs the Management API emulator until SIGTERM/SIGINT. Prints exactly
  * two lines that scripts read (the URL and a token it accepts); nothing else goes to stdout.
  */
 export async function run(context: CommandContext): Promise<number> {
-  const host = stringOption(context, 'host') ?? '127.0.0.1';
-  const port = parsePort(stringOption(context, 'port') ?? '8787');
-  const speed = parseSpeed(stringOption(context, 'speed') ?? '1');
+  const { host, port, speed, token, seed } = context.settings;
   // The emulator's own limit is the service's (60/60s). The shared `--rate-limit` option also
   // carries the reconciler's budget default and RECONCILE_RATE_LIMIT, which must not apply here:
-  // only the flag itself sets the emulator's limit.
-  const rateText = context.flags.has('rate-limit') ? stringOption(context, 'rate-limit') : undefined;
-  let rateLimit;
-  try {
-    rateLimit = rateText === undefined ? undefined : parseRate(rateText);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  // Like the limit, the model is the flag's alone: RECONCILE_RATE_MODEL is the reconciler's.
-  const modelText = context.flags.has('rate-model') ? stringOption(context, 'rate-model') : undefined;
-  let rateModel;
-  try {
-    rateModel = modelText === undefined ? undefined : parseRateModel(modelText);
-  } catch (error) {
-    throw new UsageError(`--rate-model: ${(error as Error).message}`);
-  }
-  const token = stringOption(context, 'token');
-  const seed = stringOption(context, 'seed');
+  // only the flag itself sets the emulator's limit; likewise the model (RECONCILE_RATE_MODEL is
+  // the reconciler's).
+  const rateLimit = context.settings.rateLimitFlag;
+  const rateModel = context.settings.rateModelFlag;
   let emulator;
   try {
     emulator = await startEmulator({ host, port, speed, rateLimit, token, seed, ...(rateModel ? { rateModel } : {}) });

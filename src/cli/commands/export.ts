@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { stringify } from 'yaml';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { commandLogger } from './reconcile.js';
 import { exportFleet, ExportSelectionError, ExportVariableCollisionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
 import { loadManifests } from '../../manifests/load.js';
@@ -73,15 +73,15 @@ async function strayFiles(dir: string, exported: FleetExport): Promise<string[]>
 }
 
 export async function run(context: CommandContext): Promise<number> {
-  const project = stringOption(context, 'project');
-  const all = context.values.all === true;
+  const project = context.settings.project;
+  const all = context.settings.all;
   if (project === undefined && !all) throw new UsageError('export: give --project REF (or a name) or --all');
   if (project !== undefined && all) throw new UsageError('export: --project and --all exclude each other');
   if (context.positionals.length > 0) throw new UsageError(`export: unexpected argument ${context.positionals[0]}`);
-  const out = stringOption(context, 'out');
+  const out = context.settings.out;
   const log = commandLogger(context);
 
-  const session: ApiSession = context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
+  const session: ApiSession = context.settings.sandbox ? await openSandboxSession(context.settings, log) : await openApiSession(context.settings, context.env, { log });
   let exported: FleetExport;
   try {
     exported = await exportFleet({

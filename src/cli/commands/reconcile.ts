@@ -4,7 +4,7 @@ import { join, relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import type { Logger } from '../../util/logger.js';
 import { colorWanted } from '../../util/logger.js';
@@ -24,7 +24,7 @@ import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder }
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { credentialPathProblems } from '../credential-paths.js';
 import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
-import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { requireShard, stateDirOf } from '../process-scope.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -33,9 +33,9 @@ type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const EXIT = { success: 0, error: 1, changes: 2 } as const;
 
 /** The manifests directory: DIR or --manifests (not both, unless equal), default the working directory. */
-export function manifestsDir(context: CommandContext): string {
+export function manifestsDir(context: Pick<CommandContext, 'positionals' | 'cwd' | 'settings'>): string {
   const positional = context.positionals[0];
-  const flag = stringOption(context, 'manifests');
+  const flag = context.settings.manifests;
   if (context.positionals.length > 1) throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   if (positional !== undefined && flag !== undefined && resolve(context.cwd, positional) !== resolve(context.cwd, flag)) {
     throw new UsageError(`two manifests directories given: ${positional} and --manifests ${flag}`);
@@ -43,8 +43,8 @@ export function manifestsDir(context: CommandContext): string {
   return resolve(context.cwd, positional ?? flag ?? '.');
 }
 
-export function outputFormat(context: CommandContext): OutputFormat {
-  const value = stringOption(context, 'output') ?? 'text';
+export function outputFormat(context: Pick<CommandContext, 'settings'>): OutputFormat {
+  const value = context.settings.output;
   if (!(OUTPUT_FORMATS as readonly string[]).includes(value)) {
     throw new UsageError(`--output: expected one of ${OUTPUT_FORMATS.join(', ')}, got \`${value}\``);
   }
@@ -63,8 +63,8 @@ export function render(result: PassResult, format: OutputFormat, color: boolean,
  * a URL may carry, or the sandbox).
  */
 function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
-  if (context.values.sandbox === true) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
-  const url = stringOption(context, 'api-url');
+  if (context.settings.sandbox) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
+  const url = context.settings.apiUrl;
   let environment = 'an API URL that is not set';
   if (url) {
     try {
@@ -89,13 +89,13 @@ export function commandLogger(context: CommandContext): Logger {
 }
 
 export async function run(context: CommandContext): Promise<number> {
-  if (context.values.watch === true) {
-    if (stringOption(context, 'out') !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
+  if (context.settings.watch) {
+    if (context.settings.out !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
     const { runDaemon } = await import('./watch.js');
     return runDaemon(context);
   }
-  const dryRun = context.values['dry-run'] === true;
-  const out = stringOption(context, 'out');
+  const dryRun = context.settings.dryRun;
+  const out = context.settings.out;
   if (out !== undefined && !dryRun) throw new UsageError('--out FILE saves a plan: add --dry-run (then apply it with `reconcile apply FILE`)');
   const format = outputFormat(context);
   const dir = manifestsDir(context);
@@ -127,11 +127,11 @@ export interface PassRequest {
 /** Load, lock, open a session, run one pass, render it: the plain command, and `apply FILE`. */
 export async function executePass(context: CommandContext, request: PassRequest): Promise<number> {
   const { dir, dryRun, format, log } = request;
-  const detailed = context.values['detailed-exitcode'] === true;
-  const shardName = stringOption(context, 'shard');
-  const timeoutMs = lockTimeoutMs(context);
-  const organizationWait = organizationWaitMs(context);
-  const sandbox = context.values.sandbox === true;
+  const detailed = context.settings.detailedExitcode;
+  const shardName = context.settings.shard;
+  const timeoutMs = context.settings.lockTimeoutMs;
+  const organizationWait = context.settings.organizationWaitMs;
+  const sandbox = context.settings.sandbox;
   if (shardName !== undefined && sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const { loadShardedManifests } = await import('../../shards/load-sharded.js');
   const sharded = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardName !== undefined ? { shard: shardName } : {}), ...optionalShardsFile(context) });
@@ -203,17 +203,17 @@ export async function executePass(context: CommandContext, request: PassRequest)
   let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
   try {
     if (sandbox) {
-      session = await openSandboxSession(context, log);
+      session = await openSandboxSession(context.settings, log);
       if (!(await takeLock(session.stateDir))) return EXIT.error;
     } else {
-      const stateDir = stateDirOf(context, sharded.shard?.name);
+      const stateDir = stateDirOf(context.settings, sharded.shard?.name);
       if (!(await takeLock(stateDir))) return EXIT.error;
-      session = await openApiSession(context, {
+      session = await openApiSession(context.settings, context.env, {
         log,
         ...(sharded.shard
           ? {
               shard: {
-                auth: shardAuthInputs(sharded.shard, context.env, stringOption(context, 'api-url')),
+                auth: shardAuthInputs(sharded.shard, context.env, context.settings.apiUrl),
                 stateDir,
                 ...(sharded.shard.rate ? { rate: sharded.shard.rate } : {}),
               },
@@ -228,7 +228,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       env: context.env,
       log,
       sandbox,
-      allowEmpty: context.values['allow-empty'] === true,
+      allowEmpty: context.settings.allowEmpty,
       organizationWaitMs: organizationWait,
       // A fenced write that finds the lock taken marks it lost at once (before the heartbeat says so).
       signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
@@ -347,7 +347,7 @@ async function waitForGate(rollout: NonNullable<PassResult['rollout']>, clock: C
  * is a throwaway emulator's).
  */
 function wantsConfirmation(context: CommandContext, sandbox: boolean, request: PassRequest): boolean {
-  if (context.values.yes === true || sandbox || request.beforeSession) return false;
+  if (context.settings.yes || sandbox || request.beforeSession) return false;
   return context.stdin !== undefined && isTty(context.stdin);
 }
 
@@ -391,6 +391,6 @@ async function savePlan(context: CommandContext, path: string, result: PassResul
 }
 
 function optionalShardsFile(context: CommandContext): { shardsFile?: string } {
-  const file = stringOption(context, 'shards');
+  const file = context.settings.shards;
   return file === undefined ? {} : { shardsFile: file };
 }

@@ -3,7 +3,7 @@
 // --trigger-token-file (the token `POST /reconcile` takes).
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 
 /** The daemon answers once it has recorded the decision. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -20,9 +20,9 @@ interface Answer {
 
 async function post(context: CommandContext, command: string, path: string, body: Record<string, unknown>): Promise<{ code: number; answer?: Answer }> {
   if (context.positionals.length > 0) throw new UsageError(`${command}: unexpected argument \`${context.positionals[0]}\``);
-  const tokenFile = stringOption(context, 'trigger-token-file');
+  const tokenFile = context.settings.triggerTokenFile;
   if (!tokenFile) throw new UsageError(`${command}: set --trigger-token-file PATH (or RECONCILE_TRIGGER_TOKEN_FILE) to the token the daemon was started with`);
-  const base = stringOption(context, 'daemon-url') ?? 'http://127.0.0.1:9464';
+  const base = context.settings.daemonUrl;
   let url: URL;
   try {
     url = new URL(path, base);
@@ -76,8 +76,8 @@ function shown(revision: string): string {
 }
 
 export async function runApprove(context: CommandContext): Promise<number> {
-  const revision = stringOption(context, 'revision');
-  const projects = (stringOption(context, 'project') ?? '').split(',').map((name) => name.trim()).filter(Boolean);
+  const revision = context.settings.revision;
+  const projects = (context.settings.project ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   const { code, answer } = await post(context, 'approve', '/approve', { ...(revision !== undefined ? { revision } : {}), ...(projects.length > 0 ? { projects } : {}) });
   if (code !== 0 || !answer) return code;
   const scope = answer.projects === 'all' || answer.projects === undefined ? 'every project' : answer.projects.join(', ');
@@ -86,7 +86,7 @@ export async function runApprove(context: CommandContext): Promise<number> {
 }
 
 export async function runResume(context: CommandContext): Promise<number> {
-  const rollout = stringOption(context, 'rollout');
+  const rollout = context.settings.rollout;
   const { code, answer } = await post(context, 'resume', '/resume', rollout !== undefined ? { rollout } : {});
   if (code !== 0 || !answer) return code;
   context.stdout.write(`rollout ${answer.rollout} resumed at ${shown(answer.revision ?? '')}: wave ${answer.wave} counts as passed${answer.next ? `, wave ${answer.next} starts` : ', and it was the last'}\n`);

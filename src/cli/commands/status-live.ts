@@ -11,13 +11,13 @@ import { openApiSession, type ApiSession } from '../api-session.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { didYouMean } from '../../manifests/suggest.js';
 
 /** `--live`: a dry pass through the API and the observed-only reads, as a table per project or JSON. */
 export async function runLive(context: CommandContext, output: 'text' | 'json'): Promise<number> {
-  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
+  const dir = resolve(context.cwd, context.positionals[0] ?? context.settings.manifests ?? '.');
   const log = streamLogger(context, context.stderr);
 
   const { loadManifests } = await import('../../manifests/load.js');
@@ -31,11 +31,11 @@ export async function runLive(context: CommandContext, output: 'text' | 'json'):
   }
 
   const session: ApiSession & { clock?: Clock } =
-    context.values.sandbox === true ? await openSandboxSession(context, log) : await openApiSession(context, { log });
+    context.settings.sandbox ? await openSandboxSession(context.settings, log) : await openApiSession(context.settings, context.env, { log });
   try {
     const { runPass } = await import('../../reconcile/engine.js');
     // `--project NAME` limits the report (and its reads) to one Project manifest.
-    const only = stringOption(context, 'project');
+    const only = context.settings.project;
     if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
       const hint = didYouMean(only, manifests.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
       throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}${hint === undefined ? '' : `; ${hint}`}`);
@@ -49,7 +49,7 @@ export async function runLive(context: CommandContext, output: 'text' | 'json'):
       env: context.env,
       log,
       signal: context.signal,
-      ...(context.values.sandbox === true ? { sandbox: true } : {}),
+      ...(context.settings.sandbox ? { sandbox: true } : {}),
       ...(session.clock ? { clock: session.clock } : {}),
     });
     const observed = new Map<string, ObservedProjectState>();

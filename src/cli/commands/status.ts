@@ -8,9 +8,9 @@ import { resolve } from 'node:path';
 import { colorWanted } from '../../util/logger.js';
 import { systemClock } from '../../util/clock.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { didYouMean } from '../../manifests/suggest.js';
-import { stateDirOf } from '../../shards/process-scope.js';
+import { stateDirOf } from '../process-scope.js';
 import { buildFleetView, type FleetView } from '../../status/fleet-view.js';
 import { renderFleetViewText } from '../../status/fleet-view-text.js';
 import { readStatusRecord } from '../../status/status-file.js';
@@ -20,18 +20,18 @@ const DAEMON_TIMEOUT_MS = 10_000;
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
-  const output = stringOption(context, 'output') ?? 'text';
+  const output = context.settings.output;
   if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
   // The observing path loads the API client and the engine: only when asked for.
-  if (context.values.live === true || context.values.sandbox === true) return (await import('./status-live.js')).runLive(context, output);
+  if (context.settings.live || context.settings.sandbox) return (await import('./status-live.js')).runLive(context, output);
   // The daemon's view only when asked for: the option's default address is for `trigger`.
-  const fromDaemon = context.flags.has('daemon-url') || (context.env.RECONCILE_DAEMON_URL ?? '') !== '';
+  const fromDaemon = context.settings.daemonUrlGiven;
   const view = fromDaemon ? await daemonView(context) : await stateDirView(context);
   if (typeof view === 'string') {
     context.stderr.write(`reconcile: status: ${view}\n`);
     return 1;
   }
-  const only = stringOption(context, 'project');
+  const only = context.settings.project;
   if (only !== undefined) {
     const known = view.view.projects.map((project) => project.name);
     if (!known.includes(only)) {
@@ -47,7 +47,7 @@ export async function run(context: CommandContext): Promise<number> {
 
 /** `GET /status` of a running daemon, with the bearer token of --status-token-file when given. */
 async function daemonView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
-  const base = stringOption(context, 'daemon-url') ?? 'http://127.0.0.1:9464';
+  const base = context.settings.daemonUrl;
   let url: URL;
   try {
     url = new URL('/status', base);
@@ -55,7 +55,7 @@ async function daemonView(context: CommandContext): Promise<{ view: FleetView; f
     throw new UsageError(`status: --daemon-url must be a URL such as http://127.0.0.1:9464, got \`${base}\``);
   }
   const headers: Record<string, string> = { accept: 'application/json' };
-  const tokenFile = stringOption(context, 'status-token-file');
+  const tokenFile = context.settings.statusTokenFile;
   if (tokenFile) {
     let token: string;
     try {
@@ -91,7 +91,7 @@ async function daemonView(context: CommandContext): Promise<{ view: FleetView; f
 
 /** What passes recorded in the state directory (`status.json`), and the daemon's freshness file. */
 async function stateDirView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
-  const stateDir = stateDirOf(context, stringOption(context, 'shard'));
+  const stateDir = stateDirOf(context.settings, context.settings.shard);
   const record = await readStatusRecord(stateDir);
   if (!record) {
     return `no status recorded in ${stateDir}: run an apply (\`reconcile DIR\`) or the daemon with this --state-dir, ask a running daemon with --daemon-url URL, or observe now with --live`;
@@ -106,7 +106,7 @@ async function stateDirView(context: CommandContext): Promise<{ view: FleetView;
       ...(freshness?.boundSeconds !== undefined ? { boundSeconds: freshness.boundSeconds } : {}),
       ...(freshness?.maxObservationAgeSeconds !== undefined ? { maxObservationAgeSeconds: freshness.maxObservationAgeSeconds } : {}),
     },
-    ...(stringOption(context, 'shard') !== undefined ? { shard: stringOption(context, 'shard')! } : {}),
+    ...(context.settings.shard !== undefined ? { shard: context.settings.shard! } : {}),
   });
   return { view, from: `the state directory ${stateDir}` };
 }

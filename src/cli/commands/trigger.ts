@@ -2,7 +2,7 @@
 // `POST /reconcile` endpoint, with the bearer token of --trigger-token-file.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 
 /** The daemon answers once it has read the checkout; a large tree takes a moment. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -37,16 +37,16 @@ function describe(answer: Answer): string {
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 0) throw new UsageError(`trigger: unexpected argument \`${context.positionals[0]}\``);
-  const tokenFile = stringOption(context, 'trigger-token-file');
+  const tokenFile = context.settings.triggerTokenFile;
   if (!tokenFile) throw new UsageError('trigger: set --trigger-token-file PATH (or RECONCILE_TRIGGER_TOKEN_FILE) to the token the daemon was started with');
-  const base = stringOption(context, 'daemon-url') ?? 'http://127.0.0.1:9464';
+  const base = context.settings.daemonUrl;
   let url: URL;
   try {
     url = new URL('/reconcile', base);
   } catch {
     throw new UsageError(`trigger: --daemon-url must be a URL such as http://127.0.0.1:9464, got \`${base}\``);
   }
-  const projects = (stringOption(context, 'project') ?? '')
+  const projects = (context.settings.project ?? '')
     .split(',')
     .map((name) => name.trim())
     .filter(Boolean);

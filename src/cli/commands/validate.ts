@@ -2,7 +2,7 @@
 // between documents, function sources, secret references), every problem at once. No token,
 // no network. A shard map is checked too: it must give every project exactly one owner. Exit 0 when there is no error (warnings allowed), 1 otherwise.
 import { join, relative, resolve, sep } from 'node:path';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { checkSecretReferences } from '../../manifests/check-refs.js';
 import { loadShardedManifests } from '../../shards/load-sharded.js';
 import type { ManifestError, ManifestSet } from '../../manifests/types.js';
@@ -112,15 +112,15 @@ function renderGithub(report: ValidateReport, dir: string, cwd: string, unsetEnv
 
 export async function run(context: CommandContext): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`validate takes at most one directory, got ${context.positionals.length}`);
-  const output = stringOption(context, 'output') ?? 'text';
+  const output = context.settings.output;
   if (output !== 'text' && output !== 'json' && output !== 'github') throw new UsageError(`validate: --output must be text, json or github, got \`${output}\``);
-  const dir = resolve(context.cwd, context.positionals[0] ?? stringOption(context, 'manifests') ?? '.');
+  const dir = resolve(context.cwd, context.positionals[0] ?? context.settings.manifests ?? '.');
   // The shard map (if any) is checked with the manifests: a project with no owner or two is an error.
-  const shardsFile = stringOption(context, 'shards');
+  const shardsFile = context.settings.shards;
   const { set } = await loadShardedManifests(dir, { cwd: context.cwd, load: { references: referenceOptions(context) }, ...(shardsFile !== undefined ? { shardsFile } : {}) });
   // Offline in CI the secrets are usually absent: an unset variable is a warning here, while
   // a missing file is an error (files are part of the checkout or of the deployment).
-  const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.values.sandbox === true, missingEnv: 'warning' });
+  const referenceProblems = checkSecretReferences(set, { env: context.env, sandbox: context.settings.sandbox, missingEnv: 'warning' });
   if (output === 'github') {
     const unsetEnv = referenceProblems.filter((p) => p.severity === 'warning');
     const report = buildReport(set, referenceProblems.filter((p) => p.severity !== 'warning'));

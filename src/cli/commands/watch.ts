@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, stringOption, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
@@ -9,12 +9,10 @@ import { streamLogger } from '../logging.js';
 import { buildRevision, packageVersion } from '../version.js';
 import { ApiHealth } from '../../daemon/api-health.js';
 import { Daemon } from '../../daemon/controller.js';
-import { InvalidScheduleError, nodeCronTrigger, type CronTrigger } from '../../daemon/cron-trigger.js';
+import { nodeCronTrigger, type CronTrigger } from '../../daemon/cron-trigger.js';
 import { freshnessWriter } from '../../daemon/freshness-file.js';
-import { parseDuration } from '../../util/rate.js';
-import { InvalidAddressError, parseListenAddress, startHttpServer, type RunningHttpServer } from '../../daemon/http-server.js';
+import { parseListenAddress, startHttpServer, type RunningHttpServer } from '../../daemon/http-server.js';
 import { createMetrics, createNotificationMetrics } from '../../daemon/metrics.js';
-import { DEFAULT_OBSERVE, InvalidObserveListError, parseObserveList } from '../../daemon/observe-list.js';
 import { createObserver, observeReadsPerProject } from '../../daemon/observer.js';
 import { watchSource } from '../../daemon/source-watcher.js';
 import { triggerRoutes, type TriggerSettings } from '../../daemon/trigger.js';
@@ -24,15 +22,15 @@ import { projectNames } from '../../daemon/change-set.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
 import { eventsFromPass } from '../../notify/events.js';
 import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
-import { notificationSettings } from '../../notify/setup.js';
+import { notificationSettings } from '../notification-settings.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { credentialPathProblems } from '../credential-paths.js';
 import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
-import { notificationSecretFiles } from '../../notify/setup.js';
+import { notificationSecretFiles } from '../notification-settings.js';
 import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
-import { lockTimeoutMs, organizationWaitMs, requireShard, stateDirOf } from '../../shards/process-scope.js';
+import { requireShard, stateDirOf } from '../process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
@@ -90,43 +88,8 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   if (context.positionals.length > 1) {
     throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   }
-  const manifests = stringOption(context, 'manifests') ?? context.positionals[0] ?? '.';
-  const resync = stringOption(context, 'resync') ?? '*/10 * * * *';
-  try {
-    if (resync !== 'continuous') nodeCronTrigger(resync);
-  } catch (error) {
-    if (error instanceof InvalidScheduleError) throw new UsageError(`${error.message} (or \`continuous\`)`);
-    throw error;
-  }
-  const maxAge = stringOption(context, 'max-observation-age');
-  let maxObservationAgeMs: number | undefined;
-  if (maxAge !== undefined) {
-    try {
-      maxObservationAgeMs = parseDuration(maxAge);
-    } catch (error) {
-      throw new UsageError(`--max-observation-age: ${(error as Error).message}`);
-    }
-  }
-  let metricsAddress;
-  try {
-    metricsAddress = parseListenAddress(stringOption(context, 'metrics-addr') ?? '0.0.0.0:9464');
-  } catch (error) {
-    if (error instanceof InvalidAddressError) throw new UsageError(error.message);
-    throw error;
-  }
-  const perResourceText = stringOption(context, 'metrics-per-resource') ?? 'true';
-  if (perResourceText !== 'true' && perResourceText !== 'false') {
-    const source = context.flags.has('metrics-per-resource') ? '--metrics-per-resource' : 'RECONCILE_METRICS_PER_RESOURCE';
-    throw new UsageError(`${source}: expected true or false, got \`${perResourceText}\``);
-  }
-  const metricsPerResource = perResourceText === 'true';
-  let observe: ObservedResource[];
-  try {
-    observe = parseObserveList(stringOption(context, 'observe') ?? DEFAULT_OBSERVE);
-  } catch (error) {
-    if (error instanceof InvalidObserveListError) throw new UsageError(error.message);
-    throw error;
-  }
+  const options = context.settings;
+  const manifests = options.manifests ?? context.positionals[0] ?? '.';
   let notifications: NotificationSettings | undefined;
   try {
     notifications = await notificationSettings(context);
@@ -134,13 +97,10 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     if (error instanceof NotificationsConfigError) throw new UsageError(error.message);
     throw error;
   }
-  const tokenFile = stringOption(context, 'trigger-token-file');
-  const webhookSecretFile = stringOption(context, 'webhook-secret-file');
-  const statusTokenFile = stringOption(context, 'status-token-file');
-  const runbookUrl = stringOption(context, 'runbook-url');
-  if (runbookUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(runbookUrl)) {
-    throw new UsageError(`--runbook-url: expected an http(s) URL such as https://git.example.com/ops/fleet/blob/main/docs/runbook.md, got \`${runbookUrl}\``);
-  }
+  const tokenFile = options.triggerTokenFile;
+  const webhookSecretFile = options.webhookSecretFile;
+  const statusTokenFile = options.statusTokenFile;
+  const runbookUrl = options.runbookUrl;
   return {
     status: {
       refreshSeconds: STATUS_PAGE_REFRESH_SECONDS,
@@ -153,14 +113,14 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
       ...(webhookSecretFile ? { webhookSecretFile: resolve(context.cwd, webhookSecretFile) } : {}),
     },
     manifestsPath: resolve(context.cwd, manifests),
-    resync,
-    ...(maxObservationAgeMs !== undefined ? { maxObservationAgeMs } : {}),
-    metricsAddress,
-    metricsPerResource,
-    dryRun: context.values['dry-run'] === true,
-    allowEmpty: context.values['allow-empty'] === true,
-    sandbox: context.values.sandbox === true,
-    observe,
+    resync: options.resync,
+    ...(options.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: options.maxObservationAgeMs } : {}),
+    metricsAddress: options.metricsAddress,
+    metricsPerResource: options.metricsPerResource,
+    dryRun: options.dryRun,
+    allowEmpty: options.allowEmpty,
+    sandbox: options.sandbox,
+    observe: options.observe,
   };
 }
 
@@ -171,10 +131,10 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
  */
 export async function runDaemon(context: CommandContext): Promise<number> {
   const settings = await settingsFrom(context);
-  const timeoutMs = lockTimeoutMs(context);
-  const organizationWait = organizationWaitMs(context);
-  const shardName = stringOption(context, 'shard');
-  const shardsFile = stringOption(context, 'shards');
+  const timeoutMs = context.settings.lockTimeoutMs;
+  const organizationWait = context.settings.organizationWaitMs;
+  const shardName = context.settings.shard;
+  const shardsFile = context.settings.shards;
   if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const clock = systemClock;
   const log: Logger = streamLogger(context, context.stdout);
@@ -363,23 +323,23 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   try {
     const telemetry = health.wrap(metrics);
     if (settings.sandbox) {
-      session = await openSandboxSession(context, log, { telemetry });
+      session = await openSandboxSession(context.settings, log, { telemetry });
       if (!(await waitForLock(session.stateDir))) {
         await Promise.allSettled([session.close(), server.close(), notifier?.close()]);
         return stateDirRefused ? 1 : 0;
       }
     } else {
-      const stateDir = stateDirOf(context, shard?.name);
+      const stateDir = stateDirOf(context.settings, shard?.name);
       if (!(await waitForLock(stateDir))) {
         await Promise.allSettled([server.close(), notifier?.close()]);
         return stateDirRefused ? 1 : 0;
       }
-      session = await openApiSession(context, {
+      session = await openApiSession(context.settings, context.env, {
         telemetry,
         log,
         clock,
         ...(shard
-          ? { shard: { auth: shardAuthInputs(shard, context.env, stringOption(context, 'api-url')), stateDir, ...(shard.rate ? { rate: shard.rate } : {}) } }
+          ? { shard: { auth: shardAuthInputs(shard, context.env, context.settings.apiUrl), stateDir, ...(shard.rate ? { rate: shard.rate } : {}) } }
           : {}),
       });
     }

@@ -2,6 +2,7 @@
 // update with PATCH, delete only with `spec.prune.branches` on the project. Disabling
 // branching (which deletes every branch) happens only through the Project's
 // `branching_disabled: true`, as one destructive entry.
+import { convertOpenApiSchema, PROJECT_REFERENCE, POLICY, REGIONS, type OpenApiDocument, type JsonSchema } from '../../manifests/schema-source.js';
 import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
 import { NotFoundError } from '../../api/errors.js';
 import { API_VERSION, type BranchDocument } from '../../manifests/types.js';
@@ -50,9 +51,32 @@ async function listBranches(project: ProjectScope, ctx: KindContext): Promise<Br
   }
 }
 
+/** The schema of the `Branch` document (`BranchSpec`): `npm run generate:schemas` writes it to `schemas/branch.schema.json`. */
+function branchDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const body = openapi.components.schemas.CreateBranchBody!.properties as Record<string, JsonSchema>;
+  return {
+    BranchSpec: {
+      title: 'BranchSpec',
+      description: 'A preview branch of a project.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        branch_name: { ...convertOpenApiSchema(body.branch_name!), description: 'Branch name; default metadata.name.' },
+        git_branch: { ...convertOpenApiSchema(body.git_branch!), description: 'The git branch it follows.' },
+        persistent: { ...convertOpenApiSchema(body.persistent!), description: 'Keep the branch when its git branch is merged or deleted.' },
+        region: { ...convertOpenApiSchema(body.region!), enum: [...REGIONS], description: 'Region of the branch project.' },
+        desired_instance_size: { ...convertOpenApiSchema(body.desired_instance_size!), description: 'Compute size of the branch project.' },
+        policy: POLICY,
+      },
+      required: ['project'],
+      additionalProperties: false,
+    },
+  };
+}
+
 export const branchesKind: KindModule<'Branch'> = {
   kind: 'Branch',
-  document: 'Branch',
+  document: { kind: 'Branch', description: 'A preview branch of a project.', defs: branchDefs },
   manages(project) {
     return activeDocuments(project, 'Branch').length > 0 || pruneEnabled(project) || branchingDisabled(project);
   },

@@ -118,19 +118,10 @@ export function sourceOf(doc: AnyDocument): { file: string; line: number } {
   return { file: doc.source.file, line: doc.source.line };
 }
 
-// Bulk requests already sent in a pass, keyed on the pass's `projectRefs` map: the engine
-// makes one per pass and hands the same map to every context of it, so the memory dies with
-// the pass and the next pass sends its own.
-const sentInPass = new WeakMap<Map<string, string>, Map<string, Promise<void>>>();
-
 /**
  * Runs `send` once per pass and key however many entries share it (a bulk request behind
  * several plan entries): every entry of the batch gets the one request's result.
  */
 export function oncePerPass(ctx: KindContext, key: string, send: () => Promise<void>): Promise<void> {
-  let sent = sentInPass.get(ctx.projectRefs);
-  if (!sent) sentInPass.set(ctx.projectRefs, (sent = new Map()));
-  let promise = sent.get(key);
-  if (!promise) sent.set(key, (promise = send()));
-  return promise;
+  return ctx.pass.once(key, send);
 }

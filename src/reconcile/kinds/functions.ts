@@ -3,6 +3,7 @@
 // function, the digest of what was deployed with the `version` and `updated_at` the service
 // answered; while the list still shows that version, nothing else is read. Without a record
 // (or after an out-of-band deploy changed the version) the body is fetched once and compared.
+import { PROJECT_REFERENCE, POLICY, type JsonSchema } from '../../manifests/schema-source.js';
 import type { FunctionResponse } from '../../api/types.js';
 import type { FunctionDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
@@ -219,9 +220,33 @@ function pruneEnabled(project: ProjectScope): boolean {
   return project.document.spec.prune?.functions === true;
 }
 
+/** The schema of the `Function` document (`FunctionSpec`): `npm run generate:schemas` writes it to `schemas/function.schema.json`. */
+function functionDefs(): Record<string, JsonSchema> {
+  return {
+    FunctionSpec: {
+      title: 'FunctionSpec',
+      description: 'A function deployed from a source directory of the checkout through the multipart deploy endpoint.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        slug: { type: 'string', pattern: '^[A-Za-z][A-Za-z0-9_-]*$', description: 'Function slug; default metadata.name (which must then be a valid slug).' },
+        name: { type: 'string', minLength: 1, description: 'Display name; default the slug.' },
+        source: { type: 'string', minLength: 1, description: 'Source directory, relative to the manifest file; it must lie inside the manifests directory.' },
+        entrypoint: { type: 'string', minLength: 1, description: 'Entrypoint file, relative to `source`.' },
+        import_map: { type: 'string', minLength: 1, description: 'Import map file, relative to `source`.' },
+        static_patterns: { type: 'array', items: { type: 'string', minLength: 1 }, description: 'Globs (relative to `source`) of extra files to upload.' },
+        verify_jwt: { type: 'boolean', description: 'Require a valid JWT on every call.' },
+        policy: POLICY,
+      },
+      required: ['project', 'source', 'entrypoint'],
+      additionalProperties: false,
+    },
+  };
+}
+
 export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
-  document: 'Function',
+  document: { kind: 'Function', description: 'A function of a project, deployed from sources in the checkout.', defs: functionDefs },
   manages(project) {
     return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);
   },

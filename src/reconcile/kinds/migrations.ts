@@ -8,7 +8,7 @@
 import { dirname, resolve } from 'node:path';
 import { InvalidRequestError } from '../../api/errors.js';
 import { compareVersions, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
-import { DEFAULT_MIGRATIONS_TABLE } from '../../manifests/schema-source.js';
+import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
@@ -22,6 +22,61 @@ export interface HistoryRow {
   version: string;
   name: string | null;
   statements: string[] | null;
+}
+
+/** The history table of the Migrations kind when a document does not name one. */
+export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
+
+function migrationsDefs(): Record<string, JsonSchema> {
+  return {
+    MigrationsSpec: {
+      title: 'MigrationsSpec',
+      description: 'Ordered SQL migration files applied to one project or to every project a selector matches.',
+      type: 'object',
+      properties: {
+        project: { ...PROJECT_REFERENCE, description: 'metadata.name of the one Project document the migrations apply to (or give `selector`).' },
+        selector: {
+          description: 'Every Project document that matches (all the labels given, and the organization when given); the same selector as the shard map. Give `project` or `selector`, not both.',
+          $ref: '#/$defs/ProjectSelector',
+        },
+        path: {
+          type: 'string',
+          minLength: 1,
+          description: 'Directory of the migration files, relative to this file and inside the manifests directory: `<version>_<name>.sql`, applied in version order (the version is digits, for example a timestamp).',
+        },
+        table: {
+          type: 'string',
+          pattern: '^[a-z_][a-z0-9_]*\\.[a-z_][a-z0-9_]*$',
+          default: DEFAULT_MIGRATIONS_TABLE,
+          description: 'The history table in each database, `schema.table`, with the columns version, name and statements (the layout of the platform CLI\'s `supabase_migrations.schema_migrations`, which can be named here to adopt a project migrated with the CLI). Created when missing.',
+        },
+        outOfOrder: {
+          type: 'boolean',
+          default: false,
+          description: 'Apply a pending file whose version is older than the latest applied one (refused by default).',
+        },
+        policy: POLICY,
+      },
+      required: ['path'],
+      additionalProperties: false,
+    },
+    ProjectSelector: {
+      title: 'ProjectSelector',
+      description: 'Selects Project documents by their labels and organization.',
+      type: 'object',
+      properties: {
+        labels: {
+          type: 'object',
+          additionalProperties: { type: 'string' },
+          minProperties: 1,
+          description: 'Labels (metadata.labels) a project must all have, with these values.',
+        },
+        organization: { type: 'string', minLength: 1, description: 'metadata.name of the Organization the project must be in.' },
+      },
+      minProperties: 1,
+      additionalProperties: false,
+    },
+  };
 }
 
 /** The Migrations documents that apply to a project: naming it, or with a selector that matches it. */
@@ -51,12 +106,9 @@ function rootOf(doc: AnyDocument): string {
   return resolve(doc.source.dir, ...Array<string>(depth).fill('..'));
 }
 
-// The files of each document, read once per pass (keyed on the pass's `projectRefs` map, as oncePerPass).
-const filesInPass = new WeakMap<Map<string, string>, Map<MigrationsDocument, Promise<MigrationSet>>>();
-
-export function migrationFiles(doc: MigrationsDocument, ctx: Pick<KindContext, 'projectRefs'>): Promise<MigrationSet> {
-  let files = filesInPass.get(ctx.projectRefs);
-  if (!files) filesInPass.set(ctx.projectRefs, (files = new Map()));
+/** The files of each document, read once per pass (shared through the pass's memory, `ctx.pass`). */
+export function migrationFiles(doc: MigrationsDocument, ctx: Pick<KindContext, 'pass'>): Promise<MigrationSet> {
+  const files = ctx.pass.shared('migrations:files', () => new Map<MigrationsDocument, Promise<MigrationSet>>());
   let set = files.get(doc);
   if (!set) {
     const where = { file: doc.source.file, line: doc.source.line, column: doc.source.column, path: '/spec/path' };
@@ -95,7 +147,11 @@ function entryName(doc: MigrationsDocument, version: string, name: string | null
 
 export const migrationsKind: KindModule<'Migration'> = {
   kind: 'Migration',
-  document: 'Migrations',
+  document: {
+    kind: 'Migrations',
+    description: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
+    defs: migrationsDefs,
+  },
   manages(project, ctx) {
     return migrationsOf(project, ctx.documents).length > 0;
   },

@@ -10,26 +10,10 @@ import { makeEntry } from '../diff.js';
 import type { IntentLog } from '../intents.js';
 import { saveInventory, type Inventory } from '../inventory.js';
 import { effectivePolicy, type EffectivePolicy } from '../policy.js';
-import type { FleetModule, Logger, PlanEntry } from '../types.js';
+import type { Logger, PlanEntry } from '../types.js';
+import type { FleetModule, OrganizationUnit } from '../fleet.js';
 
-export interface OrganizationUnit {
-  /** Manifest name, also the organization's name in the API. */
-  name: string;
-  document: OrganizationDocument;
-  policy: EffectivePolicy;
-  /** Known id (slug): from the manifest, the inventory cache, the list, or the create answer. */
-  id?: string;
-  /** The id was confirmed by the project list or the organization list this pass. */
-  confirmed: boolean;
-  /** Set once planned. */
-  entry?: PlanEntry;
-  /** In a sharded fleet, the other shard that alone creates this organization (absent: this process may create it). */
-  createdBy?: string;
-  /** The shard map that names that owner, as messages show it. */
-  shardMap?: string;
-  /** How long this pass waited for the owner's creation (ms), once it gave up. */
-  waitedMs?: number;
-}
+export type { OrganizationUnit } from '../fleet.js';
 
 export function organizationUnit(document: OrganizationDocument, inventory: Inventory, shard?: ShardScope): OrganizationUnit {
   const cached = inventory.organizations[document.metadata.name];

@@ -14,34 +14,15 @@ import { makeEntry } from '../diff.js';
 import { rememberSecret } from '../describe-error.js';
 import type { IntentLog } from '../intents.js';
 import { saveInventory, type InventoryProject } from '../inventory.js';
-import type { FleetObservation } from '../observe.js';
 import { effectivePolicy, type EffectivePolicy } from '../policy.js';
-import type { FieldChange, FleetApplyContext, FleetExportContext, FleetModule, Logger, PlanEntry } from '../types.js';
+import type { FieldChange, Logger, PlanEntry } from '../types.js';
+import type { FleetApplyContext, FleetExportContext, FleetExportDocument, FleetInput, FleetModule, FleetObservation, LiveProject, ProjectUnit } from '../fleet.js';
 import { ProjectRefUnknownError } from './common.js';
 
-export type LiveProject = V1ProjectWithDatabaseResponse;
+export type { LiveProject, ProjectUnit } from '../fleet.js';
 
 /** Statuses in which a project is (or is becoming) paused. */
 const PAUSED = new Set(['INACTIVE', 'PAUSING', 'PAUSE_FAILED']);
-
-export interface ProjectUnit {
-  /** Manifest name. */
-  name: string;
-  document: ProjectDocument;
-  /** Name in the API. */
-  apiName: string;
-  organization: string;
-  policy: EffectivePolicy;
-  live?: LiveProject;
-  /** How the live project was found. */
-  foundBy?: 'ref' | 'inventory' | 'intent' | 'name';
-  /** The inventory record (manifest name) of the same live project under a name no document declares any more. */
-  renamedFrom?: string;
-  entry?: PlanEntry;
-  lifecycle?: PlanEntry;
-  /** Set once this pass created the project: its ref and the status the create answered. */
-  created?: { ref: string; status: string };
-}
 
 export function projectUnit(document: ProjectDocument): ProjectUnit {
   return {
@@ -132,6 +113,12 @@ export function refOf(project: { ref?: string; id: string }): string {
 
 const source = (document: AnyDocument) => ({ file: document.source.file, line: document.source.line });
 
+/** What the Project module plans of one declared project: its own entry, and its lifecycle entry (pause, restore) when it has one. */
+export interface ProjectPlan {
+  entry: PlanEntry;
+  lifecycle?: PlanEntry;
+}
+
 /** The project's own entry (creation or presence) and its pause/restore entry. */
 export function planProject(
   unit: ProjectUnit,
@@ -144,39 +131,41 @@ export function planProject(
     vanishedRef?: string;
     conflict?: string;
   },
-): void {
+): ProjectPlan {
   const spec = unit.document.spec;
   const observeOnly = unit.policy.management === 'observe';
   const org = options.organizationEntry;
   // An organization that will be created first; under observe it never is, so the project cannot be either.
   const dependsOn = org && org.action === 'create' && !org.observeOnly ? [org.id] : undefined;
   if (options.conflict) {
-    unit.entry = makeEntry({ kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document), reason: options.conflict });
-    return;
+    return { entry: makeEntry({ kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document), reason: options.conflict }) };
   }
   if (options.ambiguous && options.ambiguous > 1) {
-    unit.entry = makeEntry({
-      kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
-      reason: `${options.ambiguous} live projects are named \`${unit.apiName}\` in this organization: set spec.ref to adopt one`,
-    });
-    return;
+    return {
+      entry: makeEntry({
+        kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
+        reason: `${options.ambiguous} live projects are named \`${unit.apiName}\` in this organization: set spec.ref to adopt one`,
+      }),
+    };
   }
   if (!unit.live) {
     if (spec.ref !== undefined) {
-      unit.entry = makeEntry({
-        kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
-        reason: `no live project has ref \`${spec.ref}\` (spec.ref adopts an existing project, it never creates one)`,
-      });
-      return;
+      return {
+        entry: makeEntry({
+          kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
+          reason: `no live project has ref \`${spec.ref}\` (spec.ref adopts an existing project, it never creates one)`,
+        }),
+      };
     }
     if (options.organizationMissing && !dependsOn) {
-      unit.entry = makeEntry({
-        kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
-        reason: org?.observeOnly && org.action === 'create'
-          ? `its organization \`${unit.organization}\` is missing and under the observe policy`
-          : `its organization \`${unit.organization}\` is not available`,
-      });
-      return;
+      return {
+        entry: makeEntry({
+          kind: 'Project', name: unit.name, changes: [], action: 'blocked', source: source(unit.document),
+          reason: org?.observeOnly && org.action === 'create'
+            ? `its organization \`${unit.organization}\` is missing and under the observe policy`
+            : `its organization \`${unit.organization}\` is not available`,
+        }),
+      };
     }
     const changes: FieldChange[] = [
       { path: 'name', after: unit.apiName },
@@ -185,7 +174,7 @@ export function planProject(
     ];
     if (spec.desired_instance_size !== undefined) changes.push({ path: 'desired_instance_size', after: spec.desired_instance_size });
     changes.push({ path: 'db_pass', sensitive: true });
-    unit.entry = makeEntry({
+    const entry = makeEntry({
       kind: 'Project', name: unit.name, action: 'create', changes, observeOnly, source: source(unit.document),
       ...(dependsOn ? { dependsOn } : {}),
       ...(observeOnly
@@ -194,41 +183,38 @@ export function planProject(
           ? { reason: `the managed project ${options.vanishedRef} is gone from the live list: it is created again` }
           : {}),
     });
-    if (spec.paused === true) {
-      unit.lifecycle = makeEntry({
-        kind: 'ProjectLifecycle', project: unit.name, name: 'paused', action: 'update', observeOnly,
-        changes: [{ path: 'paused', before: false, after: true }], dependsOn: [unit.entry.id], source: source(unit.document),
-      });
-    }
-    return;
+    if (spec.paused !== true) return { entry };
+    const lifecycle = makeEntry({
+      kind: 'ProjectLifecycle', project: unit.name, name: 'paused', action: 'update', observeOnly, target: { paused: true },
+      changes: [{ path: 'paused', before: false, after: true }], dependsOn: [entry.id], source: source(unit.document),
+    });
+    return { entry, lifecycle };
   }
   const live = unit.live;
   const mismatch = identityMismatch(unit, options.organization);
+  let entry: PlanEntry;
   if (mismatch) {
-    unit.entry = makeEntry({ kind: 'Project', name: unit.name, action: 'blocked', source: source(unit.document), changes: mismatch.changes, reason: mismatch.reason });
+    entry = makeEntry({ kind: 'Project', name: unit.name, action: 'blocked', source: source(unit.document), changes: mismatch.changes, reason: mismatch.reason });
   } else if (unit.renamedFrom !== undefined) {
     // Only our record changes: the live project keeps its ref, name and everything in it.
-    unit.entry = makeEntry({
+    entry = makeEntry({
       kind: 'Project', name: unit.name, action: 'update', source: source(unit.document),
       changes: [{ path: 'metadata.name', before: unit.renamedFrom, after: unit.name }],
       reason: `renamed from \`${unit.renamedFrom}\` (${refOf(live)}): the inventory record moves to the new name; nothing is created or deleted`,
     });
   } else {
     const reason = unit.foundBy === 'ref' || unit.foundBy === 'name' || unit.foundBy === 'intent' ? `found by ${unit.foundBy === 'intent' ? 'its creation intent' : unit.foundBy} (${refOf(live)})` : undefined;
-    unit.entry = makeEntry({ kind: 'Project', name: unit.name, changes: [], source: source(unit.document), ...(reason ? { reason } : {}) });
+    entry = makeEntry({ kind: 'Project', name: unit.name, changes: [], source: source(unit.document), ...(reason ? { reason } : {}) });
   }
-  if (spec.paused !== undefined) {
-    const paused = isPausedStatus(live.status);
-    if (paused !== spec.paused) {
-      unit.lifecycle = makeEntry({
-        kind: 'ProjectLifecycle', project: unit.name, name: 'paused', action: 'update', observeOnly, source: source(unit.document),
-        changes: [{ path: 'paused', before: paused, after: spec.paused }],
-        reason: spec.paused ? `status ${live.status}: pause` : `status ${live.status}: restore`,
-      });
-    } else {
-      unit.lifecycle = makeEntry({ kind: 'ProjectLifecycle', project: unit.name, name: 'paused', changes: [], source: source(unit.document) });
-    }
-  }
+  if (spec.paused === undefined) return { entry };
+  const paused = isPausedStatus(live.status);
+  if (paused === spec.paused) return { entry, lifecycle: makeEntry({ kind: 'ProjectLifecycle', project: unit.name, name: 'paused', changes: [], source: source(unit.document) }) };
+  const lifecycle = makeEntry({
+    kind: 'ProjectLifecycle', project: unit.name, name: 'paused', action: 'update', observeOnly, source: source(unit.document), target: { paused: spec.paused },
+    changes: [{ path: 'paused', before: paused, after: spec.paused }],
+    reason: spec.paused ? `status ${live.status}: pause` : `status ${live.status}: restore`,
+  });
+  return { entry, lifecycle };
 }
 
 /** A delete entry (or the reason there is none) for an inventoried project whose manifest is gone. */
@@ -363,11 +349,10 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
   produces: ['Project', 'ProjectLifecycle'],
   plan(fleet, input) {
     const byName = new Map(fleet.organizations.map((unit) => [unit.name, unit]));
-    const declaredNames = new Set(input.declaredDocuments.map((d) => d.metadata.name));
     for (const unit of fleet.projects) {
       const org = byName.get(unit.organization);
       const organizationEntry = org?.entry;
-      planProject(unit, {
+      const planned = planProject(unit, {
         ...(organizationEntry ? { organizationEntry } : {}),
         organizationMissing: !org || org.id === undefined || org.entry?.action === 'blocked' || org.policy.suspend,
         ...(org ? { organization: { ...(org.id !== undefined ? { id: org.id } : {}), confirmed: org.confirmed } } : {}),
@@ -377,18 +362,80 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
       });
       // In a sharded fleet, a live project found without a record of this shard is adopted
       // here (a project moved from another shard, which hands its record over).
-      if (input.shard && unit.live && unit.entry?.action === 'noop' && !input.inventory.projects[unit.name] && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
-        unit.entry.reason = `adopted by shard \`${input.shard.name}\` (found by ${unit.foundBy}, ${refOf(unit.live)}): recorded in this shard's inventory; nothing is created`;
+      if (input.shard && unit.live && planned.entry.action === 'noop' && !input.inventory.projects[unit.name] && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
+        planned.entry.reason = `adopted by shard \`${input.shard.name}\` (found by ${unit.foundBy}, ${refOf(unit.live)}): recorded in this shard's inventory; nothing is created`;
       }
+      // The unit is the pass's record of one project: its apply and its record read what was planned.
+      unit.entry = planned.entry;
+      if (planned.lifecycle) unit.lifecycle = planned.lifecycle;
     }
+    const { removals, vanished, handovers } = planRemovals(fleet, input);
+    fleet.removals = removals;
+    fleet.vanished = vanished;
+    fleet.handovers = handovers;
+    return [...fleet.projects.map((unit) => unit.entry!), ...handovers.map((handover) => handover.entry), ...removals.map((removal) => removal.entry)];
+  },
+  // Renames go before any project's own changes: only the inventory record moves.
+  leading(fleet) {
+    return fleet.projects.filter((unit) => unit.renamedFrom !== undefined && unit.entry?.action === 'update').map((unit) => unit.entry!);
+  },
+  // Handovers (only this shard's record goes), then deletions, each only from the inventory and only under its recorded policy.
+  trailing(fleet) {
+    return [...fleet.handovers.map((handover) => handover.entry), ...fleet.removals.map((removal) => removal.entry)];
+  },
+  async apply(entry, ctx) {
+    if (entry.kind === 'ProjectLifecycle') {
+      const name = entry.project!;
+      const ref = ctx.projectRefs.get(name);
+      if (!ref) throw new ProjectRefUnknownError(name);
+      await setPaused(ctx.apiFor(name), name, ref, entry.target?.paused === true, ctx.signal);
+      return;
+    }
+    if (entry.action === 'create') return create(unitNamed(ctx.fleet, entry.name), ctx);
+    const handover = ctx.fleet.handovers.find((candidate) => candidate.entry === entry);
+    if (handover) {
+      // The new owner adopts the project; this shard forgets it and writes nothing to it.
+      const ref = ctx.inventory.projects[handover.name]?.ref;
+      delete ctx.inventory.projects[handover.name];
+      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+      ctx.log.info({ project: handover.name, ...(ref ? { ref } : {}), shard: handover.shard }, `handed the project over to shard \`${handover.shard}\`: its inventory record is dropped here, the live project is not touched`);
+      return;
+    }
+    if (entry.action === 'update') {
+      // A rename: the live project stays as it is; only its inventory record moves.
+      const unit = unitNamed(ctx.fleet, entry.name);
+      const from = unit.renamedFrom!;
+      const record = ctx.inventory.projects[from];
+      if (record) ctx.inventory.projects[unit.name] = { ...record, file: unit.document.source.file };
+      delete ctx.inventory.projects[from];
+      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
+      return;
+    }
+    const removal = ctx.fleet.removals.find((candidate) => candidate.entry === entry) ?? ctx.fleet.removals.find((candidate) => candidate.name === entry.name);
+    if (!removal) throw new Error(`no inventoried project \`${entry.name}\` is to be deleted`);
+    await ctx.api.deleteAProject(refOf(removal.live), { priority: 'write', project: removal.name });
+    delete ctx.inventory.projects[removal.name];
+  },
+  record: recordProjects,
+  exportDocuments: exportProjects,
+};
 
-    // 4. Inventoried projects whose manifest is gone. A project a current document still claims
-    // (by its live match, its spec.ref, or, for a document not matched this pass (suspended,
-    // outside the selection, or to be created), its API name) is never deleted.
-    const matched = new Set([...fleet.claimedBy.values()].map((unit) => unit.name));
-    const removals = fleet.removals;
-    const vanished = fleet.vanished;
-    const elsewhere = input.shard?.elsewhere ?? [];
+/**
+ * Inventoried projects whose manifest is gone: a removal entry each (delete, orphan note, or
+ * blocked) with its live project, the names of those gone from the live list too, and, in a
+ * sharded fleet, the handovers of those another shard's document now declares. A project a
+ * current document still claims (by its live match, its spec.ref, or, for a document not
+ * matched this pass (suspended, outside the selection, or to be created), its API name) is never
+ * deleted.
+ */
+function planRemovals(fleet: FleetObservation, input: FleetInput): Pick<FleetObservation, 'removals' | 'vanished' | 'handovers'> {
+  const declaredNames = new Set(input.declaredDocuments.map((d) => d.metadata.name));
+  const matched = new Set([...fleet.claimedBy.values()].map((unit) => unit.name));
+  const removals: FleetObservation['removals'] = [];
+  const vanished: string[] = [];
+  const handovers: FleetObservation['handovers'] = [];
+  const elsewhere = input.shard?.elsewhere ?? [];
+  {
     for (const [name, inventoried] of Object.entries(input.inventory.projects)) {
       if (declaredNames.has(name)) continue;
       if (input.selection && !input.selection.has(name)) continue;
@@ -401,7 +448,7 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
         ?? elsewhere.find(({ document }) => document.spec.ref === undefined && document.spec.organization === inventoried.organization && (document.spec.name ?? document.metadata.name) === (found?.name ?? inventoried.name));
       if (taker && input.shard) {
         const ref = found ? refOf(found) : inventoried.ref;
-        fleet.handovers.push({
+        handovers.push({
           name,
           shard: taker.shard,
           entry: makeEntry({
@@ -456,104 +503,70 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
       const entry = planRemoval(name, inventoried, found, { manifestsEmpty: input.manifestsEmpty, allowEmpty: input.allowEmpty, checkoutClean: input.checkoutClean });
       if (entry) removals.push({ name, entry, live: found });
     }
-    return [...fleet.projects.map((unit) => unit.entry!), ...fleet.handovers.map((handover) => handover.entry), ...removals.map((removal) => removal.entry)];
-  },
-  // Renames go before any project's own changes: only the inventory record moves.
-  leading(fleet) {
-    return fleet.projects.filter((unit) => unit.renamedFrom !== undefined && unit.entry?.action === 'update').map((unit) => unit.entry!);
-  },
-  // Handovers (only this shard's record goes), then deletions, each only from the inventory and only under its recorded policy.
-  trailing(fleet) {
-    return [...fleet.handovers.map((handover) => handover.entry), ...fleet.removals.map((removal) => removal.entry)];
-  },
-  async apply(entry, ctx) {
-    if (entry.kind === 'ProjectLifecycle') {
-      const name = entry.project!;
-      const ref = ctx.projectRefs.get(name);
-      if (!ref) throw new ProjectRefUnknownError(name);
-      await setPaused(ctx.apiFor(name), name, ref, entry.changes[0]?.after === true, ctx.signal);
-      return;
-    }
-    if (entry.action === 'create') return create(unitNamed(ctx.fleet, entry.name), ctx);
-    const handover = ctx.fleet.handovers.find((candidate) => candidate.entry === entry);
-    if (handover) {
-      // The new owner adopts the project; this shard forgets it and writes nothing to it.
-      const ref = ctx.inventory.projects[handover.name]?.ref;
-      delete ctx.inventory.projects[handover.name];
-      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
-      ctx.log.info({ project: handover.name, ...(ref ? { ref } : {}), shard: handover.shard }, `handed the project over to shard \`${handover.shard}\`: its inventory record is dropped here, the live project is not touched`);
-      return;
-    }
-    if (entry.action === 'update') {
-      // A rename: the live project stays as it is; only its inventory record moves.
-      const unit = unitNamed(ctx.fleet, entry.name);
-      const from = unit.renamedFrom!;
-      const record = ctx.inventory.projects[from];
-      if (record) ctx.inventory.projects[unit.name] = { ...record, file: unit.document.source.file };
-      delete ctx.inventory.projects[from];
-      await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());
-      return;
-    }
-    const removal = ctx.fleet.removals.find((candidate) => candidate.entry === entry) ?? ctx.fleet.removals.find((candidate) => candidate.name === entry.name);
-    if (!removal) throw new Error(`no inventoried project \`${entry.name}\` is to be deleted`);
-    await ctx.api.deleteAProject(refOf(removal.live), { priority: 'write', project: removal.name });
-    delete ctx.inventory.projects[removal.name];
-  },
-  async record(ctx, now) {
-    const { fleet, inventory, intents, projectRefs } = ctx;
-    for (const unit of fleet.projects) {
-      const ref = projectRefs.get(unit.name);
-      const org = fleet.organizations.find((o) => o.name === unit.organization);
-      if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
-      const previous = inventory.projects[unit.name];
-      if (unit.entry?.action === 'blocked') {
-        // A project whose identity is in question is not adopted; a record it has keeps its
-        // identity (ref, name, organization) and takes the manifest's policies.
-        if (previous) {
-          inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
-        }
-        continue;
+  }
+  return { removals, vanished, handovers };
+}
+
+/**
+ * Records each project found or created (a project blocked over its identity keeps the record it
+ * has, with the manifest's policies and file), clears the intent of one found by name or by its
+ * intent, and drops the records of projects no longer managed and of vanished ones.
+ */
+async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void> {
+  const { fleet, inventory, intents, projectRefs } = ctx;
+  for (const unit of fleet.projects) {
+    const ref = projectRefs.get(unit.name);
+    const org = fleet.organizations.find((o) => o.name === unit.organization);
+    if (!ref || unit.entry?.action === 'blocked' && !unit.live) continue;
+    const previous = inventory.projects[unit.name];
+    if (unit.entry?.action === 'blocked') {
+      // A project whose identity is in question is not adopted; a record it has keeps its
+      // identity (ref, name, organization) and takes the manifest's policies.
+      if (previous) {
+        inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
       }
-      if (!previous && unit.live && ctx.shard !== undefined && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
-        ctx.log.info({ project: unit.name, ref, shard: ctx.shard }, `adopted the project into the inventory of shard \`${ctx.shard}\``);
-      }
-      inventory.projects[unit.name] = {
-        ref,
-        name: unit.live?.name ?? unit.apiName,
-        organization: unit.organization,
-        organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
-        deletion: unit.policy.deletion,
-        management: unit.policy.management,
-        file: unit.document.source.file,
-        origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
-        since: previous?.since ?? now,
-      };
-      if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
+      continue;
     }
-    for (const removal of fleet.removals) {
-      // Orphaned (or an older record of a project managed under another name): no longer managed here.
-      if (removal.entry.action === 'noop' && !removal.keep) delete inventory.projects[removal.name];
+    if (!previous && unit.live && ctx.shard !== undefined && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
+      ctx.log.info({ project: unit.name, ref, shard: ctx.shard }, `adopted the project into the inventory of shard \`${ctx.shard}\``);
     }
-    for (const name of fleet.vanished) delete inventory.projects[name];
-  },
-  // One document per selected live project, adopted by `spec.ref`, with the configuration the service serves.
-  async *exportDocuments(ctx) {
-    for (const project of ctx.projects) {
-      const name = ctx.projectNames.get(project.ref)!;
-      const org = ctx.organizations.find((o) => o.id === project.organization_id || o.slug === project.organization_slug);
-      const organization = org && ctx.organizationNames.get(org.id);
-      if (organization === undefined) {
-        ctx.log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
-        continue;
-      }
-      const spec = await exportedSpec(project, name, organization, ctx);
-      yield {
-        document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec },
-        project: { ref: project.ref, name, status: project.status, state: readability(project) },
-      };
+    inventory.projects[unit.name] = {
+      ref,
+      name: unit.live?.name ?? unit.apiName,
+      organization: unit.organization,
+      organizationId: unit.live?.organization_id ?? org?.id ?? previous?.organizationId ?? '',
+      deletion: unit.policy.deletion,
+      management: unit.policy.management,
+      file: unit.document.source.file,
+      origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
+      since: previous?.since ?? now,
+    };
+    if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
+  }
+  for (const removal of fleet.removals) {
+    // Orphaned (or an older record of a project managed under another name): no longer managed here.
+    if (removal.entry.action === 'noop' && !removal.keep) delete inventory.projects[removal.name];
+  }
+  for (const name of fleet.vanished) delete inventory.projects[name];
+}
+
+/** One document per selected live project, adopted by `spec.ref`, with the configuration the service serves. */
+async function* exportProjects(ctx: FleetExportContext): AsyncIterable<FleetExportDocument> {
+  for (const project of ctx.projects) {
+    const name = ctx.projectNames.get(project.ref)!;
+    const org = ctx.organizations.find((o) => o.id === project.organization_id || o.slug === project.organization_slug);
+    const organization = org && ctx.organizationNames.get(org.id);
+    if (organization === undefined) {
+      ctx.log.warn({ project: project.ref }, 'project skipped: its organization is not visible to this token');
+      continue;
     }
-  },
-};
+    const spec = await exportedSpec(project, name, organization, ctx);
+    yield {
+      document: { apiVersion: API_VERSION, kind: 'Project', metadata: { name }, spec },
+      project: { ref: project.ref, name, status: project.status, state: readability(project) },
+    };
+  }
+}
 
 /** Statuses in which the service answers configuration and sub-resource reads. */
 const READABLE_STATUSES: ReadonlySet<string> = new Set(['ACTIVE_HEALTHY', 'ACTIVE_UNHEALTHY']);

@@ -3,15 +3,40 @@
 // entries of the secrets they cover (each entry's `target.batch` names them). Values are
 // resolved again when the request is sent: entries carry names and `sensitive` markers,
 // never a value or a digest of one.
+import { PROJECT_REFERENCE, POLICY, SECRET_REF, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type SecretRef, type SecretsDocument } from '../../manifests/types.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { diffSecrets, isReservedSecret, RESERVED_SECRET_PREFIX, SECRET_NAME_MAX, SECRET_VALUE_MAX } from './secret-diff.js';
 
+/** The schema of the `Secrets` document (`SecretsSpec`): `npm run generate:schemas` writes it to `schemas/secrets.schema.json`. */
+function secretsDefs(): Record<string, JsonSchema> {
+  return {
+    SecretsSpec: {
+      title: 'SecretsSpec',
+      description: "A project's secrets (the environment of its functions). One Secrets document per project.",
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        values: {
+          type: 'object',
+          description: 'Secret name -> reference to its value. Values are never literals.',
+          propertyNames: { pattern: '^[A-Za-z_][A-Za-z0-9_]*$', maxLength: 256 },
+          additionalProperties: SECRET_REF,
+        },
+        prune: { type: 'boolean', default: false, description: 'true: the set is complete; live secrets not listed are deleted. Default false.' },
+        policy: POLICY,
+      },
+      required: ['project', 'values'],
+      additionalProperties: false,
+    },
+  };
+}
+
 export const secretsKind: KindModule<'Secret'> = {
   kind: 'Secret',
-  document: 'Secrets',
+  document: { kind: 'Secrets', description: "A project's set of function secrets.", defs: secretsDefs },
   manages(project) {
     return activeDocuments(project, 'Secrets').length > 0;
   },

@@ -1,5 +1,6 @@
 // `SsoProvider`: SAML providers, matched to live ones by domain (see sso-match.ts). One list
 // per project; create with POST, update with PUT, delete only with `spec.prune.ssoProviders`.
+import { convertOpenApiSchema, PROJECT_REFERENCE, POLICY, type OpenApiDocument, type JsonSchema } from '../../manifests/schema-source.js';
 import type { CreateProviderBody, ListProvidersResponse, UpdateProviderBody } from '../../api/types.js';
 import { API_VERSION, type SsoProviderDocument } from '../../manifests/types.js';
 import type { KindModule, Logger, PlanEntry, ProjectScope } from '../types.js';
@@ -20,9 +21,48 @@ function providerBody(doc: SsoProviderDocument): UpdateProviderBody {
   return body;
 }
 
+/** The schema of the `SsoProvider` document (`SsoProviderSpec`): `npm run generate:schemas` writes it to `schemas/sso-provider.schema.json`. */
+const ATTRIBUTE_MAPPING_FIELDS: Record<string, string> = {
+  '': 'Maps SAML attributes to user fields: `{keys: {<field>: {name, names, default, array}}}`.',
+  keys: 'User field -> how to read it from the SAML assertion.',
+  'keys.*.name': 'The SAML attribute holding the value.',
+  'keys.*.names': 'SAML attributes to try in order; the first present wins.',
+  'keys.*.default': 'Value used when the assertion carries none of the attributes.',
+  'keys.*.array': 'Keep every value of a multi-valued attribute (a list), not only the first.',
+};
+
+function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
+  const body = openapi.components.schemas.CreateProviderBody!.properties as Record<string, JsonSchema>;
+  return {
+    SsoProviderSpec: {
+      title: 'SsoProviderSpec',
+      description: 'A SAML identity provider, matched to the live one by its domains (the service assigns the ids). Exactly one of `metadata_url` or `metadata_xml`.',
+      type: 'object',
+      properties: {
+        project: PROJECT_REFERENCE,
+        type: { ...convertOpenApiSchema(body.type!), description: 'Provider type.' },
+        metadata_url: { type: 'string', format: 'uri', description: "URL of the identity provider's SAML metadata." },
+        metadata_xml: { type: 'string', minLength: 1, description: "The identity provider's SAML metadata document." },
+        domains: {
+          type: 'array',
+          minItems: 1,
+          items: { type: 'string', format: 'hostname' },
+          description: 'Email domains whose users sign in through this provider; a domain belongs to one provider only.',
+        },
+        attribute_mapping: convertOpenApiSchema(body.attribute_mapping!, (path) => ATTRIBUTE_MAPPING_FIELDS[path.join('.')]),
+        policy: POLICY,
+      },
+      required: ['project', 'type', 'domains'],
+      additionalProperties: false,
+    },
+  };
+}
+
 export const ssoProvidersKind: KindModule<'SsoProvider'> = {
   kind: 'SsoProvider',
-  document: 'SsoProvider',
+  document: { kind: 'SsoProvider', description: 'A SAML SSO provider of a project.', defs: ssoDefs },
+  // Providers are written through the auth service.
+  services: ['auth'],
   manages(project) {
     return activeDocuments(project, 'SsoProvider').length > 0 || pruneEnabled(project);
   },

@@ -3,9 +3,19 @@
 // restore, a deletion). A kind module may name classes of its own on an entry
 // (`changeClasses`), as a migration marked disruptive does with `disruptive-migration`.
 import type { ProjectDocument } from '../../manifests/types.js';
-import { CHANGE_CLASSES } from '../../manifests/schema-source.js';
 import { isChange } from '../summary.js';
 import type { PlanEntry } from '../types.js';
+
+/** The change classes a maintenance window or an approval rule names (the Rollout schema's enum, ./schema.ts). */
+export const CHANGE_CLASSES = [
+  'postgres-restart',
+  'postgres-major-upgrade',
+  'read-replicas',
+  'custom-hostname-activation',
+  'pause-restore',
+  'deletion',
+  'disruptive-migration',
+] as const;
 
 export type ChangeClass = (typeof CHANGE_CLASSES)[number];
 

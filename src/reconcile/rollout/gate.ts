@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { AnyDocument } from '../../manifests/types.js';
 import type { Clock } from '../../util/clock.js';
 import { isChange } from '../summary.js';
-import type { ApplyOutcome, Logger, PlanEntry, StateStore } from '../types.js';
+import type { ApplyOutcome, Logger, PlanEntry, RolloutEvent, RolloutSummary, StateStore } from '../types.js';
 import { changeClasses } from './change-class.js';
 import { matchesSelector, rolloutConfig, type RolloutConfig } from './config.js';
 import {
@@ -19,34 +19,7 @@ import {
 } from './records.js';
 import { windowState, type WindowState } from './windows.js';
 
-export type RolloutEventType = 'rollout_wave_started' | 'rollout_halted' | 'rollout_done' | 'approval_needed' | 'change_waiting';
-
-/** What the rollout tells (notifications): names, ids and field paths, never a value. */
-export interface RolloutEvent {
-  type: RolloutEventType;
-  rollout: string;
-  revision: string;
-  wave?: string;
-  reason?: string;
-  /** approval_needed and change_waiting: the entries, each `id (paths)`. */
-  entries?: string[];
-  projects?: string[];
-}
-
-/** The rollout as a pass leaves it: the plan, status and metrics show it. */
-export interface RolloutSummary {
-  name: string;
-  revision: string;
-  /** `projects`: how many; `members`: their manifest names. */
-  waves: Array<{ name: string; state: WaveState; projects: number; members: string[]; soakUntil?: number; reason?: string }>;
-  halted?: { wave: string; reason: string; at: number };
-  waiting: Array<{ id: string } & WaitingChange>;
-  /** Each managed project's applied revision (absent: none recorded yet). */
-  revisions: ProjectRevisions;
-  /** When the rollout can move on by itself: the end of a soak, a wave that may start now, a window that opens. */
-  next?: { at: number; reason: 'soak' | 'wave' | 'window'; projects?: string[] };
-  events: RolloutEvent[];
-}
+export type { RolloutEvent, RolloutEventType, RolloutSummary } from '../types.js';
 
 interface GateOptions {
   documents: readonly AnyDocument[];

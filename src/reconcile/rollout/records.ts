@@ -3,9 +3,10 @@
 //   rollouts/<name>    the rollout of the current revision: each wave's state, a halt, waiting changes
 //   approvals          approvals, each for one revision (and optionally some projects), with when and by whom
 //   project-revisions  each project's applied revision
-import type { StateStore } from '../types.js';
+import type { ProjectRevisions, StateStore, WaitingChange, WaveState } from '../types.js';
 
-export type WaveState = 'waiting' | 'applying' | 'soaking' | 'done' | 'halted';
+export type { ProjectRevisions, WaitingChange, WaveState } from '../types.js';
+
 export const WAVE_STATES: readonly WaveState[] = ['waiting', 'applying', 'soaking', 'done', 'halted'];
 
 export interface WaveRecord {
@@ -20,15 +21,6 @@ export interface WaveRecord {
   doneAt?: number;
   /** Why the wave halted, or how it passed (`resumed by ...`, `nothing to change`). */
   reason?: string;
-}
-
-export interface WaitingChange {
-  reason: 'window' | 'approval';
-  project?: string;
-  since: number;
-  message: string;
-  /** When the window opens (window), ms. */
-  until?: number;
 }
 
 export interface RolloutRecord {
@@ -49,8 +41,6 @@ export interface Approval {
   /** The name of the token that approved (the trigger token file's name). */
   by: string;
 }
-
-export type ProjectRevisions = Record<string, { revision: string; appliedAt: number }>;
 
 const APPROVALS_KEY = 'approvals';
 const REVISIONS_KEY = 'project-revisions';

@@ -1,7 +1,6 @@
 import { ROOT_KEY_CHANGE_CONFIRMATION, SECRET_REF } from '../../../manifests/schema-source.js';
 import type { CryptoextSpec } from '../../../manifests/types.js';
 import { sameSecret } from './hmac-digest.js';
-import { createdInThisPass, noteIfNew } from './new-projects.js';
 import type { ConfigSection } from './section.js';
 import { readOptions, sectionEntry, sectionManaged, sectionSpec, writeOptions } from './section-plan.js';
 import { refAtApply } from '../common.js';
@@ -46,7 +45,6 @@ export const cryptoextConfig: ConfigSection<'ProjectCryptoext'> = {
     const desired = sectionSpec<CryptoextSpec>(scope, SECTION.key);
     const rootKey = await ctx.resolveSecret(desired.root_key, scope.document);
     if (scope.ref === undefined) {
-      noteIfNew(scope, ctx);
       return [sectionEntry(scope, SECTION, { action: 'create', changes: [{ path: PATH, sensitive: true }], reason: 'new project: no data is encrypted yet' })];
     }
     const { root_key: live } = await ctx.api.getCryptoextConfig(scope.ref, readOptions(scope, ctx));
@@ -56,7 +54,7 @@ export const cryptoextConfig: ConfigSection<'ProjectCryptoext'> = {
     if (typeof live !== 'string' || live === '') {
       return [sectionEntry(scope, SECTION, { action: 'update', changes, reason: 'the project has no root key yet' })];
     }
-    if (createdInThisPass(scope, ctx)) {
+    if (ctx.pass.creates(scope.name)) {
       // The live key is the one the service generated moments ago: nothing is encrypted under it.
       return [sectionEntry(scope, SECTION, { action: 'update', changes, reason: 'new project: no data is encrypted yet' })];
     }

@@ -29,6 +29,8 @@ export const postgresVersionConfig: ConfigSection<'ProjectPostgresVersion'> = {
     property: { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)*$', description: 'Target Postgres version: upgrade when the live version is older and the project is eligible.' },
   },
   services: [],
+  // Once an upgrade starts the project is UPGRADING and its configuration cannot be read back.
+  appliesAfterReadBack: true,
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const target = String(scope.document.spec.postgres_version);

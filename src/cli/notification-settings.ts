@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { stringOption, type CommandContext } from '../cli/context.js';
-import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from './config.js';
+import type { CommandContext } from './context.js';
+import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from '../notify/config.js';
 
 /** The files a receiver's secrets are read from (checked against the manifests tree at start). */
 export function notificationSecretFiles(receiver: ReceiverSpec): string[] {
@@ -23,9 +23,9 @@ function secretsOf(receiver: ReceiverSpec): SecretRef[] {
  * undefined when neither is given. Every secret reference must resolve now, so a typo stops the
  * daemon at start rather than silencing its notifications later.
  */
-export async function notificationSettings(context: CommandContext): Promise<NotificationSettings | undefined> {
-  const file = stringOption(context, 'notifications');
-  const urls = context.lists?.notify ?? [];
+export async function notificationSettings(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>): Promise<NotificationSettings | undefined> {
+  const file = context.settings.notifications;
+  const urls = context.settings.notify;
   if (!file && urls.length === 0) return undefined;
   const settings: NotificationSettings = file ? await loadNotificationsFile(resolve(context.cwd, file)) : { dedupWindowMs: DEFAULT_DEDUP_WINDOW_MS, receivers: [] };
   settings.receivers.push(...receiversFromUrls(urls, context.env, new Set(settings.receivers.map((receiver) => receiver.name))));

@@ -1,4 +1,4 @@
-import type { Priority } from './api/request.js';
+import type { Priority } from './request.js';
 
 /**
  * Hooks the API client calls as it works; the daemon implements them with prom-client

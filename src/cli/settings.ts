@@ -1,0 +1,271 @@
+// The command's options, parsed and validated once, at the edge, into one typed value: main.ts
+// makes it from the command line and the environment (flags over environment over defaults)
+// before any command runs, with messages that name the option and the value. Everything the
+// commands hand to the layers below comes from it; nothing below `cli/` sees the options.
+import { resolve } from 'node:path';
+import { parseRateModel, type RateModel } from '../api/rate-model.js';
+import { InvalidScheduleError, nodeCronTrigger } from '../daemon/cron-trigger.js';
+import { parseListenAddress } from '../daemon/http-server.js';
+import { DEFAULT_OBSERVE, parseObserveList } from '../daemon/observe-list.js';
+import type { ObservedResource } from '../reconcile/kinds/observed.js';
+import { DEFAULT_MAX_PLAN_AGE } from '../reconcile/plan-file.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/logger.js';
+import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
+import { UsageError } from './usage-error.js';
+import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
+
+/** Every option of the command line, typed; paths are as given (the commands resolve them against the working directory). */
+export interface Settings {
+  /** `--manifests`, as given. */
+  manifests?: string;
+  dryRun: boolean;
+  watch: boolean;
+  sandbox: boolean;
+  /** `--seed`, resolved against the working directory. */
+  seed?: string;
+  /** `--output`, as given (each command knows its formats). */
+  output: string;
+  detailedExitcode: boolean;
+  apiUrl?: string;
+  tokenFile?: string;
+  /** `--token-file` was given as a flag (not MANAGEMENT_API_TOKEN_FILE), as messages name it. */
+  tokenFileFlag: boolean;
+  /**
+   * `--rate-limit` or RECONCILE_RATE_LIMIT when either is given (a command without it uses its
+   * own default: the daemon's, a one-shot run's or the sandbox's).
+   */
+  rateLimit?: RateSpec;
+  /** `--rate-limit` when given as a flag (the emulator's own limit: the environment variable is the reconciler's). */
+  rateLimitFlag?: RateSpec;
+  /** The request budget of a real API: `rateLimit`, else the default of a daemon (`--watch`) or a one-shot run. */
+  budget: RateSpec;
+  rateModel: RateModel;
+  /** `--rate-model` when given as a flag (the emulator's). */
+  rateModelFlag?: RateModel;
+  secretDirs?: string;
+  /** `--state-dir`, resolved against the working directory. */
+  stateDir: string;
+  /** `--state-dir` or RECONCILE_STATE_DIR was given (not the default). */
+  stateDirGiven: boolean;
+  /** `continuous` or a cron expression that node-cron accepts. */
+  resync: string;
+  maxObservationAgeMs?: number;
+  observe: ObservedResource[];
+  metricsAddress: ReturnType<typeof parseListenAddress>;
+  httpTimeoutMs: number;
+  logLevel: string;
+  /** Absent: pretty on a terminal, JSON otherwise. */
+  logFormat?: LogFormat;
+  metricsPerResource: boolean;
+  allowEmpty: boolean;
+  /** `--yes`: a one-shot apply does not ask for confirmation. */
+  yes: boolean;
+  shard?: string;
+  shards?: string;
+  lockTimeoutMs: number;
+  /** `--organization-wait`: with `--shard`, how long an apply waits for an organization another shard creates (0: not at all). */
+  organizationWaitMs: number;
+  /** `--notify` URLs, in order. */
+  notify: string[];
+  notifications?: string;
+  triggerTokenFile?: string;
+  webhookSecretFile?: string;
+  daemonUrl: string;
+  /** `--daemon-url` or RECONCILE_DAEMON_URL was given (status reads the daemon's view only then). */
+  daemonUrlGiven: boolean;
+  statusTokenFile?: string;
+  /** `--runbook-url`: an http(s) URL. */
+  runbookUrl?: string;
+  /** `status --live`. */
+  live: boolean;
+  project?: string;
+  all: boolean;
+  /** `approve --revision`: the revision to approve (default: the daemon's current one). */
+  revision?: string;
+  /** `resume --rollout`: the Rollout document (default: the only one). */
+  rollout?: string;
+  out?: string;
+  /** `--max-plan-age`: as given (a refusal quotes it) and in milliseconds. */
+  maxPlanAge: { text: string; ms: number };
+  host: string;
+  port: number;
+  token?: string;
+  speed: number;
+  help: boolean;
+  version: boolean;
+}
+
+/** What the command line parser found: option values (flag, environment or default) and the flags given. */
+export interface ParsedOptions {
+  values: ParsedValues;
+  lists?: Readonly<Partial<ParsedLists>>;
+  flags: ReadonlySet<string>;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+/**
+ * The budget when `--rate-limit` (and RECONCILE_RATE_LIMIT) is not given. Together they stay
+ * within the spec's 60 per minute for one identity: a daemon and a CI dry run (or a person at a
+ * terminal) sharing a token never exceed it, whatever each does.
+ */
+const DAEMON_DEFAULT_RATE = '45/60s';
+const ONE_SHOT_DEFAULT_RATE = '15/60s';
+
+function text(values: ParsedValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** The option was given, as a flag or through its environment variable (not merely defaulted). */
+function given(parsed: Pick<ParsedOptions, 'flags' | 'env'>, name: string): boolean {
+  if (parsed.flags.has(name)) return true;
+  const variable = OPTIONS[name]?.env;
+  return Boolean(variable && parsed.env[variable]);
+}
+
+/** Where a value came from, as a message names it: the flag, or its environment variable. */
+function sourceOf(parsed: Pick<ParsedOptions, 'flags'>, name: string): string {
+  return parsed.flags.has(name) ? `--${name}` : (OPTIONS[name]?.env ?? `--${name}`);
+}
+
+/** Runs `parse`; its error becomes a UsageError, with `prefix` when given. */
+function usage<T>(parse: () => T, prefix?: string): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    throw new UsageError(prefix ? `${prefix}: ${(error as Error).message}` : (error as Error).message);
+  }
+}
+
+/** The budget of a real API: the option's, else the default of its kind (daemon or one-shot). */
+export function resolveRate(parsed: Pick<ParsedOptions, 'values'>): RateSpec {
+  const rateText = text(parsed.values, 'rate-limit') ?? (parsed.values.watch === true ? DAEMON_DEFAULT_RATE : ONE_SHOT_DEFAULT_RATE);
+  return usage(() => parseRate(rateText), '--rate-limit');
+}
+
+export function resolveRateModel(parsed: Pick<ParsedOptions, 'values'>): RateModel {
+  return usage(() => parseRateModel(text(parsed.values, 'rate-model') ?? 'user'), '--rate-model');
+}
+
+/** `--log-level` and `--log-format` (or their environment variables): checked first, their messages alone on standard error. */
+export function logOptionProblem(parsed: Pick<ParsedOptions, 'values' | 'flags'>): string | undefined {
+  const level = text(parsed.values, 'log-level');
+  if (level !== undefined && !LOG_LEVELS.includes(level)) return `Expected ${sourceOf(parsed, 'log-level')} to be one of ${LOG_LEVELS.join(', ')}, got \`${level}\``;
+  const format = text(parsed.values, 'log-format');
+  if (format !== undefined && !(LOG_FORMATS as readonly string[]).includes(format)) return `Expected ${sourceOf(parsed, 'log-format')} to be one of ${LOG_FORMATS.join(', ')}, got \`${format}\``;
+  return undefined;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`Expected --port to be an integer between 0 and 65535, got \`${value}\``);
+  return port;
+}
+
+function parseSpeed(value: string): number {
+  const speed = Number(value);
+  if (!Number.isFinite(speed) || speed <= 0) throw new UsageError(`Expected --speed to be a number > 0, got \`${value}\``);
+  return speed;
+}
+
+function parseResync(value: string): string {
+  if (value === 'continuous') return value;
+  try {
+    nodeCronTrigger(value);
+  } catch (error) {
+    if (error instanceof InvalidScheduleError) throw new UsageError(`${error.message} (or \`continuous\`)`);
+    throw error;
+  }
+  return value;
+}
+
+function parseBoolean(parsed: ParsedOptions, name: string): boolean {
+  const value = text(parsed.values, name) ?? 'true';
+  if (value !== 'true' && value !== 'false') throw new UsageError(`${sourceOf(parsed, name)}: expected true or false, got \`${value}\``);
+  return value === 'true';
+}
+
+/** `--organization-wait` in milliseconds; `0s` (any zero) is no wait at all (a duration is otherwise > 0). */
+function organizationWait(value: string): number {
+  if (/^0+(ms|s|m|h)?$/.test(value.trim())) return 0;
+  return usage(() => parseDuration(value), '--organization-wait');
+}
+
+function runbookUrl(value: string | undefined): string | undefined {
+  if (value !== undefined && !/^https?:\/\/[^\s]+$/.test(value)) {
+    throw new UsageError(`--runbook-url: expected an http(s) URL such as https://git.example.com/ops/fleet/blob/main/docs/runbook.md, got \`${value}\``);
+  }
+  return value;
+}
+
+function maxPlanAge(value: string): { text: string; ms: number } {
+  return { text: value, ms: usage(() => parseDuration(value), '--max-plan-age') };
+}
+
+/** Parses and validates every option once; a value that does not parse is a UsageError naming the option. */
+export function parseSettings(parsed: ParsedOptions): Settings {
+  const { values, cwd } = parsed;
+  const optional = <K extends string, T>(key: K, value: T | undefined): { [P in K]?: T } => (value === undefined ? {} : ({ [key]: value } as { [P in K]?: T }));
+  const rateText = text(values, 'rate-limit');
+  const maxAge = text(values, 'max-observation-age');
+  const seed = text(values, 'seed');
+  const settings: Settings = {
+    ...optional('manifests', text(values, 'manifests')),
+    dryRun: values['dry-run'] === true,
+    watch: values.watch === true,
+    sandbox: values.sandbox === true,
+    ...optional('seed', seed === undefined ? undefined : resolve(cwd, seed)),
+    output: text(values, 'output') ?? 'text',
+    detailedExitcode: values['detailed-exitcode'] === true,
+    ...optional('apiUrl', text(values, 'api-url')),
+    ...optional('tokenFile', text(values, 'token-file')),
+    tokenFileFlag: parsed.flags.has('token-file'),
+    ...optional('rateLimit', given(parsed, 'rate-limit') && rateText !== undefined ? usage(() => parseRate(rateText), '--rate-limit') : undefined),
+    ...optional('rateLimitFlag', parsed.flags.has('rate-limit') && rateText !== undefined ? usage(() => parseRate(rateText)) : undefined),
+    budget: resolveRate(parsed),
+    rateModel: resolveRateModel(parsed),
+    ...optional('rateModelFlag', parsed.flags.has('rate-model') ? resolveRateModel(parsed) : undefined),
+    ...optional('secretDirs', text(values, 'secret-dirs')),
+    stateDir: resolve(cwd, text(values, 'state-dir') ?? '.reconcile'),
+    stateDirGiven: given(parsed, 'state-dir'),
+    resync: parseResync(text(values, 'resync') ?? '*/10 * * * *'),
+    ...optional('maxObservationAgeMs', maxAge === undefined ? undefined : usage(() => parseDuration(maxAge), '--max-observation-age')),
+    observe: usage(() => parseObserveList(text(values, 'observe') ?? DEFAULT_OBSERVE), undefined),
+    metricsAddress: usage(() => parseListenAddress(text(values, 'metrics-addr') ?? '0.0.0.0:9464')),
+    httpTimeoutMs: usage(() => parseDuration(text(values, 'http-timeout') ?? '30s'), '--http-timeout'),
+    logLevel: text(values, 'log-level') ?? 'info',
+    ...optional('logFormat', text(values, 'log-format') as LogFormat | undefined),
+    metricsPerResource: parseBoolean(parsed, 'metrics-per-resource'),
+    allowEmpty: values['allow-empty'] === true,
+    yes: values.yes === true,
+    ...optional('shard', text(values, 'shard')),
+    ...optional('shards', text(values, 'shards')),
+    lockTimeoutMs: usage(() => parseDuration(text(values, 'lock-timeout') ?? '60s'), '--lock-timeout'),
+    organizationWaitMs: organizationWait(text(values, 'organization-wait') ?? '60s'),
+    notify: [...(parsed.lists?.notify ?? [])],
+    ...optional('notifications', text(values, 'notifications')),
+    ...optional('triggerTokenFile', text(values, 'trigger-token-file')),
+    ...optional('webhookSecretFile', text(values, 'webhook-secret-file')),
+    daemonUrl: text(values, 'daemon-url') ?? 'http://127.0.0.1:9464',
+    daemonUrlGiven: given(parsed, 'daemon-url'),
+    ...optional('statusTokenFile', text(values, 'status-token-file')),
+    ...optional('runbookUrl', runbookUrl(text(values, 'runbook-url'))),
+    live: values.live === true,
+    ...optional('project', text(values, 'project')),
+    all: values.all === true,
+    ...optional('revision', text(values, 'revision')),
+    ...optional('rollout', text(values, 'rollout')),
+    ...optional('out', text(values, 'out')),
+    maxPlanAge: maxPlanAge(text(values, 'max-plan-age') ?? DEFAULT_MAX_PLAN_AGE),
+    host: text(values, 'host') ?? '127.0.0.1',
+    port: parsePort(text(values, 'port') ?? '8787'),
+    ...optional('token', text(values, 'token')),
+    speed: parseSpeed(text(values, 'speed') ?? '1'),
+    help: values.help === true,
+    version: values.version === true,
+  };
+  return settings;
+}
+
