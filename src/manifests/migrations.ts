@@ -14,6 +14,12 @@ export const MIGRATION_FILE = /^(\d+)_([A-Za-z0-9][A-Za-z0-9_.-]*)\.sql$/;
 /** The header line by which a file opts out of the transaction (see docs/migrations.md). */
 export const NO_TRANSACTION_HEADER = /^\s*--\s*reconcile:\s*no-transaction\s*$/m;
 
+/**
+ * The header line that marks a file disruptive (it locks or rewrites large tables): a rollout
+ * holds it to a maintenance window as the `disruptive-migration` change class (docs/rollouts.md).
+ */
+export const DISRUPTIVE_HEADER = /^\s*--\s*reconcile:\s*disruptive\s*$/m;
+
 /** Largest migration file read. */
 const MAX_MIGRATION_BYTES = 4 * 1024 * 1024;
 
@@ -28,6 +34,8 @@ export interface MigrationFile {
   digest: string;
   /** The file opts out of the transaction (`-- reconcile: no-transaction`). */
   noTransaction: boolean;
+  /** The file is marked disruptive (`-- reconcile: disruptive`): held to maintenance windows. */
+  disruptive: boolean;
 }
 
 export interface MigrationSet {
@@ -158,6 +166,7 @@ export async function readMigrations(root: string, dir: string, path: string, wh
       statements: parsed.statements,
       digest: migrationDigest(parsed.statements),
       noTransaction: NO_TRANSACTION_HEADER.test(text),
+      disruptive: DISRUPTIVE_HEADER.test(text),
     });
   }
   files.sort((a, b) => compareVersions(a.version, b.version));

@@ -223,6 +223,45 @@ spec:
     expect((await h.client.api.getPostgresConfig(a!.ref)).max_connections).toBe(120);
   });
 
+  it('holds a migration marked disruptive to its window, while an unmarked one before it applies at once', async () => {
+    const start = new Date(h.clock.now() + 3 * 60 * MINUTE);
+    const schedule = `${start.getUTCMinutes()} ${start.getUTCHours()} * * *`;
+    const rollout = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: windows }
+spec:
+  windows:
+    - { name: nightly, schedule: '${schedule}', duration: 1h, timeZone: UTC, classes: [disruptive-migration] }
+`;
+    const migrations = `apiVersion: reconciler/v1
+kind: Migrations
+metadata: { name: schema }
+spec:
+  project: a
+  path: migrations
+`;
+    // A project created in the same pass has nothing to disrupt: its migrations are never held.
+    await h.write({ 'org.yaml': ORG, 'rollout.yaml': rollout, 'a.yaml': tenant('a', 'canary', 100) });
+    await h.pass();
+    await h.write({
+      'schema.yaml': migrations,
+      'migrations/20260101000000_items.sql': 'create table items (id bigint primary key);\n',
+      'migrations/20260102000000_rewrite.sql': '-- reconcile: disruptive\nalter table items add column name text not null default \'\';\n',
+    });
+    let result = await h.pass();
+    const held = (version: string) => result.plan.entries.find((e) => e.kind === 'Migration' && e.name.includes(version))!;
+    expect(held('20260101000000').held).toBeUndefined();
+    expect(held('20260102000000').changeClasses).toEqual(['disruptive-migration']);
+    expect(held('20260102000000').held?.reason).toBe('window');
+    const [a] = await h.client.api.listAllProjects();
+    const columns = async () => (await h.client.api.runAQuery(a!.ref, { query: "select column_name from information_schema.columns where table_name = 'items' order by 1", read_only: true }) as unknown as Array<{ column_name: string }>).map((row) => row.column_name);
+    expect(await columns()).toEqual(['id']);
+    await h.clock.advance(result.rollout!.next!.at - h.clock.now());
+    result = await h.pass();
+    expect(held('20260102000000').held).toBeUndefined();
+    expect(await columns()).toEqual(['id', 'name']);
+  });
+
   it('holds a change that needs approval until its revision is approved; an older revision\'s approval does not cover a newer one', async () => {
     const rollout = `apiVersion: reconciler/v1
 kind: Rollout

@@ -270,6 +270,8 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
       dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
       target: { ...target, statements: file.statements.length, sql: file.statements.join(';\n\n') + ';' },
     });
+    // A file marked disruptive waits for a rollout's maintenance window (docs/rollouts.md).
+    if (file.disruptive) entry.changeClasses = ['disruptive-migration'];
     planned.push(entry);
     previous = entry.id;
   }
