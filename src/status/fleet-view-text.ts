@@ -1,28 +1,11 @@
 // `reconcile status` (the recorded view, from a daemon or the state directory) as text: one
 // summary line, the freshness, a table of projects, then what is not in sync, the changes
 // that wait and the recent errors. JSON output is the view itself (`GET /status`).
-import type { ResourceState } from '../reconcile/types.js';
 import type { FleetView, PendingView } from './fleet-view.js';
-
-const COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
-const RESET = '\u001b[0m';
+import { stateTable as table } from '../reconcile/render/format.js';
 
 function seconds(value: number | undefined): string {
   return value === undefined ? '-' : `${Math.round(value)} s`;
-}
-
-/** Columns padded to their widest cell; the state column coloured on a terminal. */
-function table(rows: string[][], color: boolean, stateColumn: number): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((row, index) =>
-    row
-      .map((cell, i) => {
-        const padded = i === row.length - 1 ? cell : cell.padEnd(widths[i]!);
-        return color && index > 0 && i === stateColumn && cell in COLORS ? `${COLORS[cell as ResourceState]}${padded}${RESET}` : padded;
-      })
-      .join('  ')
-      .trimEnd(),
-  );
 }
 
 function pendingRows(changes: PendingView[]): string[][] {

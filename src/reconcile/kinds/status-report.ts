@@ -3,7 +3,7 @@
 // Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
-import { rolloutLines } from '../render/format.js';
+import { rolloutLines, stateTable as table } from '../render/format.js';
 import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
 
 interface StatusResource {
@@ -210,21 +210,6 @@ function byKindThenName(a: StatusResource, b: StatusResource): number {
   return a.kind === b.kind ? (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) : a.kind < b.kind ? -1 : 1;
 }
 
-const COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
-const RESET = '\u001b[0m';
-
-function table(rows: string[][], color: boolean, stateColumn: number): string[] {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((row, index) =>
-    row
-      .map((cell, i) => {
-        const padded = i === row.length - 1 ? cell : cell.padEnd(widths[i]!);
-        return color && index > 0 && i === stateColumn && cell in COLORS ? `${COLORS[cell as ResourceState]}${padded}${RESET}` : padded;
-      })
-      .join('  ')
-      .trimEnd(),
-  );
-}
 
 /** Tables stay readable: a long field list is cut (the JSON output has all of it). */
 const MAX_FIELDS_SHOWN = 8;

@@ -1,6 +1,6 @@
 // Formatting shared by the renderers: the summary line, values and change lines. A sensitive
 // change never shows a value, whatever the entry holds.
-import type { ApplyOutcome, FieldChange, PassResult, PlanEntry } from '../types.js';
+import type { ApplyOutcome, FieldChange, PassResult, PlanEntry, ResourceState } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
 import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
 
@@ -150,4 +150,24 @@ export function refusedLine(result: PassResult): string | undefined {
   const refused = result.outcomes.filter((o) => o.error?.type === 'StalePlanError').length;
   if (refused === 0) return undefined;
   return `The saved plan is refused (${refused} reason${refused === 1 ? '' : 's'} below): nothing was applied. Make a new plan.`;
+}
+
+const STATE_COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
+const RESET = '\u001b[0m';
+
+/**
+ * A text table of `reconcile status`: columns padded to their widest cell, the last left
+ * unpadded; with `color`, the cells of column `stateColumn` (a resource state) coloured.
+ */
+export function stateTable(rows: string[][], color: boolean, stateColumn: number): string[] {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((row, index) =>
+    row
+      .map((cell, i) => {
+        const padded = i === row.length - 1 ? cell : cell.padEnd(widths[i]!);
+        return color && index > 0 && i === stateColumn && cell in STATE_COLORS ? `${STATE_COLORS[cell as ResourceState]}${padded}${RESET}` : padded;
+      })
+      .join('  ')
+      .trimEnd(),
+  );
 }
