@@ -123,9 +123,14 @@ const LOCK_TIMEOUT_MS = 1000;
  * have reached the emulator (a random moment in its progress, whatever the machine's speed).
  */
 function runReconcile(args: string[], killAfterRequests?: number): Promise<{ code: number | null; killed: boolean; stderr: string }> {
+  return runCommand([bin, fleet.dir, '--state-dir', stateDir, ...args], env, killAfterRequests);
+}
+
+/** Runs `node ARGS` (the built command); with `killAfterRequests`, as runReconcile. */
+function runCommand(args: string[], childEnv: NodeJS.ProcessEnv, killAfterRequests?: number): Promise<{ code: number | null; killed: boolean; stderr: string }> {
   return new Promise((resolve, reject) => {
     const startCount = emulator.requests().length;
-    const child = spawn(process.execPath, [bin, fleet.dir, '--state-dir', stateDir, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, args, { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
     let killed = false;
@@ -272,27 +277,7 @@ async function declareShards(moverTeam: 'left' | 'right'): Promise<void> {
   await writeFile(join(shardDir, 'fleet.yaml'), documents.map((d) => stringify(d)).join('---\n'));
 }
 function runShard(shard: string, args: string[], killAfterRequests?: number): Promise<{ code: number | null; killed: boolean; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const startCount = emulator.requests().length;
-    const child = spawn(process.execPath, [bin, shardDir, '--state-dir', shardStateDir, '--shard', shard, ...args], { env: { ...env, CHAOS_SHARD_TOKEN: emulator.token }, stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-4000)));
-    let killed = false;
-    const poll =
-      killAfterRequests === undefined
-        ? undefined
-        : setInterval(() => {
-            if (emulator.requests().length - startCount >= killAfterRequests) {
-              killed = true;
-              child.kill('SIGKILL');
-            }
-          }, 5);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      if (poll) clearInterval(poll);
-      resolve({ code, killed, stderr });
-    });
-  });
+  return runCommand([bin, shardDir, '--state-dir', shardStateDir, '--shard', shard, ...args], { ...env, CHAOS_SHARD_TOKEN: emulator.token }, killAfterRequests);
 }
 async function readShardInventory(shard: string): Promise<Record<string, string>> {
   const text = await readFile(join(shardStateDir, 'shards', shard, 'inventory.json'), 'utf8').catch(() => undefined);
