@@ -232,6 +232,22 @@ describe.skipIf(gate.skip)('the chart in operation', () => {
     expect(findObject<Deployment>(renderObjects(helm), 'Deployment').spec.template.spec.volumes!.some((v) => v.name === 'trigger-token')).toBe(false);
   });
 
+  it('mounts the status view\'s token from a Secret and passes its path and the runbook URL', () => {
+    const objects = renderObjects(helm, { set: ['statusView.existingSecret=reconcile-status', 'statusView.runbookUrl=https://git.example.com/ops/runbook.md'] });
+    const pod = findObject<Deployment>(objects, 'Deployment').spec.template.spec;
+    const reconciler = container(pod, 'reconciler');
+    const mount = reconciler.volumeMounts!.find((m) => m.name === 'status-token')!;
+    expect(mount.readOnly).toBe(true);
+    expect(env(reconciler).RECONCILE_STATUS_TOKEN_FILE).toBe(`${mount.mountPath}/token`);
+    expect(env(reconciler).RECONCILE_RUNBOOK_URL).toBe('https://git.example.com/ops/runbook.md');
+    expect(pod.volumes!.find((v) => v.name === 'status-token')?.secret).toEqual({ secretName: 'reconcile-status', defaultMode: 0o440, items: [{ key: 'token', path: 'token' }] });
+    // By default neither is set: the view is served without a token, the page names the runbook's sections.
+    const plain = container(findObject<Deployment>(renderObjects(helm), 'Deployment').spec.template.spec, 'reconciler');
+    expect(env(plain).RECONCILE_STATUS_TOKEN_FILE).toBeUndefined();
+    expect(env(plain).RECONCILE_RUNBOOK_URL).toBeUndefined();
+    expect(template(helm, { set: ['statusView.runbookUrl=javascript:alert(1)'] }).status).not.toBe(0);
+  });
+
   it('passes the newer settings through the interface\'s environment variables', () => {
     const objects = renderObjects(helm, { set: ['reconcile.resync=continuous', 'reconcile.rateModel=scoped', 'reconcile.maxObservationAge=30m', 'reconcile.logFormat=pretty', 'reconcile.notifications=/git/repo/notifications.yaml'] });
     const values = env(container(findObject<Deployment>(objects, 'Deployment').spec.template.spec, 'reconciler'));
