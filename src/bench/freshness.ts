@@ -2,13 +2,13 @@
 // real daemon, engine and client over loopback HTTP, while the daemon's clock is a manual one
 // that the run moves in one-second steps (a pass takes no time on it). The stated bound and the
 // largest observation age are read from the daemon's metrics, as a dashboard reads them.
-import { Daemon } from '../daemon/controller.js';
+import { Daemon, type DaemonPassRequest } from '../daemon/controller.js';
 import { createMetrics, type DaemonMetrics } from '../daemon/metrics.js';
 import { loadManifests } from '../manifests/load.js';
-import { runPass } from '../reconcile/engine.js';
+import { runPass, type PassOptions } from '../reconcile/engine.js';
 import { ManualClock } from '../util/clock.js';
 import { silentLogger } from '../util/logger.js';
-import { converge, openFleetHarness } from './harness.js';
+import { converge, openFleetHarness, type FleetHarness } from './harness.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -57,18 +57,7 @@ export async function continuousFreshness(options: FreshnessOptions): Promise<Fr
       manifestsPath: harness.fleet.dir,
       loadManifests: (dir) => loadManifests(dir),
       runPass: async (request) => {
-        const result = await runPass({
-          manifests: request.manifests,
-          client: harness.client,
-          stateDir: harness.stateDir,
-          dryRun: false,
-          env: harness.fleet.env,
-          log: silentLogger,
-          clock,
-          priority: request.priority,
-          signal: request.signal,
-          ...(request.projects ? { projects: request.projects } : {}),
-        });
+        const result = await runPass(passOptions(harness, clock, request));
         for (const entry of result.plan.entries) {
           if (request.priority === 'drift' && entry.project !== undefined && entry.action !== 'noop') found.push({ project: entry.project, at: clock.now() });
         }
@@ -135,6 +124,22 @@ export async function continuousFreshness(options: FreshnessOptions): Promise<Fr
 }
 
 /** The project with the smallest reconciler_observation_age_seconds. */
+/** The options of a daemon pass over the bench's fleet: its client and state, no log. */
+function passOptions(harness: FleetHarness, clock: ManualClock, request: DaemonPassRequest): PassOptions {
+  return {
+    manifests: request.manifests,
+    client: harness.client,
+    stateDir: harness.stateDir,
+    dryRun: false,
+    env: harness.fleet.env,
+    log: silentLogger,
+    clock,
+    priority: request.priority,
+    signal: request.signal,
+    ...(request.projects ? { projects: request.projects } : {}),
+  };
+}
+
 async function newestObserved(metrics: DaemonMetrics): Promise<string> {
   let newest: { project: string; age: number } | undefined;
   for (const line of (await metrics.render()).split('\n')) {
@@ -246,18 +251,7 @@ export async function freshnessThroughWrites(options: WritePassOptions): Promise
           if (start > clock.now()) await clock.sleep(start - clock.now(), request.signal);
         }
         const result = await work(
-          runPass({
-            manifests: request.manifests,
-            client: harness.client,
-            stateDir: harness.stateDir,
-            dryRun: false,
-            env: harness.fleet.env,
-            log: silentLogger,
-            clock,
-            priority: request.priority,
-            signal: request.signal,
-            ...(request.projects ? { projects: request.projects } : {}),
-          }),
+          runPass(passOptions(harness, clock, request)),
         );
         const places = model.take(result.requests, clock.now());
         const last = places[places.length - 1] ?? clock.now();

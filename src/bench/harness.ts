@@ -15,7 +15,7 @@ import type { RateModel } from '../api/rate-model.js';
 import { silentLogger } from '../util/logger.js';
 import { generateFleet, type FleetShape, type GeneratedFleet } from './fleet.js';
 
-interface FleetHarness {
+export interface FleetHarness {
   emulator: RunningEmulator;
   client: ApiClient;
   fleet: GeneratedFleet;
