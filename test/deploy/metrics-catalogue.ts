@@ -46,6 +46,7 @@ export const PLANNED_METRICS: Record<string, { type: MetricType; labels: string[
   reconciler_unowned_projects: { type: 'gauge', labels: [] },
   reconciler_state_lock_held: { type: 'gauge', labels: [] },
   reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
+  reconciler_revision_broken: { type: 'gauge', labels: [] },
 };
 
 /** git-sync v4's own metrics (`--http-metrics`), scraped from the sidecar under the same job. */
