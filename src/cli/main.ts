@@ -35,7 +35,8 @@ const USAGE = `Usage:
   reconcile trigger [--project P]      ask a running daemon for an immediate pass (its /reconcile endpoint)
   reconcile approve [--revision R] [--project P]
                                        approve changes a running daemon holds for approval (its /approve endpoint)
-  reconcile resume [--rollout NAME]    continue a halted rollout (the daemon's /resume endpoint)
+  reconcile resume [--rollout NAME] [--revision R]
+                                       continue a halted rollout (the daemon's /resume endpoint)
   reconcile [DIR] --dry-run --out FILE write the plan as data (a saved plan) as well as rendering it
   reconcile apply FILE [DIR]           apply exactly a saved plan to DIR (default .), or refuse it whole when it is stale
   reconcile show FILE [--output ...]   render a saved plan

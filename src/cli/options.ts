@@ -50,7 +50,7 @@ export const OPTIONS: Record<string, OptionSpec> = {
   live: { type: 'boolean', description: 'status: observe through the API now (reads under the budget; needs every secret variable) instead of reading the recorded view' },
   project: { type: 'string', placeholder: 'REF|NAME', description: 'export, branch, status: the project; trigger, approve: Project manifest names, comma-separated' },
   all: { type: 'boolean', description: 'export: every live project' },
-  revision: { type: 'string', placeholder: 'COMMIT', description: "approve: the revision to approve (default: the daemon's current one); an approval expires with its revision" },
+  revision: { type: 'string', placeholder: 'COMMIT', description: 'approve: the revision to approve (required unless on a terminal, which is shown the revision and asked); an approval expires with its revision. resume: the halted revision to resume (another is refused)' },
   rollout: { type: 'string', placeholder: 'NAME', description: 'resume: the Rollout document (default: the only one)' },
   out: { type: 'string', placeholder: 'DIR|FILE', description: 'export: where to write manifests (default: standard output); with --dry-run: where to save the plan for `reconcile apply FILE`' },
   'max-plan-age': { type: 'string', env: 'RECONCILE_MAX_PLAN_AGE', placeholder: 'DURATION', default: '24h', description: 'apply: refuse a saved plan older than this' },

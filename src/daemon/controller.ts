@@ -16,6 +16,7 @@ import type { PassReport, PassTrigger } from '../notify/events.js';
 import { openStateStore } from '../reconcile/state.js';
 import { rolloutConfig } from '../reconcile/rollout/config.js';
 import { contentRevision, type RolloutSummary } from '../reconcile/rollout/gate.js';
+import { loadInventory } from '../reconcile/inventory.js';
 import { addApproval, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
@@ -564,7 +565,8 @@ export class Daemon {
     if (request.revision !== undefined && request.revision !== revision && !sameRevision(current.revision, request.revision)) {
       return { status: 'stale-revision', revision: request.revision, current: revision };
     }
-    const names = projectNames(current.set);
+    // A removed project's deletion may wait for an approval too: the inventory still names it.
+    const names = [...new Set([...projectNames(current.set), ...Object.keys((await loadInventory(openStateStore(this.#options.stateDir))).projects)])];
     if (request.projects) {
       const unknown = request.projects.filter((project) => !names.includes(project));
       if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown, known: names };
@@ -585,7 +587,7 @@ export class Daemon {
    * `POST /resume`: a person decided the halted wave may count as passed; the next wave starts
    * with a pass over everything. Taken under every project's lock, so no pass moves the rollout meanwhile.
    */
-  async resume(request: { rollout?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }> {
+  async resume(request: { rollout?: string; revision?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }> {
     const current = this.#current;
     if (this.#stopped || !current || !this.#options.stateDir) return { status: 'not-ready' };
     const config = rolloutConfig(current.set.documents);
@@ -597,7 +599,9 @@ export class Daemon {
     }
     let answer: ResumeAnswer;
     try {
-      answer = await resumeRollout(openStateStore(this.#options.stateDir), request.rollout, config?.name, request.by, (this.#options.rolloutClock ?? this.#options.clock).now());
+      const given = request.revision;
+      const revision = given !== undefined ? { given, matches: (halted: string) => halted === given || sameRevision(halted, given) } : undefined;
+      answer = await resumeRollout(openStateStore(this.#options.stateDir), request.rollout, config?.name, request.by, (this.#options.rolloutClock ?? this.#options.clock).now(), revision);
     } finally {
       release();
     }

@@ -42,7 +42,7 @@ interface TriggerTarget {
   /** Reads the checkout now (no debounce). */
   reload(): Promise<void>;
   approve?(request: ApproveRequest): Promise<ApproveAnswer>;
-  resume?(request: { rollout?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }>;
+  resume?(request: { rollout?: string; revision?: string; by: string }): Promise<ResumeAnswer | { status: 'not-ready' }>;
 }
 
 export interface TriggerSettings {
@@ -234,6 +234,8 @@ function resumeAnswer(answer: ResumeAnswer | { status: 'not-ready' }): PostAnswe
       return json(202, answer);
     case 'not-halted':
       return json(409, { ...answer, message: `rollout ${answer.rollout} is not halted` });
+    case 'stale-revision':
+      return json(409, { ...answer, message: `rollout ${answer.rollout} is halted at revision ${answer.halted.startsWith('content-') ? answer.halted : answer.halted.slice(0, 12)}, not ${answer.revision}: nothing was resumed` });
     case 'unknown-rollout':
       return json(404, { ...answer, message: answer.rollout ? `no Rollout document named ${answer.rollout}` : 'the manifests have no Rollout document' });
     case 'not-ready':
@@ -292,8 +294,10 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
           if ('error' in body) return json(400, { message: body.error });
           const rollout = body.rollout ?? request.query.get('rollout') ?? undefined;
           if (rollout !== undefined && (typeof rollout !== 'string' || rollout === '' || rollout.length > 256)) return json(400, { message: '`rollout` must be the metadata.name of the Rollout document' });
-          const answer = await resume({ ...(rollout !== undefined ? { rollout: rollout as string } : {}), by });
-          log.info({ source: 'request', rollout, status: answer.status, by }, 'resume request');
+          const revision = body.revision ?? request.query.get('revision') ?? undefined;
+          if (revision !== undefined && (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision))) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
+          const answer = await resume({ ...(rollout !== undefined ? { rollout: rollout as string } : {}), ...(revision !== undefined ? { revision: revision as string } : {}), by });
+          log.info({ source: 'request', rollout, revision, status: answer.status, by }, 'resume request');
           return resumeAnswer(answer);
         },
       };

@@ -143,7 +143,8 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
         break;
       }
       case 'Rollout':
-        firstBy('rollout', 'one', entry, '/metadata/name', seen, (first) => `a second Rollout document: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet)`);
+        // One per shard with a shard map (each naming its `spec.shard`), else one for the whole fleet.
+        firstBy('rollout', str(entry.spec.shard) ?? '', entry, '/metadata/name', seen, (first) => `a second Rollout document${str(entry.spec.shard) ? ` for shard \`${str(entry.spec.shard)}\`` : ''}: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet, or one each shard)`);
         if (entry.valid) checkRollout(entry, error);
         break;
       case 'SsoProvider': {

@@ -766,7 +766,7 @@ export type RolloutWave = {
 
 /** A maintenance window: disruptive changes of the projects it selects are applied only while it is open. */
 export type RolloutWindow = {
-  /** Name of the window, shown in plans and status. */
+  /** Name of the window (lower-case letters, digits and `-`), shown in plans and status. */
   name: string;
   /** When the window opens: a five-field cron expression (`0 2 * * 6`: Saturdays at 02:00), read in `timeZone`. */
   schedule: string;
@@ -777,23 +777,25 @@ export type RolloutWindow = {
   /** The projects the window is for; default every project. */
   selector?: RolloutSelector;
   /** The change classes the window holds; default every disruptive class. */
-  classes?: ("postgres-restart" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
+  classes?: ("postgres-restart" | "connection-reset" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
 };
 
 /** A rule: a change it matches (every criterion given matches) is planned and held until someone approves its revision (`reconcile approve`). */
 export type RolloutApproval = {
-  /** Name of the rule, shown in plans and notifications. */
+  /** Name of the rule (lower-case letters, digits and `-`), shown in plans and notifications. */
   name: string;
   /** Change classes that need approval. */
-  classes?: ("postgres-restart" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
-  /** Plan entry kinds that need approval (`ProjectAuth`, `Secret`, `Project`, ...). */
-  kinds?: string[];
+  classes?: ("postgres-restart" | "connection-reset" | "postgres-major-upgrade" | "read-replicas" | "custom-hostname-activation" | "pause-restore" | "deletion" | "disruptive-migration")[];
+  /** Plan entry kinds that need approval (`ProjectAuth`, `Secret`, `Migration`, ...), or document kinds, each standing for every entry kind its documents produce: `Project` (the project, its pause and restore, and every configuration section), `Secrets` (`Secret`), `Migrations` (`Migration`). */
+  kinds?: ("Organization" | "Project" | "ProjectLifecycle" | "ProjectAuth" | "ProjectPostgres" | "ProjectPooler" | "ProjectRestapi" | "ProjectStorage" | "ProjectNetworkRestrictions" | "ProjectSslEnforcement" | "ProjectCryptoext" | "ProjectReadReplicas" | "ProjectVanitySubdomain" | "ProjectCustomHostname" | "ProjectPostgresVersion" | "Secret" | "Migration" | "Function" | "SsoProvider" | "Branch" | "Secrets" | "Migrations")[];
   /** Projects whose changes need approval. */
   selector?: RolloutSelector;
 };
 
-/** How a new revision reaches the fleet. One Rollout document per manifests directory (per shard). */
+/** How a new revision reaches the fleet. One Rollout document per manifests directory; with a shard map, one per shard (each naming its `shard`), or one without `shard` whose waves stay inside one shard. */
 export type RolloutSpec = {
+  /** With a shard map: the shard whose projects this Rollout orders (its waves, windows and approvals apply to them alone). A rollout never spans shards: each shard gets its own Rollout, with its own canary. */
+  shard?: string;
   /** Waves, in order: a project belongs to the first wave whose selector (and share) takes it. Projects no wave takes form a last implicit wave named `rest`. */
   waves?: RolloutWave[];
   /** How long a wave stays applied, read back, healthy and without a failure before the next wave starts. Default `10m`. */

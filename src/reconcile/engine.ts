@@ -382,6 +382,8 @@ async function gate(pass: Pass, plan: PassPlan): Promise<RolloutGate | undefined
     log: pass.log,
     dryRun: options.dryRun,
     health: (name) => projectHealth(pass, plan, name),
+    inventory: pass.inventory,
+    ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),
   });
   await rollout?.hold(entriesOf(plan), options.projects ? new Set(options.projects) : undefined);
   return rollout;

@@ -26,6 +26,11 @@ export interface InventoryProject {
   management: 'full' | 'observe';
   /** Manifest file it was last declared in. */
   file?: string;
+  /**
+   * The project's labels when it was last applied (the rollout's selectors read them once its
+   * document is gone). Absent in a record written before labels were recorded.
+   */
+  labels?: Record<string, string>;
   /** How it came under management. */
   origin: 'created' | 'adopted';
   since: number;

@@ -8,6 +8,7 @@ import { loadManifests, type LoadOptions } from '../manifests/load.js';
 import type { ManifestError, ManifestSet, ProjectDocument } from '../manifests/types.js';
 import { documentsOfShard, organizationOwners, partition } from './partition.js';
 import { credentialInsideTree } from '../util/manifests-tree.js';
+import { checkRollouts } from '../reconcile/rollout/checks.js';
 import { DEFAULT_SHARD_MAP_FILE, ShardMapError, readShardMap, type Shard, type ShardMap } from './shard-map.js';
 
 interface ShardOptions {
@@ -61,7 +62,7 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
   const given = shardMapPath(loaded.root, options);
   const path = given === undefined ? undefined : await realpath(given).catch(() => given);
   if (path === undefined) {
-    if (options.shard === undefined) return { set: loaded, unowned: 0 };
+    if (options.shard === undefined) return { set: withRolloutChecks(loaded), unowned: 0 };
     const error: ManifestError = { file: DEFAULT_SHARD_MAP_FILE, line: 1, column: 1, path: '', message: `--shard ${options.shard} needs a shard map: ${DEFAULT_SHARD_MAP_FILE} in the manifests directory or --shards FILE` };
     return { set: { ...loaded, errors: [...loaded.errors, error] }, unowned: 0 };
   }
@@ -82,7 +83,11 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
     return { set: { ...set, errors: [...set.errors, ...error.errors] }, unowned: 0 };
   }
   const owned = partition(map, set.documents);
-  const errors = [...set.errors, ...owned.errors, ...credentialPathErrors(map, loaded.root)];
+  const errors = [
+    ...set.errors, ...owned.errors, ...credentialPathErrors(map, loaded.root),
+    // Over the whole checkout: a rollout's waves may not span shards.
+    ...checkRollouts(set.documents, { file: map.file, shards: map.shards.map((s) => s.name), owners: owned.owners }),
+  ];
   let shard: Shard | undefined;
   if (options.shard !== undefined) {
     const found = findShard(map, options.shard);
@@ -99,6 +104,12 @@ export async function loadShardedManifests(dir: string, options: ShardOptions): 
   });
   const scope = { name: shard.name, mapFile: map.file, elsewhere, organizationOwners: Object.fromEntries(organizations) };
   return { set: { ...set, documents, errors, shard: scope }, map, shard, unowned: owned.unowned };
+}
+
+/** A set without a shard map: its Rollout is checked against its projects. */
+function withRolloutChecks(set: ManifestSet): ManifestSet {
+  const errors = checkRollouts(set.documents);
+  return errors.length === 0 ? set : { ...set, errors: [...set.errors, ...errors] };
 }
 
 /**

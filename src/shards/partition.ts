@@ -76,8 +76,11 @@ export function documentsOfShard(
   return documents.filter((document) => {
     if (document.kind === 'Project') return projects.has(document.metadata.name);
     if (document.kind === 'Organization') return organizations.has(document.metadata.name);
-    // The rollout orders every shard's projects the same way (each shard keeps its own progress).
-    if (document.kind === 'Rollout') return true;
+    // A Rollout naming a shard orders that shard alone; one without (its waves inside one shard) is every shard's.
+    if (document.kind === 'Rollout') {
+      const scope = (document.spec as { shard?: unknown } | undefined)?.shard;
+      return scope === undefined || scope === shard;
+    }
     const project = (document.spec as { project?: unknown }).project;
     return typeof project === 'string' && projects.has(project);
   });

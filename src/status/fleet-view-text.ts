@@ -3,6 +3,7 @@
 // that wait and the recent errors. JSON output is the view itself (`GET /status`).
 import type { FleetView, PendingView } from './fleet-view.js';
 import { stateTable as table } from '../reconcile/render/format.js';
+import { printable } from '../manifests/printable.js';
 
 function seconds(value: number | undefined): string {
   return value === undefined ? '-' : `${Math.round(value)} s`;
@@ -11,7 +12,8 @@ function seconds(value: number | undefined): string {
 function pendingRows(changes: PendingView[]): string[][] {
   return [
     ['PROJECT', 'RESOURCE', 'ACTION', 'WAITING FOR', 'SINCE', 'WHY'],
-    ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.waitingFor, c.since, c.reason ?? '']),
+    // Names and reasons quote the manifests (a rule's name among them): no control character reaches the terminal.
+    ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.waitingFor, c.since, c.reason ?? ''].map(printable)),
   ];
 }
 
@@ -72,12 +74,12 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
   if (view.rollouts?.length) {
     out.push('', 'Rollouts');
     for (const rollout of view.rollouts) {
-      for (const wave of rollout.waves) out.push(`  ${rollout.name} / ${wave.name}: ${wave.state} (${wave.projects.length} projects)${wave.detail ? `: ${wave.detail}` : ''}`);
+      for (const wave of rollout.waves) out.push(printable(`  ${rollout.name} / ${wave.name}: ${wave.state} (${wave.projects.length} projects)${wave.detail ? `: ${wave.detail}` : ''}`));
     }
   }
   if (view.recentErrors.length > 0) {
     out.push('', 'Recent errors (newest first)');
-    for (const error of view.recentErrors) out.push(`  ${error.at}  ${error.project ?? '-'}  ${error.resource ?? '-'}  ${error.message}`);
+    for (const error of view.recentErrors) out.push(printable(`  ${error.at}  ${error.project ?? '-'}  ${error.resource ?? '-'}  ${error.message}`));
   }
   return `${out.join('\n')}\n`;
 }

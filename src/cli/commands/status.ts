@@ -46,7 +46,7 @@ export async function run(context: CommandContext): Promise<number> {
 }
 
 /** `GET /status` of a running daemon, with the bearer token of --status-token-file when given. */
-async function daemonView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
+export async function daemonView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
   const base = context.settings.daemonUrl;
   let url: URL;
   try {

@@ -523,7 +523,7 @@ async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void
       // A project whose identity is in question is not adopted; a record it has keeps its
       // identity (ref, name, organization) and takes the manifest's policies.
       if (previous) {
-        inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file };
+        inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file, labels: { ...(unit.document.metadata.labels ?? {}) } };
       }
       continue;
     }
@@ -538,6 +538,7 @@ async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void
       deletion: unit.policy.deletion,
       management: unit.policy.management,
       file: unit.document.source.file,
+      labels: { ...(unit.document.metadata.labels ?? {}) },
       origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
       since: previous?.since ?? now,
     };
@@ -630,6 +631,7 @@ async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> 
     deletion: unit.policy.deletion,
     management: unit.policy.management,
     file: unit.document.source.file,
+    labels: { ...(unit.document.metadata.labels ?? {}) },
     origin: 'created',
     since: ctx.clock.now(),
   };

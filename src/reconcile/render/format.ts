@@ -3,6 +3,7 @@
 import type { ApplyOutcome, FieldChange, PassResult, PlanEntry, ResourceState } from '../types.js';
 import { isChange, isObservedDrift, isWriteOutcome } from '../summary.js';
 import { shortRevision, type RolloutSummary } from '../rollout/gate.js';
+import { printable } from '../../manifests/printable.js';
 
 const SENSITIVE = '(sensitive value changed)';
 
@@ -55,7 +56,8 @@ export function entryNote(entry: PlanEntry): string {
   if (entry.wave !== undefined && entry.action !== 'noop') notes.push(`wave ${entry.wave}`);
   if (entry.held) notes.push(`${entry.held.reason === 'wave' ? 'held' : entry.held.reason === 'window' ? 'waiting for a window' : 'waiting for approval'}: ${entry.held.message}`);
   if (entry.reason) notes.push(entry.reason);
-  return notes.join('; ');
+  // Notes quote names from the manifests (waves, windows, rules): no control character reaches the terminal.
+  return printable(notes.join('; '));
 }
 
 /**
@@ -73,7 +75,7 @@ export function rolloutLines(rollout: Omit<RolloutSummary, 'events'> | undefined
   const approvals = rollout.waiting.filter((w) => w.reason === 'approval').length;
   if (windows > 0) lines.push(`${windows} change${windows === 1 ? '' : 's'} wait${windows === 1 ? 's' : ''} for a maintenance window.`);
   if (approvals > 0) lines.push(`${approvals} change${approvals === 1 ? '' : 's'} wait${approvals === 1 ? 's' : ''} for approval: reconcile approve --revision ${shortRevision(rollout.revision)}.`);
-  return lines;
+  return lines.map(printable);
 }
 
 interface OutcomeCounts {

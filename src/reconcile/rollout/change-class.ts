@@ -9,6 +9,7 @@ import type { PlanEntry } from '../types.js';
 /** The change classes a maintenance window or an approval rule names (the Rollout schema's enum, ./schema.ts). */
 export const CHANGE_CLASSES = [
   'postgres-restart',
+  'connection-reset',
   'postgres-major-upgrade',
   'read-replicas',
   'custom-hostname-activation',
@@ -50,6 +51,18 @@ export function changeClasses(entry: PlanEntry, project?: ProjectDocument): Chan
       if (restartAsked || entry.changes.some((change) => RESTART_PARAMETERS.has(change.path.split('.').pop()!))) classes.add('postgres-restart');
       break;
     }
+    // The platform restarts the database to switch SSL enforcement on or off.
+    case 'ProjectSslEnforcement':
+    // pgsodium reads its root key when the server starts: a new key takes a restart.
+    case 'ProjectCryptoext':
+      classes.add('postgres-restart');
+      break;
+    // The pooler is reconfigured (its clients are disconnected); new network restrictions
+    // end the connections they no longer allow.
+    case 'ProjectPooler':
+    case 'ProjectNetworkRestrictions':
+      classes.add('connection-reset');
+      break;
     case 'ProjectPostgresVersion':
       classes.add('postgres-major-upgrade');
       break;

@@ -7,12 +7,14 @@
 // projects are applied and read back, and halts the rollout on a failure in the current wave.
 // A dry run runs `hold` (reads only) and never `record`: nothing of it is kept.
 import { createHash } from 'node:crypto';
-import type { AnyDocument } from '../../manifests/types.js';
+import type { AnyDocument, ShardScope } from '../../manifests/types.js';
+import type { Inventory } from '../inventory.js';
 import type { Clock } from '../../util/clock.js';
 import { isChange } from '../summary.js';
 import type { ApplyOutcome, Logger, PlanEntry, RolloutEvent, RolloutSummary, StateStore } from '../types.js';
 import { changeClasses } from './change-class.js';
-import { matchesSelector, rolloutConfig, type RolloutConfig } from './config.js';
+import { placementOf, rolloutConfig, selects, type Placement, type RolloutConfig } from './config.js';
+import type { RolloutSelector } from '../../manifests/schema-types.js';
 import {
   isApproved, readApprovals, readProjectRevisions, readRollout, writeProjectRevisions, writeRollout,
   type Approval, type ProjectRevisions, type RolloutRecord, type WaitingChange, type WaveState,
@@ -31,6 +33,30 @@ interface GateOptions {
   dryRun: boolean;
   /** The problems of a project's health (the services it manages), empty when healthy; reads only. */
   health(project: string): Promise<string[]>;
+  /** What the inventory recorded of each project when it was last applied (its labels among it). */
+  inventory?: Inventory;
+  /** With a shard: the rest of the checkout (the waves are computed over all of it). */
+  shard?: ShardScope;
+}
+
+/**
+ * Where the gate's selectors may place a project: by its declared labels and by the labels the
+ * inventory recorded when it was last applied (a rule that matches either applies), or
+ * `unknown` when neither is known (a removed project whose record predates labels).
+ */
+type Placements = Placement[] | 'unknown';
+
+function placementsOf(project: string, config: RolloutConfig, inventory: Inventory | undefined): Placements {
+  const places: Placement[] = [];
+  const document = config.projects.get(project);
+  if (document) places.push(placementOf(document));
+  const record = inventory?.projects[project];
+  if (record?.labels) places.push({ labels: record.labels, organization: record.organization });
+  return places.length > 0 ? places : 'unknown';
+}
+
+function selectsAny(selector: RolloutSelector | undefined, places: Placements): boolean {
+  return places === 'unknown' || places.some((place) => selects(selector, place));
 }
 
 /** A revision for a checkout that is not a git repository: the digest of what the documents declare. */
@@ -56,7 +82,7 @@ function entryLine(entry: PlanEntry): string {
 }
 
 export async function openRolloutGate(options: GateOptions): Promise<RolloutGate | undefined> {
-  const config = rolloutConfig(options.documents);
+  const config = rolloutConfig(options.documents, options.shard?.elsewhere);
   if (!config) return undefined;
   const revision = options.revision ?? contentRevision(options.documents);
   const [stored, approvals, revisions] = await Promise.all([readRollout(options.state, config.name), readApprovals(options.state), readProjectRevisions(options.state)]);
@@ -123,7 +149,10 @@ export class RolloutGate {
     const current = this.#current();
     if (index <= current) return undefined;
     const gate = waves[current]!;
-    const state = gate.state === 'soaking' && gate.soakUntil !== undefined ? `soaking until ${new Date(gate.soakUntil).toISOString()}` : gate.state;
+    const outside = this.#config.elsewhere.get(current);
+    const state = outside
+      ? `${gate.state}; it has projects of other shards (${outside.join(', ')}) whose progress this shard cannot see, so it never counts as done here: one Rollout per shard`
+      : gate.state === 'soaking' && gate.soakUntil !== undefined ? `soaking until ${new Date(gate.soakUntil).toISOString()}` : gate.state;
     return `wave ${waves[index]!.name} waits for wave ${gate.name} (${state})`;
   }
 
@@ -186,6 +215,8 @@ export class RolloutGate {
       if (index >= waves.length || this.#record.halted) return;
       const wave = waves[index]!;
       if (wave.state === 'waiting') this.#start(index, now);
+      // A wave with projects of other shards never passes here: their progress is out of sight.
+      if (this.#config.elsewhere.has(index)) return;
       if (wave.state === 'soaking') {
         if (wave.soakUntil !== undefined && now < wave.soakUntil) return;
         const problems = await this.#unhealthy(index);
@@ -238,15 +269,21 @@ export class RolloutGate {
       }
       const document = config.projects.get(project);
       const classes = changeClasses(entry, document);
+      const places = placementsOf(project, config, this.#options.inventory);
       const windows = config.windows
         .map((window, i) => ({ window, i }))
-        .filter(({ window }) => matchesSelector(window.selector, document) && window.classes.some((c) => classes.includes(c)));
+        .filter(({ window }) => selectsAny(window.selector, places) && window.classes.some((c) => classes.includes(c)));
       // An approval is asked for first (so a change that also needs a window is approved before it opens).
-      const rule = config.approvals.find(
-        (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
+      const rules = config.approvals.filter(
+        (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && selectsAny(r.selector, places),
       );
-      if (rule && !isApproved(this.#approvals, this.#revision, project)) {
-        entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
+      // A project the selectors cannot place is held under every rule that could apply (fail
+      // closed), and a window alone does not let it through: a person approves it.
+      const unplaced = places === 'unknown' && (rules.length > 0 || windows.length > 0);
+      if ((rules.length > 0 || unplaced) && !isApproved(this.#approvals, this.#revision, project)) {
+        const names = [...rules.map((r) => r.name), ...windows.map(({ window }) => window.name)];
+        const why = unplaced ? `labels unknown (removed, and its inventory record predates labels): held under ${names.join(', ')}` : rules[0]!.name;
+        entry.held = { reason: 'approval', message: `needs approval (${why}): reconcile approve --revision ${shortRevision(this.#revision)}${unplaced ? ` --project ${project}` : ''}` };
       } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
         const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
         const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
@@ -318,7 +355,7 @@ export class RolloutGate {
       const failure = members.find((project) => failed.has(project));
       if (failure !== undefined && (wave.state === 'applying' || wave.state === 'soaking')) {
         this.#halt(index, `${failure}: ${failed.get(failure)}`, now);
-      } else if (wave.state === 'applying' && members.every((project) => this.#revisions[project]?.revision === this.#revision)) {
+      } else if (wave.state === 'applying' && !this.#config.elsewhere.has(index) && members.every((project) => this.#revisions[project]?.revision === this.#revision)) {
         if (wave.wrote) {
           const problems = await this.#unhealthy(index);
           if (problems.length > 0) {

@@ -83,16 +83,23 @@ export async function writeProjectRevisions(state: StateStore, revisions: Projec
 export type ResumeAnswer =
   | { status: 'resumed'; rollout: string; wave: string; next?: string; revision: string }
   | { status: 'not-halted'; rollout: string; revision: string }
+  /** `--revision` names another revision than the halted one: nothing resumed. */
+  | { status: 'stale-revision'; rollout: string; revision: string; halted: string }
   | { status: 'unknown-rollout'; rollout?: string };
 
 /**
  * Continues a halted rollout: a person decided its halted wave may count as passed, so the
  * next wave starts (with the next pass). Nothing else changes.
  */
-export async function resumeRollout(state: StateStore, name: string | undefined, known: string | undefined, by: string, now: number): Promise<ResumeAnswer> {
+export async function resumeRollout(
+  state: StateStore, name: string | undefined, known: string | undefined, by: string, now: number,
+  /** The revision the person means to resume (`--revision`); another halted revision is not resumed. */
+  revision?: { given: string; matches(halted: string): boolean },
+): Promise<ResumeAnswer> {
   if (!known || (name !== undefined && name !== known)) return { status: 'unknown-rollout', ...(name !== undefined ? { rollout: name } : {}) };
   const record = await readRollout(state, known);
   if (!record?.halted) return { status: 'not-halted', rollout: known, revision: record?.revision ?? '' };
+  if (revision && !revision.matches(record.revision)) return { status: 'stale-revision', rollout: known, revision: revision.given, halted: record.revision };
   const index = record.waves.findIndex((wave) => wave.name === record.halted!.wave);
   const wave = record.waves[index]!;
   wave.state = 'done';
