@@ -251,7 +251,13 @@ describe('waves in the daemon: twelve projects, three waves', () => {
     expect(s.daemon.rollout()!.halted).toBeDefined();
 
     s.emulator.setFaults({ rules: [] });
-    const resumed = await cli(['resume', '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    // `--revision` names the revision a person means to resume: another one is refused (409), nothing resumed.
+    const other = await cli(['resume', '--revision', commitId(2), '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('409');
+    expect(other.stderr).toContain(`halted at revision ${commitId(3).slice(0, 12)}`);
+    expect(s.daemon.rollout()!.halted).toBeDefined();
+    const resumed = await cli(['resume', '--revision', commitId(3).slice(0, 12), '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     expect(resumed.stdout).toContain('rollout tenants resumed');
@@ -339,6 +345,10 @@ spec:
     expect(needed).toHaveLength(1);
     expect(needed[0]!.entries).toEqual(['ProjectRestapi/b/restapi update (restapi.max_rows)']);
 
+    // Without --revision and without a terminal to show the revision and ask: refused, nothing approved.
+    const unnamed = await cli(['approve', '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    expect(unnamed.code).toBe(1);
+    expect(unnamed.stderr).toContain('pass --revision R');
     // Approving the revision before (no longer current) approves nothing.
     const stale = await cli(['approve', '--revision', commitId(12), '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
     expect(stale.code).toBe(1);

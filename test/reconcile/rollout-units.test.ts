@@ -76,6 +76,50 @@ describe('change classes', () => {
     expect(changeClasses(entry({ kind: 'ProjectLifecycle', observeOnly: true }))).toEqual([]);
     expect(changeClasses(entry({ kind: 'ProjectReadReplicas', action: 'noop' }))).toEqual([]);
   });
+
+  it('gives every change that restarts or disconnects a database a class', () => {
+    expect(changeClasses(entry({ kind: 'ProjectSslEnforcement', changes: [{ path: 'ssl_enforcement.database', before: false, after: true }] }))).toEqual(['postgres-restart']);
+    expect(changeClasses(entry({ kind: 'ProjectCryptoext', changes: [{ path: 'cryptoext.root_key', sensitive: true }] }))).toEqual(['postgres-restart']);
+    expect(changeClasses(entry({ kind: 'ProjectPooler', changes: [{ path: 'pooler.default_pool_size', before: 15, after: 20 }] }))).toEqual(['connection-reset']);
+    expect(changeClasses(entry({ kind: 'ProjectNetworkRestrictions', changes: [{ path: 'network_restrictions.dbAllowedCidrs', before: [], after: ['10.0.0.0/8'] }] }))).toEqual(['connection-reset']);
+    for (const kind of ['ProjectAuth', 'ProjectRestapi', 'ProjectStorage', 'ProjectVanitySubdomain', 'Secret', 'Function', 'Branch', 'SsoProvider'] as const) {
+      expect(changeClasses(entry({ kind, changes: [{ path: 'x', before: 1, after: 2 }] })), kind).toEqual([]);
+    }
+  });
+});
+
+describe('the vocabulary of approval rules', () => {
+  it('expands document kinds to every entry kind their documents produce', async () => {
+    const { expandKinds, RULE_KINDS } = await import('../../src/reconcile/rollout/kinds.js');
+    expect(expandKinds(['Migrations'])).toEqual(['Migration']);
+    expect(expandKinds(['Secrets', 'Secret'])).toEqual(['Secret']);
+    const project = expandKinds(['Project']);
+    for (const kind of ['Project', 'ProjectLifecycle', 'ProjectAuth', 'ProjectPostgres', 'ProjectSslEnforcement', 'ProjectPostgresVersion']) expect(project).toContain(kind);
+    expect(project).not.toContain('Secret');
+    expect(RULE_KINDS).toContain('Migrations');
+    expect(RULE_KINDS).not.toContain('Rollout');
+  });
+});
+
+describe('names in what is printed', () => {
+  it('escapes control characters of held reasons and rollout names in the plan and in `reconcile status`', async () => {
+    const { entryNote, rolloutLines } = await import('../../src/reconcile/render/format.js');
+    const { renderFleetViewText } = await import('../../src/status/fleet-view-text.js');
+    const hostile = 'x\u001b[2A\u001b[J';
+    const note = entryNote({ id: 'ProjectRestapi/p/restapi', kind: 'ProjectRestapi', name: 'restapi', project: 'p', action: 'update', changes: [], held: { reason: 'approval', message: `needs approval (${hostile})` } });
+    expect(note).not.toContain('\u001b');
+    expect(note).toContain('x\\u001b[2A');
+    const lines = rolloutLines({ name: hostile, revision: 'content-0123456789ab', waves: [{ name: hostile, state: 'halted', projects: 1, members: ['p'] }], halted: { wave: hostile, reason: hostile, at: 0 }, waiting: [], revisions: {} });
+    expect(lines.join('\n')).not.toContain('\u001b');
+    const view = {
+      generatedAt: '2026-11-28T00:00:00.000Z', source: 'daemon', summary: { projects: 0, projectStates: { in_sync: 0, drifted: 0, pending: 0, failed: 0 }, pendingChanges: 1 },
+      freshness: {}, fleet: [], recentErrors: [], projects: [{ name: 'p', state: 'pending', resources: [], pending: [{ project: 'p', kind: 'ProjectRestapi', name: 'restapi', action: 'update', waitingFor: 'approval', since: '2026-11-28T00:00:00.000Z', waitingSeconds: 1, reason: hostile }] }],
+      rollouts: [{ name: hostile, waves: [{ name: hostile, state: 'halted', projects: ['p'], detail: hostile }] }],
+    };
+    const text = renderFleetViewText(view as never, { color: false, from: 'test' });
+    expect(text).not.toContain('\u001b');
+    expect(text).toContain('x\\u001b[2A');
+  });
 });
 
 describe('the loader', () => {

@@ -54,7 +54,8 @@ export function checkRollouts(documents: readonly AnyDocument[], map?: ShardOwne
         const byWave = shardsOfWaves(rollout, projects, map);
         const shards = new Set([...byWave.values()].flatMap((set) => [...set]));
         if (shards.size > 1) {
-          const detail = [...byWave].map(([wave, set]) => `${wave}: ${[...set].sort().join(', ')}`).join('; ');
+          const order = [...(rollout.spec.waves ?? []).map((wave) => wave.name), IMPLICIT_WAVE].filter((wave) => byWave.has(wave));
+          const detail = order.map((wave) => `${wave}: ${[...byWave.get(wave)!].sort().join(', ')}`).join('; ');
           errors.push(at(rollout, '/spec/waves', `the waves of Rollout \`${rollout.metadata.name}\` select projects of ${shards.size} shards of ${map.file} (${detail}): shards share no progress, so a rollout never spans them; write one Rollout per shard, each with \`spec.shard\` and its own canary wave`));
         }
       }
