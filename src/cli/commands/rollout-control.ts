@@ -56,12 +56,14 @@ async function revisionAsked(context: CommandContext, projects: readonly string[
     context.stderr.write(`reconcile: approve: ${found}\n`);
     return 1;
   }
-  const revision = found.view.revision;
+  const waiting = (found.view.waiting ?? []).filter((change) => change.waitingFor === 'approval' && (projects.length === 0 || projects.includes(change.project)));
+  // A checkout without git has no commit: its revision is the one its held changes name (`--revision content-...`).
+  const named = new Set(waiting.flatMap((change) => /--revision (\S+)/.exec(change.reason ?? '')?.[1] ?? []));
+  const revision = found.view.revision ?? (named.size === 1 ? [...named][0] : undefined);
   if (!revision) {
-    context.stderr.write('reconcile: approve: the daemon reports no revision yet: nothing to approve\n');
+    context.stderr.write('reconcile: approve: the daemon reports no revision that waits for an approval: pass --revision R\n');
     return 1;
   }
-  const waiting = (found.view.waiting ?? []).filter((change) => change.waitingFor === 'approval' && (projects.length === 0 || projects.includes(change.project)));
   const lines = [`Revision ${shown(revision)} (${found.from}).`, waiting.length === 0 ? 'No change waits for an approval.' : 'Changes that wait for an approval:'];
   for (const change of waiting) lines.push(`  ${change.project}  ${change.kind}/${change.name}  ${change.action}${change.reason ? `  ${change.reason}` : ''}`);
   context.stderr.write(`${lines.map(printable).join('\n')}\n`);
