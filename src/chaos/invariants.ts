@@ -23,6 +23,12 @@ export interface LiveFacts {
   pausedHolder?: { tookOver: boolean; apiWritesAfter: string[]; stateFilesChanged: string[] };
   /** With shards: each shard's inventory after the run (project ref by manifest name), by shard. */
   shardInventories?: Record<string, Record<string, string>>;
+  /**
+   * The sharded rollout: the shards that refused a Rollout whose waves span them, the writes
+   * its projects got meanwhile, whether the canary's shard halted under one Rollout per shard,
+   * and whether the removed project under an approval rule is still live (never deleted).
+   */
+  rolloutGates?: { refusedShards: string[]; writesWhileRefused: string[]; canaryHalted: boolean; doomedLive: boolean };
 }
 
 export interface Expectations {
@@ -124,6 +130,18 @@ export function checkInvariants(facts: LiveFacts, expected: Expectations): Invar
         : pausedOk
           ? 'the resumed run sent no API write and changed no file of the state directory'
           : `API writes: ${paused.apiWritesAfter.join(', ') || 'none'}; state files changed: ${paused.stateFilesChanged.join(', ') || 'none'}`,
+  });
+  // A rollout never spans shards it cannot see, and a removed project waits for its approval.
+  const gates = facts.rolloutGates;
+  const gatesOk = gates !== undefined && gates.refusedShards.length === 2 && gates.writesWhileRefused.length === 0 && gates.canaryHalted && gates.doomedLive;
+  results.push({
+    name: 'no tenant outruns the canary of another shard, and a removed project waits for its approval',
+    ok: gatesOk,
+    detail: !gates
+      ? 'no sharded rollout was run'
+      : gatesOk
+        ? 'both shards refused the Rollout across them before anything was applied; with one Rollout per shard the canary halted; the removed enterprise project was not deleted'
+        : `shards that refused the Rollout across them: ${gates.refusedShards.join(', ') || 'none'}; writes meanwhile: ${gates.writesWhileRefused.join(', ') || 'none'}; canary halted: ${gates.canaryHalted}; removed project still live: ${gates.doomedLive}`,
   });
   // A move hands the record over: the new shard manages the project, the old one forgets it.
   if (expected.moved?.length) {

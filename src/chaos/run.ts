@@ -325,6 +325,78 @@ if (size.shardCycles > 0) {
   }
 }
 
+// A rollout across shards, with a failing canary and a removed project under an approval rule
+// (faults off, one targeted fault instead). Three projects, split between shards `left` and
+// `right` by a label, are created first. Then one commit brings the docs' canary Rollout
+// (its waves span both shards), a change for every project while the canary's writes fail,
+// and removes `roll-doomed` (deletion: delete, `plan: enterprise`, under an approval rule for
+// enterprise deletions). Both shards must refuse that Rollout before anything is applied. Then
+// one Rollout per shard: `left`'s canary halts on its failure, and the removed project's
+// deletion still waits for an approval, by the labels its inventory record kept.
+const rolloutDir = join(root, 'rollout-manifests');
+const rolloutStateDir = join(root, 'rollout-state');
+const ROLLOUT_PROJECTS = { 'roll-canary': { team: 'left', ring: 'canary' }, 'roll-tenant': { team: 'right', tier: 'tenant' }, 'roll-doomed': { team: 'left', tier: 'tenant', plan: 'enterprise' } };
+const DELETIONS_RULE = { name: 'enterprise-deletions', classes: ['deletion'], selector: { labels: { plan: 'enterprise' } } };
+async function declareRollout(stage: 'plain' | 'spanning' | 'per-shard'): Promise<void> {
+  await mkdir(rolloutDir, { recursive: true });
+  await writeFile(join(rolloutDir, 'shards.yaml'), stringify({ shards: ['left', 'right'].map((name) => ({ name, selector: { labels: { team: name } }, credentials: { tokenEnv: 'CHAOS_SHARD_TOKEN' } })) }));
+  const rollout = (name: string, spec: Record<string, unknown>) => ({ apiVersion: 'reconciler/v1', kind: 'Rollout', metadata: { name }, spec });
+  const rollouts =
+    stage === 'plain' ? []
+    : stage === 'spanning' ? [rollout('tenants', { soak: '1s', waves: [{ name: 'canary', selector: { labels: { ring: 'canary' } } }, { name: 'tenants', selector: { labels: { tier: 'tenant' } } }], approvals: [DELETIONS_RULE] })]
+    : [
+        rollout('left', { shard: 'left', soak: '1s', waves: [{ name: 'canary', selector: { labels: { ring: 'canary' } } }], approvals: [DELETIONS_RULE] }),
+        rollout('right', { shard: 'right', soak: '1s', waves: [{ name: 'canary', selector: { labels: { tier: 'tenant' } } }], approvals: [DELETIONS_RULE] }),
+      ];
+  const documents = [
+    { apiVersion: 'reconciler/v1', kind: 'Organization', metadata: { name: 'chaos-org' }, spec: { slug: 'chaosorgslug' } },
+    ...rollouts,
+    ...Object.entries(ROLLOUT_PROJECTS)
+      .filter(([name]) => stage === 'plain' || name !== 'roll-doomed')
+      .map(([name, labels]) => ({
+        apiVersion: 'reconciler/v1',
+        kind: 'Project',
+        metadata: { name, labels },
+        spec: { organization: 'chaos-org', region: 'eu-central-1', db_pass: { valueFrom: { env: 'FLEET_DB_PASS' } }, policy: { deletion: 'delete' }, restapi: { max_rows: stage === 'plain' ? 100 : 200 } },
+      })),
+  ];
+  await writeFile(join(rolloutDir, 'fleet.yaml'), documents.map((d) => stringify(d)).join('---\n'));
+}
+const runRolloutShard = (shard: string) => runCommand([bin, rolloutDir, '--state-dir', rolloutStateDir, '--shard', shard], { ...env, CHAOS_SHARD_TOKEN: emulator.token });
+async function rolloutRefs(): Promise<Record<string, string>> {
+  const refs: Record<string, string> = {};
+  for (const shard of ['left', 'right']) {
+    const text = await readFile(join(rolloutStateDir, 'shards', shard, 'inventory.json'), 'utf8').catch(() => '{}');
+    for (const [name, record] of Object.entries((JSON.parse(text) as { projects?: Record<string, { ref: string }> }).projects ?? {})) refs[name] = record.ref;
+  }
+  return refs;
+}
+await declareRollout('plain');
+for (let attempt = 0; attempt < 3 && Object.keys(await rolloutRefs()).length < 3; attempt++) await Promise.all(['left', 'right'].map((shard) => runRolloutShard(shard)));
+const rolledRefs = await rolloutRefs();
+emulator.setFaults({ rules: [{ route: '/v1/projects/{ref}/restapi', method: 'PATCH', errorRate: 1, errorStatus: 500 }] });
+await declareRollout('spanning');
+const spanningFrom = emulator.requests().length;
+const spanning = await Promise.all(['left', 'right'].map((shard) => runRolloutShard(shard)));
+const spanningWrites = emulator.requests().slice(spanningFrom).filter((e) => e.method !== 'GET' && Object.values(rolledRefs).some((ref) => e.path.includes(`/${ref}`)));
+const refusedShards = ['left', 'right'].filter((_, i) => spanning[i]!.code === 1 && /select projects of 2 shards/.test(spanning[i]!.stderr));
+say(`rollout across shards: ${refusedShards.length === 2 ? 'both shards refused it' : `refused by ${refusedShards.join(', ') || 'no shard'}`}; ${spanningWrites.length} writes to its projects`);
+await declareRollout('per-shard');
+const perShard = await Promise.all(['left', 'right'].map((shard) => runRolloutShard(shard)));
+const leftRecord = JSON.parse(await readFile(join(rolloutStateDir, 'shards', 'left', 'rollouts', 'left.json'), 'utf8').catch(() => '{}')) as { halted?: { wave: string } };
+say(`one Rollout per shard: exits ${perShard.map((r) => r.code).join(', ')}; shard left ${leftRecord.halted ? `halted at wave ${leftRecord.halted.wave}` : 'not halted'}`);
+emulator.setFaults({});
+// The halt holds until someone resumes it or a newer revision comes: a later run deletes nothing either.
+const leftAgain = await runRolloutShard('left');
+say(`shard left once the fault is gone: exit ${leftAgain.code} (its rollout stays halted until resumed)`);
+const doomedRef = rolledRefs['roll-doomed'];
+const rolloutGates: LiveFacts['rolloutGates'] = {
+  refusedShards,
+  writesWhileRefused: spanningWrites.map((e) => `${e.method} ${e.path}`),
+  canaryHalted: leftRecord.halted?.wave === 'canary',
+  doomedLive: doomedRef !== undefined && emulator.requests().every((e) => !(e.method === 'DELETE' && e.path === `/v1/projects/${doomedRef}` && e.status < 300)),
+};
+
 const api = async (method: string, path: string, body?: unknown) => {
   const response = await fetch(new URL(path, emulator.url), {
     method,
@@ -367,6 +439,7 @@ const facts: LiveFacts = {
   inventory: await readInventory(),
   ...(pausedHolder ? { pausedHolder } : {}),
   ...(size.shardCycles > 0 ? { shardInventories: { left: await readShardInventory('left'), right: await readShardInventory('right') } } : {}),
+  rolloutGates,
 };
 const expectations: Expectations = {
   managedProjects: fleet.projectNames,
@@ -378,6 +451,7 @@ const expectations: Expectations = {
   ...(size.shardCycles > 0 ? { moved: shardMoves } : {}),
 };
 if (size.shardCycles > 0) expectations.managedProjects = [...expectations.managedProjects, ...SHARD_PROJECTS];
+expectations.managedProjects = [...expectations.managedProjects, ...Object.keys(ROLLOUT_PROJECTS)];
 await emulator.close();
 
 const injected: Record<string, number> = {};

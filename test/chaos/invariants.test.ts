@@ -23,6 +23,7 @@ const healthy = (): LiveFacts => ({
   finalPlanExit: 0,
   inventory: { a: 'ra', 'b-renamed-2': 'rb' },
   pausedHolder: { tookOver: true, apiWritesAfter: [], stateFilesChanged: [] },
+  rolloutGates: { refusedShards: ['left', 'right'], writesWhileRefused: [], canaryHalted: true, doomedLive: true },
 });
 const failing = (facts: LiveFacts) => checkInvariants(facts, expected).filter((r) => !r.ok).map((r) => r.name);
 
@@ -41,6 +42,19 @@ describe('chaos invariants', () => {
     const never = healthy();
     delete never.pausedHolder;
     expect(failing(never)).toEqual(['a paused holder writes nothing after the takeover']);
+  });
+
+  it('sees a tenant written while a rollout across shards should have been refused, and a removed project deleted without approval', () => {
+    const name = 'no tenant outruns the canary of another shard, and a removed project waits for its approval';
+    const ahead = healthy();
+    ahead.rolloutGates = { refusedShards: ['left'], writesWhileRefused: ['PATCH /v1/projects/rt/restapi'], canaryHalted: true, doomedLive: true };
+    expect(failing(ahead)).toEqual([name]);
+    const deleted = healthy();
+    deleted.rolloutGates = { refusedShards: ['left', 'right'], writesWhileRefused: [], canaryHalted: true, doomedLive: false };
+    expect(failing(deleted)).toEqual([name]);
+    const never = healthy();
+    delete never.rolloutGates;
+    expect(failing(never)).toEqual([name]);
   });
 
   it('sees a project created twice', () => {

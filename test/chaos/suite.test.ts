@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const runner = fileURLToPath(new URL('../../dist/chaos/run.js', import.meta.url));
 
 describe('chaos suite', () => {
-  it('holds every invariant while a project under deletion: delete is renamed twice between killed runs and a paused holder loses its lock', () => {
+  it('holds every invariant while a project under deletion: delete is renamed twice between killed runs, a paused holder loses its lock, and a sharded rollout meets a failing canary', () => {
     expect(existsSync(runner), 'build first: npm test builds dist/').toBe(true);
     const run = spawnSync(process.execPath, [runner, '--size', 'tiny', '--seed', '5'], { encoding: 'utf8', timeout: 240_000 });
     expect(run.stdout).toMatch(/renamed the Project manifest chaos-0000 to chaos-0000-renamed-1/);
@@ -15,7 +15,10 @@ describe('chaos suite', () => {
     expect(run.stdout).toMatch(/ok {3}nothing was deleted that the manifests did not ask to delete: no DELETE was served/);
     expect(run.stdout).toMatch(/a run stopped \(SIGSTOP\) past the lock timeout; a second run took the lock over; the first resumed/);
     expect(run.stdout).toMatch(/ok {3}a paused holder writes nothing after the takeover: the resumed run sent no API write and changed no file of the state directory/);
-    expect(run.stdout).toMatch(/^7 passed, 0 failed$/m);
+    expect(run.stdout).toMatch(/rollout across shards: both shards refused it; 0 writes to its projects/);
+    expect(run.stdout).toMatch(/one Rollout per shard: exits \d, \d; shard left halted at wave canary/);
+    expect(run.stdout).toMatch(/ok {3}no tenant outruns the canary of another shard, and a removed project waits for its approval/);
+    expect(run.stdout).toMatch(/^8 passed, 0 failed$/m);
     expect(run.status).toBe(0);
   }, 300_000);
 
@@ -36,6 +39,6 @@ describe('chaos suite', () => {
     expect(run.stdout).toMatch(/ok {3}a renamed project is managed under its new name: chaos-0000 is recorded as `chaos-0000-renamed-2`/);
     // A write to the state directory while the paused holder resumes is seen.
     expect(run.stdout).toMatch(/FAIL a paused holder writes nothing after the takeover: API writes: none; state files changed: .*inventory\.json/);
-    expect(run.stdout).toMatch(/^3 passed, 4 failed$/m);
+    expect(run.stdout).toMatch(/^4 passed, 4 failed$/m);
   }, 300_000);
 });
