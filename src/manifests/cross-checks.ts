@@ -3,6 +3,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { isAbsolute, relative, resolve } from 'node:path';
 import cron from 'node-cron';
+import { Cron } from 'croner';
 import { didYouMean } from './suggest.js';
 import type { ManifestError, ManifestKind } from './types.js';
 import type { Position } from './yaml-source.js';
@@ -189,8 +190,10 @@ function checkRollout(entry: CheckedEntry, error: ErrorFn): void {
     if (typeof window.schedule === 'string') {
       const fields = window.schedule.trim().split(/\s+/).length;
       const detail = cron.validateDetailed(window.schedule);
-      if (fields !== 5 || !detail.valid) {
-        const why = fields !== 5 ? `five fields expected, got ${fields}` : detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'invalid';
+      // The gate computes windows with croner: a schedule it cannot read is refused as well.
+      const computable = fields === 5 && detail.valid ? cronerProblem(window.schedule) : undefined;
+      if (fields !== 5 || !detail.valid || computable !== undefined) {
+        const why = fields !== 5 ? `five fields expected, got ${fields}` : computable ?? (detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'invalid');
         error(entry, `/spec/windows/${index}/schedule`, `not a cron expression such as \`0 2 * * 6\`: ${why}`);
       }
     }
@@ -202,6 +205,15 @@ function checkRollout(entry: CheckedEntry, error: ErrorFn): void {
       }
     }
   });
+}
+
+function cronerProblem(schedule: string): string | undefined {
+  try {
+    new Cron(schedule, { mode: '5-part' });
+    return undefined;
+  } catch (error) {
+    return (error as Error).message;
+  }
 }
 
 type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;

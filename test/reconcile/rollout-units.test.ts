@@ -57,8 +57,20 @@ describe('maintenance windows', () => {
     expect(windowState(window('30 1 * * *', 60_000 * 30, 'Asia/Kathmandu'), Date.UTC(2026, 10, 26, 19, 50)).open).toBe(true);
   });
 
-  it('finds no opening further away than eight days', () => {
-    expect(windowState(window('0 0 1 1 *', 3_600_000), Date.UTC(2026, 10, 26))).toEqual({ open: false });
+  it('finds the next opening however far away it is', () => {
+    expect(windowState(window('0 0 1 1 *', 3_600_000), Date.UTC(2026, 10, 26))).toEqual({ open: false, opensAt: Date.UTC(2027, 0, 1) });
+    expect(windowState(window('0 3 29 2 *', 3_600_000), Date.UTC(2026, 10, 26))).toEqual({ open: false, opensAt: Date.UTC(2028, 1, 29, 3) });
+  });
+
+  it('opens right after the hour a spring change skips, and once in the hour an autumn change repeats', () => {
+    // Berlin, 28 March 2027: 02:00 becomes 03:00. A start at 02:30 opens at 03:00 (01:00 UTC).
+    const spring = window('30 2 * * *', 3_600_000, 'Europe/Berlin');
+    expect(windowState(spring, Date.UTC(2027, 2, 28, 0, 30))).toEqual({ open: false, opensAt: Date.UTC(2027, 2, 28, 1) });
+    expect(windowState(spring, Date.UTC(2027, 2, 28, 1, 10))).toEqual({ open: true, closesAt: Date.UTC(2027, 2, 28, 2) });
+    // Berlin, 25 October 2026: 03:00 becomes 02:00. A 02:30 start opens at its first occurrence only.
+    const autumn = window('30 2 * * *', 30 * 60_000, 'Europe/Berlin');
+    expect(windowState(autumn, Date.UTC(2026, 9, 25, 0, 40))).toEqual({ open: true, closesAt: Date.UTC(2026, 9, 25, 1) });
+    expect(windowState(autumn, Date.UTC(2026, 9, 25, 1, 40))).toEqual({ open: false, opensAt: Date.UTC(2026, 9, 26, 1, 30) });
   });
 });
 
