@@ -215,8 +215,9 @@ describe('the fleet-level modules', () => {
 
     expect(inventory.organizations).toEqual({ acme: { id: 'org-a', name: 'acme' } });
     expect(inventory.projects).toEqual({
-      shop: { ref: 'aaaa', name: 'shop', organization: 'acme', organizationId: 'org-a', deletion: 'orphan', management: 'full', file: 'fleet.yaml', origin: 'created', since: 5 },
-      blog: { ref: 'bbbb', name: 'blog', organization: 'acme', organizationId: 'org-a', deletion: 'orphan', management: 'full', file: 'fleet.yaml', origin: 'adopted', since: 100 },
+      // The labels of the manifest the record was written from (none here), for the rollout's selectors.
+      shop: { ref: 'aaaa', name: 'shop', organization: 'acme', organizationId: 'org-a', deletion: 'orphan', management: 'full', file: 'fleet.yaml', labels: {}, origin: 'created', since: 5 },
+      blog: { ref: 'bbbb', name: 'blog', organization: 'acme', organizationId: 'org-a', deletion: 'orphan', management: 'full', file: 'fleet.yaml', labels: {}, origin: 'adopted', since: 100 },
     });
     // Only a project found by name (or by its creation intent) had an intent to clear.
     expect(cleared).toEqual(['Organization/acme', 'Project/blog']);
