@@ -65,6 +65,9 @@ export async function applyProject(work: ProjectWork, a: ProjectApplyContext): P
   const ref = a.projectRefs.get(work.unit.name);
   if (!ref) return result;
   const lifecycle = work.unit.lifecycle;
+  // A restore the rollout holds (a window, an approval): the project stays paused, so nothing of
+  // it can be applied, and no wait for it to run could end.
+  if (lifecycle?.held && lifecycle.target?.paused === false) return result;
   const restoring = lifecycle !== undefined && lifecycleTarget(lifecycle) === 'restore';
   const pausesLast = lifecycle !== undefined && lifecycleTarget(lifecycle) === 'pause';
   if (restoring && !(await a.outcomes.run(lifecycle, () => a.applyFleetEntry(lifecycle)))) {

@@ -28,7 +28,7 @@ import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
-import { openRolloutGate, type RolloutGate } from './rollout/gate.js';
+import { openRolloutGate, projectOfEntry, type RolloutGate } from './rollout/gate.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
 import { openStateStore, type FileStateStore } from './state.js';
@@ -441,6 +441,7 @@ async function apply(pass: Pass, plan: PassPlan, rollout: RolloutGate | undefine
     log,
     projectRefs: pass.memory.projectRefs,
     ...(options.manifests.shard ? { shard: options.manifests.shard.name } : {}),
+    held: new Set(entries.filter((e) => e.held).map(projectOfEntry).filter((p): p is string => p !== undefined)),
     ...(options.signal ? { signal: options.signal } : {}),
   };
   // The fleet-level module that planned an entry applies it.

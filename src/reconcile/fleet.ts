@@ -127,6 +127,8 @@ export interface FleetApplyContext {
   projectRefs: Map<string, string>;
   /** This process's shard, in a sharded fleet. */
   shard?: string;
+  /** Projects with a change the rollout held in this pass: their records keep the labels they were last applied with. */
+  held?: ReadonlySet<string>;
   signal?: AbortSignal;
 }
 

@@ -92,9 +92,12 @@ spec:
     await writeFile(inventoryFile, JSON.stringify(inventory));
 
     for (const name of ['gates-ent', 'gates-ten', 'gates-old', 'gates-free']) await rm(join(dir, `${name}.yaml`));
-    const run = await runCli([dir], env);
+    let run = await runCli([dir], env);
     expectExit(run, 0);
-    // Only the project no rule selects is deleted.
+    // Only the project no rule selects is deleted; a second pass deletes nothing more.
+    expect(await liveNames()).toEqual(['gates-ent', 'gates-old', 'gates-ten']);
+    run = await runCli([dir], env);
+    expectExit(run, 0);
     expect(await liveNames()).toEqual(['gates-ent', 'gates-old', 'gates-ten']);
     expect(run.stdout).toMatch(/Project\/gates-ent delete .*waiting for approval: needs approval \(enterprise-deletions\)/);
     expect(run.stdout).toMatch(/Project\/gates-ten delete .*waiting for a window: deletion: waits for maintenance window tenant-nights/);
@@ -106,7 +109,7 @@ spec:
 });
 
 describe('a declared project whose labels change with the change', () => {
-  it('is still held by the window and the rule its recorded labels fall under: a pause and a Postgres upgrade', async () => {
+  it('is still held by the window and the rule its recorded labels fall under: a pause, a restore and a Postgres upgrade', async () => {
     const rollout = `apiVersion: reconciler/v1
 kind: Rollout
 metadata: { name: fleet }
@@ -121,18 +124,24 @@ spec:
       'rollout.yaml': rollout,
       'gates-pause.yaml': project('gates-pause', '{ tier: tenant }'),
       'gates-upgrade.yaml': project('gates-upgrade', '{ plan: enterprise }'),
+      'gates-restore.yaml': project('gates-restore', '{ tier: tenant }', '  paused: true\n'),
     });
     expectExit(await runCli([dir], env), 0);
+    await writeFile(join(dir, 'gates-restore.yaml'), project('gates-restore', '{}', '  paused: false\n'));
     // One commit drops the labels and asks for the disruptive change.
     await writeFile(join(dir, 'gates-pause.yaml'), project('gates-pause', '{}', '  paused: true\n'));
     await writeFile(join(dir, 'gates-upgrade.yaml'), project('gates-upgrade', '{}', "  postgres_version: '17'\n"));
     const since = emulator.requests().length;
-    const run = await runCli([dir], env);
-    expectExit(run, 0);
-    expect(run.stdout).toMatch(/ProjectLifecycle\/gates-pause\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
-    expect(run.stdout).toMatch(/ProjectPostgresVersion\/gates-upgrade\/postgres_version .*waiting for approval: needs approval \(enterprise-upgrades\)/);
+    // Twice: the first pass must not record the new labels while the change they would free is held.
+    for (let pass = 0; pass < 2; pass++) {
+      const run = await runCli([dir], env);
+      expectExit(run, 0);
+      expect(run.stdout).toMatch(/ProjectLifecycle\/gates-pause\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
+      expect(run.stdout).toMatch(/ProjectPostgresVersion\/gates-upgrade\/postgres_version .*waiting for approval: needs approval \(enterprise-upgrades\)/);
+      expect(run.stdout).toMatch(/ProjectLifecycle\/gates-restore\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
+    }
     const writes = emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'));
-    expect(writes.filter((r) => /\/(pause|upgrade)$/.test(r.path))).toEqual([]);
+    expect(writes.filter((r) => /\/(pause|restore|upgrade)$/.test(r.path))).toEqual([]);
   }, 120_000);
 });
 

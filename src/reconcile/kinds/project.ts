@@ -508,6 +508,16 @@ function planRemovals(fleet: FleetObservation, input: FleetInput): Pick<FleetObs
 }
 
 /**
+ * The labels a record keeps: the document's, once the project was applied with them; while the
+ * rollout holds a change of the project, the labels it was last applied with (a commit that
+ * drops a label with the held change must not take the change out of the rule on a later pass).
+ */
+function labelsToRecord(unit: ProjectUnit, previous: InventoryProject | undefined, ctx: FleetApplyContext): Record<string, string> {
+  if (ctx.held?.has(unit.name) && previous?.labels) return previous.labels;
+  return { ...(unit.document.metadata.labels ?? {}) };
+}
+
+/**
  * Records each project found or created (a project blocked over its identity keeps the record it
  * has, with the manifest's policies and file), clears the intent of one found by name or by its
  * intent, and drops the records of projects no longer managed and of vanished ones.
@@ -523,7 +533,7 @@ async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void
       // A project whose identity is in question is not adopted; a record it has keeps its
       // identity (ref, name, organization) and takes the manifest's policies.
       if (previous) {
-        inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file, labels: { ...(unit.document.metadata.labels ?? {}) } };
+        inventory.projects[unit.name] = { ...previous, deletion: unit.policy.deletion, management: unit.policy.management, file: unit.document.source.file, labels: labelsToRecord(unit, previous, ctx) };
       }
       continue;
     }
@@ -538,7 +548,7 @@ async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void
       deletion: unit.policy.deletion,
       management: unit.policy.management,
       file: unit.document.source.file,
-      labels: { ...(unit.document.metadata.labels ?? {}) },
+      labels: labelsToRecord(unit, previous, ctx),
       origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
       since: previous?.since ?? now,
     };
