@@ -125,8 +125,12 @@ spec:
       'gates-pause.yaml': project('gates-pause', '{ tier: tenant }'),
       'gates-upgrade.yaml': project('gates-upgrade', '{ plan: enterprise }'),
       'gates-restore.yaml': project('gates-restore', '{ tier: tenant }', '  paused: true\n'),
+      'gates-rename.yaml': project('gates-rename', '{ tier: tenant }'),
     });
     expectExit(await runCli([dir], env), 0);
+    // Renamed in the same commit: its record is still under the former name when the gate looks.
+    await rm(join(dir, 'gates-rename.yaml'));
+    await writeFile(join(dir, 'gates-renamed.yaml'), project('gates-renamed', '{}', '  name: gates-rename\n  paused: true\n'));
     await writeFile(join(dir, 'gates-restore.yaml'), project('gates-restore', '{}', '  paused: false\n'));
     // One commit drops the labels and asks for the disruptive change.
     await writeFile(join(dir, 'gates-pause.yaml'), project('gates-pause', '{}', '  paused: true\n'));
@@ -139,6 +143,7 @@ spec:
       expect(run.stdout).toMatch(/ProjectLifecycle\/gates-pause\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
       expect(run.stdout).toMatch(/ProjectPostgresVersion\/gates-upgrade\/postgres_version .*waiting for approval: needs approval \(enterprise-upgrades\)/);
       expect(run.stdout).toMatch(/ProjectLifecycle\/gates-restore\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
+      expect(run.stdout).toMatch(/ProjectLifecycle\/gates-renamed\/paused update .*waiting for a window: pause-restore: waits for maintenance window tenant-nights/);
     }
     const writes = emulator.requests().slice(since).filter((r) => r.method !== 'GET' && !r.path.startsWith('/_emulator'));
     expect(writes.filter((r) => /\/(pause|restore|upgrade)$/.test(r.path))).toEqual([]);
