@@ -5,6 +5,7 @@ import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reco
 import { openStateStore } from '../../src/reconcile/state.js';
 import { rolloutConfig } from '../../src/reconcile/rollout/config.js';
 import { loadManifests } from '../../src/manifests/load.js';
+import type { ManifestSet, ProjectDocument } from '../../src/manifests/types.js';
 import { ORG, startHarness, type Harness } from './helpers/fleet.js';
 
 const MINUTE = 60_000;
@@ -140,6 +141,27 @@ describe('waves', () => {
     result = await h.pass();
     expect(writesTo(h, live, ['b'], since).length).toBeGreaterThan(0);
     expect(writesTo(h, live, ['c'], since)).toEqual([]);
+  });
+});
+
+describe('a wave with projects of another shard', () => {
+  it('never counts as done in this shard, so its later waves get nothing (the gate behind the loader\'s refusal)', async () => {
+    await fleet(h, 100);
+    const loaded = await loadManifests(h.dir);
+    // Shard `b` sees the checkout; the canary `a` belongs to shard `a`.
+    const canary = loaded.documents.find((d) => d.kind === 'Project' && d.metadata.name === 'a') as ProjectDocument;
+    const manifests: ManifestSet = {
+      ...loaded,
+      documents: loaded.documents.filter((d) => d !== canary),
+      shard: { name: 'b', mapFile: 'shards.yaml', elsewhere: [{ document: canary, shard: 'a' }], organizationOwners: {} },
+    };
+    for (let i = 0; i < 3; i++) {
+      const result = await h.pass({ manifests });
+      expect(result.rollout!.waves.map((w) => [w.name, w.state])).toEqual([['canary', 'applying'], ['early', 'waiting'], ['rest', 'waiting']]);
+      expect(result.plan.entries.find((e) => e.id === 'Project/b')!.held?.message).toContain('projects of other shards (a)');
+      await h.clock.advance(11 * MINUTE);
+    }
+    expect((await refs(h)).size).toBe(0);
   });
 });
 
