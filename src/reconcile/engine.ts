@@ -28,7 +28,7 @@ import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
-import { openRolloutGate, projectOfEntry, type RolloutGate } from './rollout/gate.js';
+import { openRolloutGate, projectOfEntry, withRenamedRecords, type RolloutGate } from './rollout/gate.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
 import { openStateStore, type FileStateStore } from './state.js';
@@ -382,24 +382,11 @@ async function gate(pass: Pass, plan: PassPlan): Promise<RolloutGate | undefined
     log: pass.log,
     dryRun: options.dryRun,
     health: (name) => projectHealth(pass, plan, name),
-    inventory: recordedForGate(pass.inventory, plan),
+    inventory: withRenamedRecords(pass.inventory, plan.fleet.projects),
     ...(options.manifests.shard ? { shard: options.manifests.shard } : {}),
   });
   await rollout?.hold(entriesOf(plan), options.projects ? new Set(options.projects) : undefined);
   return rollout;
-}
-
-/**
- * The inventory as the gate reads it: a project renamed in this pass (its record still under
- * the former name until the apply moves it) is placed by the labels of that record too.
- */
-function recordedForGate(inventory: Inventory, plan: PassPlan): Inventory {
-  const projects = { ...inventory.projects };
-  for (const unit of plan.fleet.projects) {
-    const former = unit.renamedFrom !== undefined ? inventory.projects[unit.renamedFrom] : undefined;
-    if (former && !projects[unit.name]) projects[unit.name] = former;
-  }
-  return { ...inventory, projects };
 }
 
 /** The problems of a project's health (the services its documents need), for the rollout's gate; empty when healthy. A read only. */

@@ -55,6 +55,19 @@ function placementsOf(project: string, config: RolloutConfig, inventory: Invento
   return places.length > 0 ? places : 'unknown';
 }
 
+/**
+ * The inventory as the gate reads it: a project renamed in this pass (its record still under
+ * the former name until the apply moves it) is placed by the labels of that record too.
+ */
+export function withRenamedRecords(inventory: Inventory, units: ReadonlyArray<{ name: string; renamedFrom?: string }>): Inventory {
+  const projects = { ...inventory.projects };
+  for (const unit of units) {
+    const former = unit.renamedFrom !== undefined ? inventory.projects[unit.renamedFrom] : undefined;
+    if (former && !projects[unit.name]) projects[unit.name] = former;
+  }
+  return { ...inventory, projects };
+}
+
 function selectsAny(selector: RolloutSelector | undefined, places: Placements): boolean {
   return places === 'unknown' || places.some((place) => selects(selector, place));
 }
