@@ -46,6 +46,8 @@ export interface RolloutConfig {
    * computed over the whole checkout). A wave with any of them never counts as done here.
    */
   elsewhere: Map<number, string[]>;
+  /** The shard the Rollout orders (`spec.shard`), when it names one. */
+  shard?: string;
 }
 
 /** What a selector reads of a project: its labels and its organization's manifest name. */
@@ -153,5 +155,6 @@ export function rolloutConfig(documents: readonly AnyDocument[], elsewhere: Else
     })),
     projects,
     elsewhere: others,
+    ...(spec.shard !== undefined ? { shard: spec.shard } : {}),
   };
 }

@@ -96,7 +96,8 @@ function entryLine(entry: PlanEntry): string {
 
 export async function openRolloutGate(options: GateOptions): Promise<RolloutGate | undefined> {
   const config = rolloutConfig(options.documents, options.shard?.elsewhere);
-  if (!config) return undefined;
+  // A Rollout for one shard orders that shard's process only (a plan of the whole fleet has none).
+  if (!config || (config.shard !== undefined && config.shard !== options.shard?.name)) return undefined;
   const revision = options.revision ?? contentRevision(options.documents);
   const [stored, approvals, revisions] = await Promise.all([readRollout(options.state, config.name), readApprovals(options.state), readProjectRevisions(options.state)]);
   return new RolloutGate(config, revision, stored, approvals, revisions, options);
