@@ -1,7 +1,7 @@
 import type { ManifestSet } from '../manifests/types.js';
 import type { Logger, PassResult, ProjectObservation } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
-import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
+import { projectChanges, projectNames, snapshotFiles, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
 import type { CronTrigger } from './cron-trigger.js';
 import { debounce, type Debouncer } from './debounce.js';
 import { DriftSweep, type RecheckSource } from './drift-sweep.js';
@@ -15,7 +15,8 @@ import type { SourceWatcher } from './source-watcher.js';
 import type { PassReport, PassTrigger } from '../notify/events.js';
 import { openStateStore } from '../reconcile/state.js';
 import { rolloutConfig } from '../reconcile/rollout/config.js';
-import { contentRevision, type RolloutSummary } from '../reconcile/rollout/gate.js';
+import type { RolloutSummary } from '../reconcile/rollout/gate.js';
+import { revisionOfSet } from '../reconcile/document-files.js';
 import { addApproval, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
@@ -161,7 +162,7 @@ export class Daemon {
   readonly #debouncer: Debouncer;
   readonly #passes = new Set<Promise<unknown>>();
   #watcher: SourceWatcher | undefined;
-  #current: (SourceSnapshot & { revision?: string }) | undefined;
+  #current: (SourceSnapshot & { revision?: string; gateRevision: string }) | undefined;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
   /** Measured cost of a re-check pass per project (moving average); the observed-only reads are added to it, not measured. */
@@ -359,12 +360,13 @@ export class Daemon {
     }
     let files: TreeFingerprint;
     try {
-      files = await fingerprintTree(loaded.resolved);
+      files = await snapshotFiles(set, loaded.resolved);
     } catch {
       // Without digests the change cannot be narrowed down: the revision gets a pass over everything.
       files = new Map();
     }
-    const next = { set, files, revision };
+    // Without git, the revision is the documents and every file they read.
+    const next = { set, files, revision, gateRevision: await revisionOfSet(set) };
     const previous = this.#current;
     this.#current = next;
     metrics.setSourceRevision(revision);
@@ -547,8 +549,8 @@ export class Daemon {
   }
 
   /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents. */
-  #revisionOf(current: { set: ManifestSet; revision?: string }): string {
-    return current.revision ?? contentRevision(current.set.documents);
+  #revisionOf(current: { gateRevision: string }): string {
+    return current.gateRevision;
   }
 
   /**
