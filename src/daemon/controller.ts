@@ -392,7 +392,7 @@ export class Daemon {
       files = new Map();
     }
     // Without git, the revision is the documents and every file they read.
-    const next = { set, files, revision, gateRevision: await revisionOfSet(set) };
+    const next = { set, files, revision, gateRevision: revision ?? (await revisionOfSet(set)) };
     const previous = this.#current;
     this.#current = next;
     metrics.setSourceRevision(revision);

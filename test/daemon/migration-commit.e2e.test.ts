@@ -92,7 +92,9 @@ describe('a commit that only adds a migration file (built daemon, real git, emul
   it('starts a pass for the projects the Migrations document selects, which applies the file', async () => {
     daemon = new DaemonProcess(args(), env);
     const metricsUrl = await daemon.metricsUrl();
-    expect(await daemon.waitFor(isPass, { timeoutMs: 240_000 })).toMatchObject({ revision: commits[0], result: 'success' });
+    const first = await daemon.waitFor(isPass, { timeoutMs: 240_000 });
+    // On a failure, the log's errors say why.
+    expect(first, JSON.stringify(daemon.lines.filter((l) => (l.level ?? 0) >= 40).slice(0, 8))).toMatchObject({ revision: commits[0], result: 'success' });
     expect(await history('t1')).toEqual(['1']);
 
     commits.push(await git.commit({ '.migrations/2_orders.sql': 'create table orders (id int, item int);\n' }, 'orders'));
@@ -128,9 +130,11 @@ describe('a commit that only adds a migration file (built daemon, real git, emul
     expect(pendingGauge(metrics, 't2')).toBe(1);
     const view = (await (await fetch(`${metricsUrl}/status`)).json()) as FleetView;
     for (const name of ['t1', 't2']) {
-      const resources = view.projects.find((p) => p.name === name)!.resources;
-      expect(resources.find((r) => r.kind === 'Migration' && r.name.endsWith('3_prices'))).toMatchObject({ state: 'pending' });
+      const found = view.projects.find((p) => p.name === name)!;
+      expect(found.state).not.toBe('in_sync');
+      expect(found.pending.find((change) => change.kind === 'Migration' && change.name.endsWith('3_prices'))).toMatchObject({ action: 'create', waitingFor: 'dry-run' });
     }
+    expect(view.projects.find((p) => p.name === 'internal')!.pending).toEqual([]);
     expect(await history('t1')).toEqual(['1', '2']);
     // `reconcile status` reads the same view from the daemon.
     const status = await runCli(['status', '--daemon-url', metricsUrl], {});
