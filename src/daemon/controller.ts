@@ -575,7 +575,7 @@ export class Daemon {
     this.#rolloutTimer = undefined;
   }
 
-  /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents. */
+  /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents and every file they read. */
   #revisionOf(current: { gateRevision: string }): string {
     return current.gateRevision;
   }

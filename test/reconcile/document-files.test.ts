@@ -2,6 +2,7 @@
 // the manifests and migration files the loader reads, the revision of a checkout without git
 // hashes them and the function sources a pass reads, and the daemon's change detection asks the
 // kinds (the registry's file facets) which projects a changed file concerns.
+import { readFileSync } from 'node:fs';
 import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
 import { projectChanges, snapshotFiles } from '../../src/daemon/change-set.js';
 import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
+import { KIND_MODULES } from '../../src/reconcile/registry.js';
 
 const FLEET = `apiVersion: reconciler/v1
 kind: Organization
@@ -117,5 +119,16 @@ describe('which projects a change concerns (the kinds say)', () => {
     expect(changes.everything).toBe(false);
     expect([...changes.projects].sort()).toEqual(['t1', 't2']);
     expect([...changes.files]).toEqual(['.migrations/2_orders.sql']);
+  });
+});
+
+describe('the change detection asks the kinds', () => {
+  it('names no kind with files itself: the kinds that read files declare them in their module', () => {
+    const withFiles = KIND_MODULES.filter((module) => 'files' in module && module.files !== undefined).map((module) => module.document?.kind);
+    expect(withFiles.sort()).toEqual(['Function', 'Migrations']);
+    for (const file of ['../../src/daemon/change-set.ts', '../../src/reconcile/document-files.ts', '../../src/daemon/controller.ts']) {
+      const text = readFileSync(new URL(file, import.meta.url), 'utf8');
+      for (const kind of withFiles) expect(text, `${file} names ${kind}`).not.toMatch(new RegExp(`'${kind}'`));
+    }
   });
 });
