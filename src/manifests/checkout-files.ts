@@ -17,7 +17,7 @@ import { TreeWalkError, walkTree, type WalkOptions, type WalkResult } from './wa
 export { TreeWalkError } from './walk-tree.js';
 
 /** Why a path of the checkout is not read: it leaves the checkout, or it is not there. */
-export type CheckoutRefusal = { problem: 'outside' | 'outside-link' | 'missing' | 'unreadable' | 'not-directory'; detail: string };
+export type CheckoutRefusal = { problem: 'outside' | 'outside-link' | 'secret-file' | 'missing' | 'unreadable' | 'not-directory'; detail: string };
 
 function insideOf(root: string, target: string): boolean {
   const rel = relative(root, target);
@@ -42,6 +42,8 @@ export class CheckoutFiles {
   /** The checkout's root, symbolic links resolved. */
   readonly root: string;
   readonly #inputs = new Map<string, string>();
+  /** Real paths of secret files (`valueFrom.file`), with the document that names each: never read as a checkout file. */
+  readonly #secretFiles = new Map<string, string>();
 
   private constructor(root: string) {
     this.root = root;
@@ -128,8 +130,27 @@ export class CheckoutFiles {
   }
 
   /**
+   * From now on, the file at `path` (a secret file a document names with `valueFrom.file`,
+   * named by `by`) is refused as a checkout file: a migration file linked to it would
+   * otherwise be parsed, and a syntax error quote the secret.
+   */
+  sealSecretFile(path: string, by: string): void {
+    try {
+      this.#secretFiles.set(realpathSync(path), by);
+    } catch {
+      // Not there: nothing can link to it.
+    }
+  }
+
+  #secretRefusal(real: string): CheckoutRefusal | undefined {
+    const by = this.#secretFiles.get(real);
+    return by === undefined ? undefined : { problem: 'secret-file', detail: `is the secret file ${by} names (valueFrom.file): a secret is read only as a secret reference` };
+  }
+
+  /**
    * The content of a file of the checkout (at most `maxBytes`), recorded with its digest; or
-   * why not. A file whose real place is outside the checkout is refused without being opened.
+   * why not. A file whose real place is outside the checkout, or a secret file, is refused
+   * without being opened.
    */
   read(absolute: string, maxBytes: number): BoundedRead | CheckoutRefusal {
     const rel = this.relative(absolute);
@@ -144,6 +165,8 @@ export class CheckoutFiles {
     if (!insideOf(this.root, real) || !insideOf(this.root, absolute)) {
       return { problem: 'outside-link', detail: 'is a symbolic link that leaves the manifests directory: files are read from the checkout only' };
     }
+    const secret = this.#secretRefusal(real);
+    if (secret) return secret;
     // The real path has no link left: one swapped in since is not followed.
     const read = readBoundedFile(real, maxBytes, { noFollow: true });
     if (!('problem' in read)) this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
@@ -161,6 +184,8 @@ export class CheckoutFiles {
       throw new CheckoutReadError(rel, 'unreadable', `cannot be read (${error.code ?? 'error'})`);
     });
     if (!insideOf(this.root, real)) throw new CheckoutReadError(rel, 'outside-link', 'is a symbolic link that leaves the manifests directory');
+    const secret = this.#secretRefusal(real);
+    if (secret) throw new CheckoutReadError(rel, 'unreadable', secret.detail);
     const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
       throw new CheckoutReadError(rel, 'unreadable', `cannot be read (${error.code ?? 'error'})`);
     });

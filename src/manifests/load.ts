@@ -4,6 +4,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CheckoutFiles } from './checkout-files.js';
+import { findSecretReferences } from './check-refs.js';
 import { crossCheck, type CheckedEntry } from './cross-checks.js';
 import { readMigrations, registerLoadedMigrations } from './migrations.js';
 import { discoverManifestFiles } from './discover.js';
@@ -168,6 +169,10 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     parsed.release();
   }
   errors.push(...crossCheck(entries, root));
+  // A secret file is read as a secret reference only, never as a migration file linked to it.
+  for (const { document, ref } of findSecretReferences(documents)) {
+    if ('file' in ref.valueFrom) checkout.sealSecretFile(resolve(document.source.dir, ref.valueFrom.file), document.source.file);
+  }
   // Every migration file parses (Postgres's own parser), located in the SQL file.
   for (const entry of entries) {
     if (entry.kind !== 'Migrations' || !entry.valid || typeof entry.spec.path !== 'string') continue;

@@ -105,6 +105,22 @@ describe('what a migration file may point at', () => {
     await expectRefused(dotted, /fleet\.yaml.*path `\.\.\/outside` lies outside the manifests directory: migrations are read from the checkout only/);
   }, 120_000);
 
+  it('a migration file that links to a secret file of the checkout (valueFrom.file) is refused, and the secret never printed', async () => {
+    const dir = await checkout('secret-link', '.migrations');
+    await mkdir(join(dir, 'secrets'));
+    await writeFile(join(dir, 'secrets', 'smtp'), `${TOKEN}\n`);
+    await writeFile(join(dir, 'smtp.yaml'), `apiVersion: reconciler/v1
+kind: Secrets
+metadata: { name: shop-secrets }
+spec:
+  project: shop
+  values:
+    SMTP_PASSWORD: { valueFrom: { file: secrets/smtp } }
+`);
+    await symlink(join(dir, 'secrets', 'smtp'), join(dir, '.migrations', '2_x.sql'));
+    await expectRefused(dir, /\.migrations\/2_x\.sql.*is the secret file smtp\.yaml names \(valueFrom\.file\)/);
+  }, 120_000);
+
   it('a link that stays inside the checkout is read as the file it names', async () => {
     const dir = await checkout('inside-link', '.migrations');
     await mkdir(join(dir, 'sql'));
