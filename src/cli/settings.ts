@@ -69,11 +69,15 @@ export interface Settings {
   notify: string[];
   notifications?: string;
   triggerTokenFile?: string;
+  /** `--trigger-interval`, ms. */
+  triggerIntervalMs: number;
   webhookSecretFile?: string;
   daemonUrl: string;
   /** `--daemon-url` or RECONCILE_DAEMON_URL was given (status reads the daemon's view only then). */
   daemonUrlGiven: boolean;
   statusTokenFile?: string;
+  /** `--status-public`: without a status token, answer every client (not only loopback ones). */
+  statusPublic: boolean;
   /** `--runbook-url`: an http(s) URL. */
   runbookUrl?: string;
   /** `status --live`. */
@@ -187,7 +191,13 @@ function parseBoolean(parsed: ParsedOptions, name: string): boolean {
   return value === 'true';
 }
 
+/** `--trigger-interval`: a duration, or `0s` for no limit between on-demand passes. */
+function triggerInterval(value: string): number {
+  return /^\s*0+(?:ms|s|m|h)?\s*$/.test(value) ? 0 : usage(() => parseDuration(value), '--trigger-interval');
+}
+
 /** `--organization-wait` in milliseconds; `0s` (any zero) is no wait at all (a duration is otherwise > 0). */
+
 function organizationWait(value: string): number {
   if (/^0+(ms|s|m|h)?$/.test(value.trim())) return 0;
   return usage(() => parseDuration(value), '--organization-wait');
@@ -247,10 +257,12 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     notify: [...(parsed.lists?.notify ?? [])],
     ...optional('notifications', text(values, 'notifications')),
     ...optional('triggerTokenFile', text(values, 'trigger-token-file')),
+    triggerIntervalMs: triggerInterval(text(values, 'trigger-interval') ?? '30s'),
     ...optional('webhookSecretFile', text(values, 'webhook-secret-file')),
     daemonUrl: text(values, 'daemon-url') ?? 'http://127.0.0.1:9464',
     daemonUrlGiven: given(parsed, 'daemon-url'),
     ...optional('statusTokenFile', text(values, 'status-token-file')),
+    statusPublic: text(values, 'status-public') !== undefined && parseBoolean(parsed, 'status-public'),
     ...optional('runbookUrl', runbookUrl(text(values, 'runbook-url'))),
     live: values.live === true,
     ...optional('project', text(values, 'project')),

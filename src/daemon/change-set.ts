@@ -1,9 +1,6 @@
-import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
-import { isAbsolute, relative, resolve, sep } from 'node:path';
-import type { AnyDocument, ManifestSet } from '../manifests/types.js';
-import { walkTree } from '../manifests/walk-tree.js';
+import type { ManifestSet } from '../manifests/types.js';
+import { CheckoutFiles } from '../manifests/checkout-files.js';
+import { documentDependencies, revisionInputs } from '../reconcile/document-files.js';
 
 /** Content digests of every file of a checkout, by path relative to its root. */
 export type TreeFingerprint = Map<string, string>;
@@ -18,18 +15,6 @@ class TreeTooLargeError extends Error {
   }
 }
 
-async function hashFile(path: string): Promise<string> {
-  // Not blocking on a FIFO swapped in after the walk: reading it fails instead.
-  const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  try {
-    const hash = createHash('sha256');
-    for await (const chunk of handle.createReadStream({ autoClose: false })) hash.update(chunk as Buffer);
-    return hash.digest('hex');
-  } finally {
-    await handle.close();
-  }
-}
-
 /**
  * Digests every regular file below `root`, listed by the loader's walker (dot-files and
  * dot-directories such as `.git` left out; a tree it cannot list whole throws). Kept in memory
@@ -37,12 +22,24 @@ async function hashFile(path: string): Promise<string> {
  * again to compare.
  */
 export async function fingerprintTree(root: string): Promise<TreeFingerprint> {
+  const checkout = CheckoutFiles.resolved(root);
   const files: TreeFingerprint = new Map();
-  const walked = await walkTree(root, { maxFiles: MAX_FILES });
+  const walked = await checkout.walk(root, { maxFiles: MAX_FILES });
   if (walked.truncated) throw new TreeTooLargeError(root);
   for (const file of walked.files) {
-    if (file.stats.isFile()) files.set(file.path, await hashFile(file.absolute));
+    if (file.stats.isFile()) files.set(file.path, await checkout.hash(file.absolute, Number.MAX_SAFE_INTEGER, Number(file.stats.size)));
   }
+  return files;
+}
+
+/**
+ * The digests a revision is compared by: every file of the visible tree, and every file its
+ * documents read as the checkout's walker recorded them (a migrations directory below a
+ * dot-directory, `.migrations/`, included).
+ */
+export async function snapshotFiles(set: ManifestSet, root: string): Promise<TreeFingerprint> {
+  const files = await fingerprintTree(root);
+  for (const [path, digest] of await revisionInputs(set)) files.set(path, digest);
   return files;
 }
 
@@ -68,41 +65,6 @@ interface ProjectChanges {
   files: Set<string>;
 }
 
-function toRelative(root: string, path: string): string {
-  return relative(root, path).split(sep).join('/');
-}
-
-function fileRefs(value: unknown, out: string[]): void {
-  if (Array.isArray(value)) {
-    for (const item of value) fileRefs(item, out);
-  } else if (value && typeof value === 'object') {
-    const from = (value as { valueFrom?: { file?: unknown } }).valueFrom;
-    if (from && typeof from.file === 'string') out.push(from.file);
-    for (const item of Object.values(value)) fileRefs(item, out);
-  }
-}
-
-/** The files (and directory prefixes, ending in `/`) whose content a document's desired state depends on. */
-function dependencies(document: AnyDocument, root: string): string[] {
-  const dir = isAbsolute(document.source.dir) ? document.source.dir : resolve(root, document.source.dir);
-  const paths = [document.source.file];
-  const refs: string[] = [];
-  fileRefs(document.spec, refs);
-  for (const ref of refs) paths.push(toRelative(root, resolve(dir, ref)));
-  if (document.kind === 'Function') {
-    paths.push(`${toRelative(root, resolve(dir, document.spec.source))}/`);
-    if (document.spec.import_map) paths.push(toRelative(root, resolve(dir, document.spec.source, document.spec.import_map)));
-  }
-  return paths;
-}
-
-function projectOf(document: AnyDocument): string | undefined {
-  // A Rollout orders every project: its change is a pass over everything.
-  if (document.kind === 'Organization' || document.kind === 'Rollout') return undefined;
-  if (document.kind === 'Project') return document.metadata.name;
-  return document.spec.project;
-}
-
 function touches(changed: Set<string>, dependency: string): boolean {
   if (!dependency.endsWith('/')) return changed.has(dependency);
   for (const path of changed) if (path.startsWith(dependency)) return true;
@@ -116,8 +78,11 @@ export function projectNames(set: ManifestSet): string[] {
 
 /**
  * Which projects a new revision changes: a project changes when a file that one of its documents
- * lives in, or depends on (function sources, referenced secret files), changed. Organizations
- * and removed projects are not per-project work, so they ask for a pass over everything.
+ * lives in, or reads (what its kind declares: migration files, function sources; referenced
+ * secret files), changed. Which projects a document concerns is its kind's to say (the
+ * registry's file facets, src/reconcile/document-files.ts): a Migrations document with a
+ * selector concerns the projects it selects. Organizations, the Rollout and removed projects
+ * are not per-project work, so they ask for a pass over everything.
  */
 export function projectChanges(before: SourceSnapshot, after: SourceSnapshot): ProjectChanges {
   const files = changedFiles(before.files, after.files);
@@ -127,10 +92,10 @@ export function projectChanges(before: SourceSnapshot, after: SourceSnapshot): P
   for (const name of projectNames(before.set)) if (!afterProjects.has(name)) everything = true;
   for (const { set } of [before, after]) {
     for (const document of set.documents) {
-      if (!dependencies(document, set.root).some((dep) => touches(files, dep))) continue;
-      const project = projectOf(document);
-      if (project === undefined) everything = true;
-      else projects.add(project);
+      const dependencies = documentDependencies(document, set);
+      if (!dependencies.paths.some((dep) => touches(files, dep))) continue;
+      if (dependencies.projects === 'all') everything = true;
+      else for (const project of dependencies.projects) projects.add(project);
     }
   }
   return { everything, projects, files };

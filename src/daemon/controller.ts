@@ -1,7 +1,7 @@
 import type { ManifestSet } from '../manifests/types.js';
 import type { Logger, PassResult, ProjectObservation } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
-import { fingerprintTree, projectChanges, projectNames, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
+import { projectChanges, projectNames, snapshotFiles, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
 import type { CronTrigger } from './cron-trigger.js';
 import { debounce, type Debouncer } from './debounce.js';
 import { DriftSweep, type RecheckSource } from './drift-sweep.js';
@@ -15,8 +15,9 @@ import type { SourceWatcher } from './source-watcher.js';
 import type { PassReport, PassTrigger } from '../notify/events.js';
 import { openStateStore } from '../reconcile/state.js';
 import { rolloutConfig } from '../reconcile/rollout/config.js';
-import { contentRevision, type RolloutSummary } from '../reconcile/rollout/gate.js';
+import type { RolloutSummary } from '../reconcile/rollout/gate.js';
 import { loadInventory } from '../reconcile/inventory.js';
+import { revisionOfSet } from '../reconcile/document-files.js';
 import { addApproval, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
@@ -64,6 +65,12 @@ export type PassRequestAnswer =
   | { status: 'waiting'; revision: string; current?: string }
   /** The checkout is already at the commit: its pass has run or is running. */
   | { status: 'current'; revision: string }
+  /**
+   * A pass that covers these projects finished less than the trigger interval ago, with no new
+   * revision since: that pass is the answer (its number and result), nothing starts, and
+   * `nextPassAt` says when a request may start one again.
+   */
+  | { status: 'recent'; projects: string[] | 'all'; revision?: string; pass: number; result: PassResult['result']; finishedAt: string; nextPassAt: string; retryAfterSeconds: number }
   /** `known`: the Project manifest names there are, for the answer's suggestions. */
   | { status: 'unknown-projects'; projects: string[]; known: string[] }
   | { status: 'not-ready' };
@@ -117,6 +124,24 @@ interface DaemonOptions {
   stateDir?: string;
   /** The clock a rollout's soaks and windows are timed on (default `clock`; the sandbox's runs at its lifecycle speed). */
   rolloutClock?: Clock;
+  /**
+   * `--trigger-interval`: an on-demand request for projects that a pass finished less than this
+   * long ago, with no new revision since, is answered with that pass and starts nothing (default
+   * DEFAULT_TRIGGER_INTERVAL_MS).
+   */
+  triggerIntervalMs?: number;
+}
+
+/** The default of `--trigger-interval`: 30 s between on-demand passes over the same projects of one revision. */
+export const DEFAULT_TRIGGER_INTERVAL_MS = 30_000;
+
+/** An on-demand pass that ended: what a request within the trigger interval is answered with. */
+interface FinishedOnDemand {
+  id: number;
+  result: PassResult['result'];
+  finishedAt: number;
+  /** The revision the pass worked from (the commit, or the digest of the documents and their files). */
+  revision: string;
 }
 
 /** How fresh the daemon's view of the fleet is. */
@@ -162,7 +187,7 @@ export class Daemon {
   readonly #debouncer: Debouncer;
   readonly #passes = new Set<Promise<unknown>>();
   #watcher: SourceWatcher | undefined;
-  #current: (SourceSnapshot & { revision?: string }) | undefined;
+  #current: (SourceSnapshot & { revision?: string; gateRevision: string }) | undefined;
   #reloading: Promise<void> | undefined;
   #reloadAgain = false;
   /** Measured cost of a re-check pass per project (moving average); the observed-only reads are added to it, not measured. */
@@ -177,6 +202,8 @@ export class Daemon {
   /** On-demand passes by project set (`*`: everything): at most one running and one queued each. */
   readonly #onDemand = new Map<string, { running?: OnDemandPass; queued?: OnDemandPass }>();
   #onDemandCount = 0;
+  /** The last on-demand pass that ended, by project set (`*`: everything). */
+  readonly #finishedOnDemand = new Map<string, FinishedOnDemand>();
 
   constructor(options: DaemonOptions) {
     this.#options = options;
@@ -360,12 +387,13 @@ export class Daemon {
     }
     let files: TreeFingerprint;
     try {
-      files = await fingerprintTree(loaded.resolved);
+      files = await snapshotFiles(set, loaded.resolved);
     } catch {
       // Without digests the change cannot be narrowed down: the revision gets a pass over everything.
       files = new Map();
     }
-    const next = { set, files, revision };
+    // Without git, the revision is the documents and every file they read.
+    const next = { set, files, revision, gateRevision: revision ?? (await revisionOfSet(set)) };
     const previous = this.#current;
     this.#current = next;
     metrics.setSourceRevision(revision);
@@ -401,17 +429,17 @@ export class Daemon {
     void tracked.finally(() => this.#passes.delete(tracked));
   }
 
-  async #writePass(projects: string[] | undefined, trigger: PassTrigger): Promise<void> {
+  async #writePass(projects: string[] | undefined, trigger: PassTrigger): Promise<PassResult | undefined> {
     const signal = this.#shutdown.signal;
     const keys = projects ?? [FLEET_KEY, ...(this.#current ? projectNames(this.#current.set) : [])];
     let release: () => void;
     try {
       release = await this.#locks.acquire(keys, signal);
     } catch {
-      return;
+      return undefined;
     }
     try {
-      if (signal.aborted || !this.#current) return;
+      if (signal.aborted || !this.#current) return undefined;
       // Until it ends: a re-check's reads, one write and its read-back per project it covers.
       const covered = projects?.length ?? projectNames(this.#current.set).length;
       const entry = this.#writes.start(this.#options.clock.now(), 1 + covered * (this.readsPerProject() + 2));
@@ -423,6 +451,7 @@ export class Daemon {
         this.#writes.finish(entry, this.#options.clock.now(), result?.requests);
         this.#stateBound();
       }
+      return result;
     } finally {
       release();
     }
@@ -547,9 +576,9 @@ export class Daemon {
     this.#rolloutTimer = undefined;
   }
 
-  /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents. */
-  #revisionOf(current: { set: ManifestSet; revision?: string }): string {
-    return current.revision ?? contentRevision(current.set.documents);
+  /** The revision the gate keys rollouts and approvals by: the commit, or a digest of the documents and every file they read. */
+  #revisionOf(current: { gateRevision: string }): string {
+    return current.gateRevision;
   }
 
   /**
@@ -637,6 +666,8 @@ export class Daemon {
     if (request.projects) {
       const unknown = request.projects.filter((project) => !names.includes(project));
       if (unknown.length > 0) return { status: 'unknown-projects', projects: unknown, known: names };
+      const recent = this.#recentPass([...new Set(request.projects)], request.projects);
+      if (recent) return recent;
       const pass = this.#coalesce([...new Set(request.projects)]);
       return { status: 'started', projects: request.projects, ...(current.revision ? { revision: current.revision } : {}), ...pass };
     }
@@ -650,6 +681,8 @@ export class Daemon {
     }
     // A revision read just now has its own pass: a second one over everything would repeat it.
     if (current.revision !== before) return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}) };
+    const recent = this.#recentPass(undefined, 'all');
+    if (recent) return recent;
     const pass = this.#coalesce(undefined);
     return { status: 'started', projects: 'all', ...(current.revision ? { revision: current.revision } : {}), ...pass };
   }
@@ -676,10 +709,53 @@ export class Daemon {
     return { pass: pass.id, queued: false, joined: false };
   }
 
+  /**
+   * The on-demand pass that answers a request for these projects (undefined: everything)
+   * without starting one: it covers them (the same set, or everything), finished less than the
+   * trigger interval ago, and the revision has not changed since; none is waiting for them
+   * (then the request joins that one). One running meanwhile starts no second: a steady stream
+   * of requests runs at most two passes per interval, not one after another.
+   */
+  #recentPass(projects: string[] | undefined, asked: string[] | 'all'): PassRequestAnswer | undefined {
+    const interval = this.#options.triggerIntervalMs ?? DEFAULT_TRIGGER_INTERVAL_MS;
+    const current = this.#current;
+    if (interval <= 0 || !current) return undefined;
+    const key = projects ? [...projects].sort().join(',') : '*';
+    // A pass already waiting covers the request: it joins that one.
+    if (this.#onDemand.get(key)?.queued || this.#onDemand.get('*')?.queued) return undefined;
+    const now = this.#options.clock.now();
+    const revision = this.#revisionOf(current);
+    const candidates = [this.#finishedOnDemand.get(key), this.#finishedOnDemand.get('*')].filter(
+      (pass): pass is FinishedOnDemand => pass !== undefined && pass.revision === revision && now - pass.finishedAt < interval,
+    );
+    const latest = candidates.sort((a, b) => b.finishedAt - a.finishedAt)[0];
+    if (!latest) return undefined;
+    const next = latest.finishedAt + interval;
+    return {
+      status: 'recent',
+      projects: asked,
+      ...(current.revision ? { revision: current.revision } : {}),
+      pass: latest.id,
+      result: latest.result,
+      finishedAt: new Date(latest.finishedAt).toISOString(),
+      nextPassAt: new Date(next).toISOString(),
+      retryAfterSeconds: Math.max(1, Math.ceil((next - now) / 1000)),
+    };
+  }
+
   #startOnDemand(key: string, slot: { running?: OnDemandPass; queued?: OnDemandPass }): void {
     const pass = slot.running!;
+    const revision = this.#current ? this.#revisionOf(this.#current) : undefined;
     this.#spawn(
-      this.#writePass(pass.projects, 'manual').finally(() => {
+      this.#writePass(pass.projects, 'manual').then((result) => {
+        if (result && revision !== undefined) {
+          const now = this.#options.clock.now();
+          // Only passes within the interval answer requests: older ones are forgotten.
+          const interval = this.#options.triggerIntervalMs ?? DEFAULT_TRIGGER_INTERVAL_MS;
+          for (const [other, finished] of this.#finishedOnDemand) if (now - finished.finishedAt >= interval) this.#finishedOnDemand.delete(other);
+          this.#finishedOnDemand.set(key, { id: pass.id, result: result.result, finishedAt: now, revision });
+        }
+      }).finally(() => {
         slot.running = slot.queued;
         slot.queued = undefined;
         if (slot.running && !this.#stopped) this.#startOnDemand(key, slot);

@@ -37,6 +37,18 @@ interface HttpEndpoints {
 export interface GetRequest {
   headers: IncomingHttpHeaders;
   query: URLSearchParams;
+  /** The client's address as the connection shows it (`127.0.0.1`, `::1`, `::ffff:10.0.0.5`...). */
+  remoteAddress?: string;
+}
+
+/** Connections the daemon's port holds at once; more are closed as they arrive (docs/operations.md). */
+export const MAX_CONNECTIONS = 64;
+
+/** Whether an address is the host's own (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
+export function isLoopback(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4) || address === '::1';
 }
 
 export interface GetAnswer {
@@ -201,7 +213,8 @@ export async function startHttpServer(address: ListenAddress, endpoints: HttpEnd
     }
     const get = Object.hasOwn(endpoints.get ?? {}, path) ? endpoints.get![path] : undefined;
     if (get) {
-      const answer = await get.handle({ headers: request.headers, query: new URLSearchParams(search) });
+      const remoteAddress = request.socket.remoteAddress;
+      const answer = await get.handle({ headers: request.headers, query: new URLSearchParams(search), ...(remoteAddress !== undefined ? { remoteAddress } : {}) });
       for (const [name, value] of Object.entries(answer.headers ?? {})) response.setHeader(name, value);
       return send(response, answer.status, answer.contentType, answer.body);
     }
@@ -232,6 +245,19 @@ export async function startHttpServer(address: ListenAddress, endpoints: HttpEnd
   // Scrapes are short; a stuck client must not hold shutdown.
   server.requestTimeout = 10_000;
   server.keepAliveTimeout = 5_000;
+  // A flood of connections (idle or slow) cannot exhaust the process: past the cap, a new
+  // connection is closed at once, said in the log at most once a minute.
+  server.maxConnections = MAX_CONNECTIONS;
+  let lastDropLog = Number.NEGATIVE_INFINITY;
+  let dropped = 0;
+  server.on('drop', () => {
+    dropped++;
+    const now = performance.now();
+    if (now - lastDropLog < 60_000) return;
+    lastDropLog = now;
+    log.warn({ maxConnections: MAX_CONNECTIONS, dropped }, 'too many connections to the daemon\'s port: new ones are closed until some end');
+    dropped = 0;
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(address.port, address.host, () => {

@@ -4,12 +4,17 @@
 import type { Logger } from '../reconcile/types.js';
 import type { FleetView } from '../status/fleet-view.js';
 import { STATUS_PAGE_CSP, renderStatusPage, type StatusPageOptions } from '../status/status-page.js';
-import type { GetAnswer, GetRequest, GetRoute } from './http-server.js';
+import { isLoopback, type GetAnswer, type GetRequest, type GetRoute } from './http-server.js';
 import { constantTimeEqual, readSecretFile } from './trigger.js';
 
 export interface StatusRouteSettings extends StatusPageOptions {
   /** `--status-token-file`: when set, both routes want `Authorization: Bearer <its content>`. */
   tokenFile?: string;
+  /**
+   * `--status-public true`: without a token, answer every client. Otherwise, without a token,
+   * only loopback clients (the host itself, `kubectl port-forward`) are answered.
+   */
+  public?: boolean;
 }
 
 const PAGE_HEADERS = {
@@ -20,7 +25,15 @@ const PAGE_HEADERS = {
 };
 
 async function refused(settings: StatusRouteSettings, request: GetRequest, path: string, log: Logger): Promise<GetAnswer | undefined> {
-  if (!settings.tokenFile) return undefined;
+  if (!settings.tokenFile) {
+    if (settings.public || isLoopback(request.remoteAddress)) return undefined;
+    log.warn({ path }, 'status request refused: without --status-token-file only loopback clients are answered');
+    return {
+      status: 403,
+      contentType: 'application/json',
+      body: JSON.stringify({ message: 'without a status token (--status-token-file) the status is answered on loopback only; set a token, or --status-public true to answer every client' }),
+    };
+  }
   const token = await readSecretFile(settings.tokenFile);
   if (token === undefined) {
     log.error({ file: settings.tokenFile }, `the status token file cannot be read or is empty; refusing GET ${path}`);
@@ -38,6 +51,11 @@ async function refused(settings: StatusRouteSettings, request: GetRequest, path:
   };
 }
 
+const PAGE_REFUSALS: Record<number, string> = {
+  401: 'A valid bearer token is required (--status-token-file).\n',
+  403: 'Without a status token (--status-token-file) the status page is served on loopback only (or with --status-public true).\n',
+};
+
 export function statusRoutes(source: { view(): FleetView }, settings: StatusRouteSettings, log: Logger): Record<string, GetRoute> {
   return {
     '/status': {
@@ -48,7 +66,7 @@ export function statusRoutes(source: { view(): FleetView }, settings: StatusRout
     '/': {
       async handle(request) {
         const denied = await refused(settings, request, '/', log);
-        if (denied) return { ...denied, contentType: 'text/plain; charset=utf-8', body: denied.status === 401 ? 'A valid bearer token is required (--status-token-file).\n' : 'The status token is not available.\n' };
+        if (denied) return { ...denied, contentType: 'text/plain; charset=utf-8', body: PAGE_REFUSALS[denied.status] ?? 'The status token is not available.\n' };
         return { status: 200, contentType: 'text/html; charset=utf-8', body: renderStatusPage(source.view(), settings), headers: PAGE_HEADERS };
       },
     },

@@ -86,6 +86,9 @@ function answerFor(answer: PassRequestAnswer): PostAnswer {
       return json(202, answer);
     case 'current':
       return json(200, answer);
+    case 'recent':
+      // The pass that answers it; nothing started. Retry-After: when the next may start.
+      return json(200, answer, { 'retry-after': String(answer.retryAfterSeconds) });
     case 'unknown-projects':
       return json(404, { status: answer.status, message: `no Project manifest named ${listUnknown(answer.projects, answer.known)}`, projects: answer.projects });
     case 'not-ready':

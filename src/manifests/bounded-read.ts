@@ -10,7 +10,7 @@ const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
 
 type BoundedReadProblem = 'missing' | 'unreadable' | 'not-regular' | 'too-large';
 
-type BoundedRead = { bytes: Buffer; size: number } | { problem: BoundedReadProblem; detail: string };
+export type BoundedRead = { bytes: Buffer; size: number } | { problem: BoundedReadProblem; detail: string };
 
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
@@ -31,13 +31,15 @@ function describeKind(info: { isDirectory(): boolean; isFIFO(): boolean; isChara
  * these files are small, and four thread-pool round trips per file cost several times the
  * read itself; a FIFO or device cannot make it wait, since neither is ever read.
  */
-export function readBoundedFile(path: string, maxBytes: number): BoundedRead {
+export function readBoundedFile(path: string, maxBytes: number, options: { noFollow?: boolean } = {}): BoundedRead {
   let fd: number;
   try {
-    fd = openSync(path, READ_FLAGS);
+    // `noFollow`: a path whose links are resolved already; a link swapped in since is refused.
+    fd = openSync(path, options.noFollow ? READ_FLAGS | constants.O_NOFOLLOW : READ_FLAGS);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     if (code === 'ENOENT' || code === 'ENOTDIR') return { problem: 'missing', detail: 'does not exist' };
+    if (code === 'ELOOP') return { problem: 'unreadable', detail: 'became a symbolic link while it was read' };
     return { problem: 'unreadable', detail: `cannot be read (${code})` };
   }
   try {

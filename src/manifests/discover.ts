@@ -3,7 +3,7 @@
 // A tree that cannot be read whole is a problem of the set, never a smaller set.
 import { MAX_FILES } from './limits.js';
 import { IgnoreRules } from './ignore-rules.js';
-import { TreeWalkError, walkTree } from './walk-tree.js';
+import { CheckoutFiles, TreeWalkError } from './checkout-files.js';
 
 export { IGNORE_FILE } from './ignore-rules.js';
 
@@ -36,7 +36,7 @@ export async function discoverManifestFiles(root: string): Promise<Discovered> {
   const problems: DiscoveryProblem[] = [];
   let files: string[] = [];
   try {
-    const walked = await walkTree(root, {
+    const walked = await CheckoutFiles.resolved(root).walk(root, {
       ignore: (path, isDirectory) => rules.ignores(path, isDirectory),
       enterDirectory: (path) => rules.enterDirectory(path),
       accept: (path) => MANIFEST_FILE.test(path),

@@ -3,9 +3,10 @@
 // becomes a located error in the set, and only valid documents are handed on.
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { readBoundedFile } from './bounded-read.js';
+import { CheckoutFiles } from './checkout-files.js';
+import { findSecretReferences } from './check-refs.js';
 import { crossCheck, type CheckedEntry } from './cross-checks.js';
-import { readMigrations } from './migrations.js';
+import { readMigrations, registerLoadedMigrations } from './migrations.js';
 import { discoverManifestFiles } from './discover.js';
 import { DEFAULT_MAX_FILE_BYTES } from './limits.js';
 import { registerLocator } from './locations.js';
@@ -36,8 +37,8 @@ export interface LoadOptions {
 type FileRead = { text: string } | { problem: string };
 
 /** A manifest file's text unless it is not a regular file, too large, binary or not UTF-8. */
-function readManifestFile(path: string, maxBytes: number): FileRead {
-  const read = readBoundedFile(path, maxBytes);
+function readManifestFile(checkout: CheckoutFiles, path: string, maxBytes: number): FileRead {
+  const read = checkout.read(path, maxBytes);
   if ('problem' in read) {
     if (read.problem === 'too-large') return { problem: `${read.detail} for a manifest file` };
     if (read.problem === 'missing') return { problem: 'vanished while the tree was read' };
@@ -133,9 +134,12 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const [revision, discovered] = await Promise.all([revisionOf(root), discoverManifestFiles(root)]);
   for (const problem of discovered.problems) errors.push({ file: problem.file, line: 1, column: 1, path: '', message: problem.message });
   const policy = referencePolicy(root, options.references);
+  // Every file below is read through the checkout's walker, which records it for the revision.
+  const checkout = CheckoutFiles.resolved(root);
 
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
+  const documentOf = new Map<CheckedEntry, AnyDocument>();
   let turn = performance.now();
   for (const file of discovered.files) {
     // Reading and checking are synchronous: give the event loop a turn now and then, so a
@@ -145,7 +149,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       turn = performance.now();
     }
     const path = join(root, file);
-    const read = readManifestFile(path, maxFileBytes);
+    const read = readManifestFile(checkout, path, maxFileBytes);
     if ('problem' in read) {
       errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.problem}` });
       continue;
@@ -156,6 +160,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       const outcome = checkDocument(file, dirname(path), source, options.kinds);
       errors.push(...outcome.errors);
       if (outcome.entry) entries.push(outcome.entry);
+      if (outcome.entry && outcome.document) documentOf.set(outcome.entry, outcome.document);
       if (outcome.document) {
         registerReferencePolicy(outcome.document, policy);
         documents.push(outcome.document);
@@ -164,11 +169,19 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     parsed.release();
   }
   errors.push(...crossCheck(entries, root));
+  // A secret file is read as a secret reference only, never as a migration file linked to it.
+  for (const { document, ref } of findSecretReferences(documents)) {
+    if ('file' in ref.valueFrom) checkout.sealSecretFile(resolve(document.source.dir, ref.valueFrom.file), document.source.file);
+  }
   // Every migration file parses (Postgres's own parser), located in the SQL file.
   for (const entry of entries) {
     if (entry.kind !== 'Migrations' || !entry.valid || typeof entry.spec.path !== 'string') continue;
     const where = { file: entry.file, ...entry.locate('/spec/path'), path: '/spec/path' };
-    errors.push(...(await readMigrations(root, entry.dir, entry.spec.path, where)).errors);
+    const migrations = await readMigrations(checkout, entry.dir, entry.spec.path, where);
+    errors.push(...migrations.errors);
+    // The pass applies the files this revision read, not a later state of the directory.
+    const document = documentOf.get(entry);
+    if (document && migrations.errors.length === 0) registerLoadedMigrations(document, migrations);
   }
   const located = errors.map((error) => ({
     ...error,
@@ -177,5 +190,5 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     ...(error.hint !== undefined ? { hint: printable(error.hint) } : {}),
   }));
   located.sort(compareErrors);
-  return { root, ...(revision ? { revision } : {}), documents, errors: located, files: discovered.files };
+  return { root, ...(revision ? { revision } : {}), documents, errors: located, files: discovered.files, inputs: checkout.inputs() };
 }

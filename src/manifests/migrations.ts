@@ -3,9 +3,8 @@
 // compiled to WebAssembly: no database needed). A file that does not parse is a located error
 // (file, line, column), so `reconcile validate` and every pass refuse it before any request.
 import { createHash } from 'node:crypto';
-import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
-import { readBoundedFile } from './bounded-read.js';
+import { join } from 'node:path';
+import { TreeWalkError, type CheckoutFiles } from './checkout-files.js';
 import type { ManifestError } from './types.js';
 
 /** `<version>_<name>.sql`: the version is digits (a timestamp, as the platform's CLI writes them). */
@@ -111,33 +110,34 @@ export async function parseMigration(text: string, file: string): Promise<{ stat
   return { statements, errors };
 }
 
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
-}
-
 /**
  * Reads the migrations directory `path` (relative to `dir`, the directory of the document's
- * file) inside the manifests root: every `*.sql` file, in version order. `where` locates the
- * errors that concern the document itself (its `path` field).
+ * file) through the checkout's walker: every `*.sql` file, in version order. A directory or
+ * a file that leaves the checkout (a `..` path, a symbolic link) is refused without being
+ * read, so no error can quote what it holds. `where` locates the errors that concern the
+ * document itself (its `path` field).
  */
-export async function readMigrations(root: string, dir: string, path: string, where: Omit<ManifestError, 'message'>): Promise<MigrationSet> {
+export async function readMigrations(checkout: CheckoutFiles, dir: string, path: string, where: Omit<ManifestError, 'message'>): Promise<MigrationSet> {
   const errors: ManifestError[] = [];
   const documentError = (message: string): MigrationSet => ({ files: [], errors: [{ ...where, message }] });
-  const directory = resolve(dir, path);
-  if (!inside(root, directory)) return documentError(`path \`${path}\` lies outside the manifests directory: migrations are read from the checkout only`);
+  const found = checkout.directory(dir, path);
+  if ('problem' in found) {
+    if (found.problem === 'missing') return documentError(`migrations directory \`${path}\` does not exist`);
+    const detail = found.detail.replace(/: files are read from the checkout only$/, '');
+    return documentError(`path ${detail}${found.problem.startsWith('outside') ? ': migrations are read from the checkout only' : ''}`);
+  }
+  const directory = found.absolute;
   let names: string[];
   try {
-    if (!statSync(directory).isDirectory()) return documentError(`path \`${path}\` is not a directory`);
-    if (!inside(realpathSync(root), realpathSync(directory))) return documentError(`path \`${path}\` links outside the manifests directory`);
-    names = readdirSync(directory).filter((name) => name.endsWith('.sql')).sort();
-  } catch {
-    return documentError(`migrations directory \`${path}\` does not exist`);
+    names = (await checkout.entries(directory)).filter((entry) => entry.name.endsWith('.sql')).map((entry) => entry.name);
+  } catch (error) {
+    if (!(error instanceof TreeWalkError)) throw error;
+    return { files: [], errors: [{ file: error.path, line: 1, column: 1, path: '', message: error.message }] };
   }
   const files: MigrationFile[] = [];
   const versions = new Map<string, string>();
   for (const name of names) {
-    const file = relative(root, join(directory, name));
+    const file = checkout.relative(join(directory, name));
     const match = MIGRATION_FILE.exec(name);
     if (!match) {
       errors.push({ file, line: 1, column: 1, path: '', message: 'a migration file is named `<version>_<name>.sql`: digits, an underscore, then a name' });
@@ -150,7 +150,7 @@ export async function readMigrations(root: string, dir: string, path: string, wh
       continue;
     }
     versions.set(version, name);
-    const read = readBoundedFile(join(directory, name), MAX_MIGRATION_BYTES);
+    const read = checkout.read(join(directory, name), MAX_MIGRATION_BYTES);
     if ('problem' in read) {
       errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.detail}` });
       continue;
@@ -178,4 +178,16 @@ export function compareVersions(a: string, b: string): number {
   const x = a.replace(/^0+(?=\d)/, '');
   const y = b.replace(/^0+(?=\d)/, '');
   return x.length - y.length || (x < y ? -1 : x > y ? 1 : 0);
+}
+
+const loaded = new WeakMap<object, MigrationSet>();
+
+/** The files a Migrations document's revision read when it was loaded: the pass applies those. */
+export function registerLoadedMigrations(document: object, set: MigrationSet): void {
+  loaded.set(document, set);
+}
+
+/** The files read for this document at load, if it was loaded (see registerLoadedMigrations). */
+export function loadedMigrations(document: object): MigrationSet | undefined {
+  return loaded.get(document);
 }

@@ -140,6 +140,12 @@ export interface ManifestSet {
   errors: ManifestError[];
   /** Manifest files read, relative to `root`. */
   files?: string[];
+  /**
+   * Every file the documents read (manifests, migration files, function sources), by path
+   * relative to `root`, with its content's SHA-256, as the checkout's walker recorded them
+   * (checkout-files.ts): the revision covers them all.
+   */
+  inputs?: ReadonlyMap<string, string>;
   /** With a shard map and `--shard`: the shard the documents were narrowed to, and what the rest of the checkout declares. */
   shard?: ShardScope;
 }

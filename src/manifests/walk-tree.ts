@@ -30,7 +30,7 @@ interface WalkedFile {
   stats: BigIntStats;
 }
 
-interface WalkOptions {
+export interface WalkOptions {
   /**
    * Whether to leave an entry out (a directory is then not entered). `isDirectory` is
    * undefined for a link whose target cannot be found: it is asked before the link counts
@@ -45,7 +45,7 @@ interface WalkOptions {
   maxFiles?: number;
 }
 
-interface WalkResult {
+export interface WalkResult {
   /** Accepted entries that are not directories (regular files and others: check `stats`), sorted by path. */
   files: WalkedFile[];
   truncated: boolean;

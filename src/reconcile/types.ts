@@ -236,6 +236,13 @@ export interface KindModule<K extends string = ResourceKind> {
    * a project's kinds are applied in registry order.
    */
   readonly appliesAfterReadBack?: boolean;
+  /**
+   * The files of the checkout a document of this kind reads besides its own manifest file, and
+   * the projects a change to the document or to those files affects: the daemon's change
+   * detection and the revision ask the registry (src/reconcile/document-files.ts), never the kind
+   * by name. Absent: the document reads no file and affects the project its `spec.project` names.
+   */
+  readonly files?: KindFiles;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
@@ -243,6 +250,22 @@ export interface KindModule<K extends string = ResourceKind> {
   apply(entry: PlanEntry, project: ProjectScope, ctx: KindContext): Promise<void>;
   /** The kind's documents for one readable live project, as `export` writes them (a sub-resource's own documents). */
   exportDocuments?(context: KindExportContext): Promise<KindExport>;
+}
+
+/** KindModule.files: what a kind's documents read of the checkout, and whom it concerns. */
+export interface KindFiles {
+  /**
+   * Paths relative to the checkout's root (`root`, `/`-separated) a document reads; a path
+   * ending in `/` stands for every file below that directory.
+   */
+  reads(document: AnyDocument, root: string): string[];
+  /**
+   * `load`: the loader reads and records them (ManifestSet.inputs); `pass`: only a pass reads
+   * them, so the revision hashes them through the checkout's walker when it is asked for.
+   */
+  readAt: 'load' | 'pass';
+  /** The Project manifest names (among `documents`) a change to the document or its files affects. */
+  affects(document: AnyDocument, documents: readonly AnyDocument[]): string[];
 }
 
 /** What a kind's export works with: one readable live project, whose Project document is exported already. */

@@ -201,9 +201,33 @@ describe('POST /reconcile and push webhooks', () => {
     expect(answers.every((a) => a.queued)).toBe(true);
     expect(passes.length - before).toBeLessThanOrEqual(2);
     expect(writes().filter((p) => p.projects?.[0] === 'b')).toHaveLength(2);
-    // Once they ran, a new request starts a new pass.
+    // Once they ran, a request within the trigger interval (default 30 s), with no new
+    // revision, is answered with the last pass and starts nothing.
+    const soon = await post('/reconcile', '{"projects":["b"]}', { authorization: `Bearer ${TOKEN}` });
+    expect(soon.status).toBe(200);
+    expect(soon.headers.get('retry-after')).toBe('30');
+    expect(await soon.json()).toMatchObject({ status: 'recent', projects: ['b'], pass: 2, result: 'success', nextPassAt: new Date(clock.now() + 30_000).toISOString() });
+    await clock.advance(29_999);
+    expect(await (await post('/reconcile', '{"projects":["b"]}', { authorization: `Bearer ${TOKEN}` })).json()).toMatchObject({ status: 'recent', pass: 2 });
+    expect(writes().filter((p) => p.projects?.[0] === 'b')).toHaveLength(2);
+    // Past the interval, a new request starts a new pass.
+    await clock.advance(1);
     const later = await post('/reconcile', '{"projects":["b"]}', { authorization: `Bearer ${TOKEN}` });
-    expect(await later.json()).toMatchObject({ pass: 3, queued: false, joined: false });
+    expect(await later.json()).toMatchObject({ status: 'started', pass: 3, queued: false, joined: false });
+  });
+
+  it('a pass over everything that finished within the interval answers a request for one project; a new revision starts one', async () => {
+    const all = await (await post('/reconcile', '', { authorization: `Bearer ${TOKEN}` })).json();
+    expect(all).toMatchObject({ status: 'started', pass: 1 });
+    await daemon.idle();
+    expect(await (await post('/reconcile', '{"projects":["a"]}', { authorization: `Bearer ${TOKEN}` })).json()).toMatchObject({ status: 'recent', projects: ['a'], pass: 1 });
+    expect(await (await post('/reconcile', '', { authorization: `Bearer ${TOKEN}` })).json()).toMatchObject({ status: 'recent', projects: 'all', pass: 1 });
+    // A new revision: the request reads it (its own pass), then the next one starts a pass.
+    await dir.worktree(commitId(7), { 'a.yaml': 'a2', 'b.yaml': 'b' });
+    await dir.publish(commitId(7), commitId(1));
+    await post('/reconcile', '', { authorization: `Bearer ${TOKEN}` });
+    await settle();
+    expect(await (await post('/reconcile', '{"projects":["a"]}', { authorization: `Bearer ${TOKEN}` })).json()).toMatchObject({ status: 'started', projects: ['a'] });
   });
 
   it('a queued pass over everything covers a later request for one project', async () => {

@@ -190,7 +190,7 @@ describe.skipIf(gate.skip)('the chart in operation', () => {
       const secretOf = (name: string) => findObject<Deployment>(shared, 'Deployment', name).spec.template.spec.volumes!.find((v) => v.name === 'api-token')!.secret!.secretName;
       expect(secretOf('reconciler-eu')).toBe('reconciler-eu-api-token');
       expect(secretOf('reconciler-us')).toBe('reconciler-us-api-token');
-      const secrets = all<K8sObject & { data: Record<string, string> }>(shared, 'Secret');
+      const secrets = all<K8sObject & { data: Record<string, string> }>(shared, 'Secret').filter((s) => s.metadata.name.endsWith('-api-token'));
       expect(secrets.map((s) => s.metadata.name)).toEqual(['reconciler-us-api-token']);
       expect(Buffer.from(secrets[0]!.data.token!, 'base64').toString()).toBe('pat-canary-us');
       expect(JSON.stringify(all(shared, 'Deployment'))).not.toContain('pat-canary-us');
@@ -241,10 +241,21 @@ describe.skipIf(gate.skip)('the chart in operation', () => {
     expect(env(reconciler).RECONCILE_STATUS_TOKEN_FILE).toBe(`${mount.mountPath}/token`);
     expect(env(reconciler).RECONCILE_RUNBOOK_URL).toBe('https://git.example.com/ops/runbook.md');
     expect(pod.volumes!.find((v) => v.name === 'status-token')?.secret).toEqual({ secretName: 'reconcile-status', defaultMode: 0o440, items: [{ key: 'token', path: 'token' }] });
-    // By default neither is set: the view is served without a token, the page names the runbook's sections.
-    const plain = container(findObject<Deployment>(renderObjects(helm), 'Deployment').spec.template.spec, 'reconciler');
-    expect(env(plain).RECONCILE_STATUS_TOKEN_FILE).toBeUndefined();
+    expect(objects.filter((o) => o.kind === 'Secret')).toEqual([]);
+    // By default the chart generates the token (a Secret of its own); the page names the runbook's sections.
+    const defaults = renderObjects(helm);
+    const generated = defaults.find((o) => o.kind === 'Secret' && o.metadata.name.endsWith('-status-token')) as (K8sObject & { data: Record<string, string> }) | undefined;
+    expect(generated).toBeDefined();
+    expect(Buffer.from(generated!.data.token!, 'base64').toString('utf8')).toMatch(/^[A-Za-z0-9]{40}$/);
+    const plainPod = findObject<Deployment>(defaults, 'Deployment').spec.template.spec;
+    const plain = container(plainPod, 'reconciler');
+    expect(env(plain).RECONCILE_STATUS_TOKEN_FILE).toBe('/var/run/secrets/reconciler/status/token');
+    expect(plainPod.volumes!.find((v) => v.name === 'status-token')?.secret?.secretName).toBe(generated!.metadata.name);
     expect(env(plain).RECONCILE_RUNBOOK_URL).toBeUndefined();
+    // generateToken: false: no token, and the daemon answers on loopback only (docs/kubernetes.md).
+    const none = renderObjects(helm, { set: ['statusView.generateToken=false'] });
+    expect(none.filter((o) => o.kind === 'Secret')).toEqual([]);
+    expect(env(container(findObject<Deployment>(none, 'Deployment').spec.template.spec, 'reconciler')).RECONCILE_STATUS_TOKEN_FILE).toBeUndefined();
     expect(template(helm, { set: ['statusView.runbookUrl=javascript:alert(1)'] }).status).not.toBe(0);
   });
 

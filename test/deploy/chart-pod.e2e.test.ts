@@ -160,7 +160,8 @@ describe.skipIf(gate.skip)('the chart pod, run without a cluster', () => {
   describe('with an API token Secret', () => {
     let chart: ChartPod;
     let run: PodRun;
-    const secrets = (): Secrets => ({ 'reconciler-api-token': { token: emulator.token } });
+    // The chart generates the status view's token Secret; the kubelet would project it like any other.
+    const secrets = (): Secrets => ({ 'reconciler-api-token': { token: emulator.token }, 'reconciler-status-token': { token: 'chart-pod-status-token-5d1c' } });
 
     beforeAll(async () => {
       chart = new ChartPod(gate.assertPresent(), [`api.url=${emulator.url}`, ...COMMON_VALUES], secrets());
@@ -214,7 +215,7 @@ describe.skipIf(gate.skip)('the chart pod, run without a cluster', () => {
         body: new URLSearchParams({ grant_type: 'authorization_code', client_id: clientId, client_secret: clientSecret, code, redirect_uri: redirect }),
       });
       initial = ((await token.json()) as { refresh_token: string }).refresh_token;
-      secrets = { 'reconciler-oauth': { 'client-id': clientId, 'client-secret': clientSecret, 'refresh-token': initial } };
+      secrets = { 'reconciler-oauth': { 'client-id': clientId, 'client-secret': clientSecret, 'refresh-token': initial }, 'reconciler-status-token': { token: 'chart-pod-status-token-5d1c' } };
       chart = new ChartPod(gate.assertPresent(), [`api.url=${emulator.url}`, 'api.auth=oauth', 'api.oauth.existingSecret=reconciler-oauth', 'persistence.enabled=true', ...COMMON_VALUES], secrets);
     });
     afterAll(() => chart?.close());

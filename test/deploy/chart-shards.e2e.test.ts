@@ -97,12 +97,19 @@ describe.skipIf(gate.skip)('a three-shard install of the chart, each pod run wit
     });
     // The example's values, and what differs in this environment: the API's URL, where the
     // manifests are in the repository, and a budget and re-check schedule for a test.
-    deployments = renderObjects(helm, {
+    const objects = renderObjects(helm, {
       valuesFiles: [join(EXAMPLE, 'values.yaml')],
       set: [`api.url=${emulator.url}`, 'gitSync.subPath=manifests', 'reconcile.rateLimit=1000/1s', 'reconcile.resync=*/2 * * * * *'],
-    }).filter((o) => o.kind === 'Deployment');
-    // The Secrets the example's values name, created before the install as its comment says.
-    const secrets = Object.fromEntries(TEAMS.map((t) => [`reconciler-team-${t}-token`, { token: tokenOf(t) }]));
+    });
+    deployments = objects.filter((o) => o.kind === 'Deployment');
+    // The Secrets the install creates (each shard's status token), as the kubelet would project them.
+    const created = Object.fromEntries(
+      objects
+        .filter((o) => o.kind === 'Secret')
+        .map((o) => [o.metadata.name, Object.fromEntries(Object.entries((o as unknown as { data?: Record<string, string> }).data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64').toString('utf8')]))]),
+    );
+    // And the Secrets the example's values name, created before the install as its comment says.
+    const secrets = { ...created, ...Object.fromEntries(TEAMS.map((t) => [`reconciler-team-${t}-token`, { token: tokenOf(t) }])) };
     for (const deployment of deployments) {
       const pod = (deployment as unknown as { spec: { template: { spec: IPodSpec } } }).spec.template.spec;
       const container = pod.containers.find((c) => c.name === 'reconciler')!;

@@ -98,8 +98,9 @@ describe.skipIf(gate.skip)('helm chart', () => {
   });
 
   it('renders the expected objects', () => {
-    expect(defaults.map((o) => o.kind).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'Service', 'ServiceAccount']);
-    expect(full.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'NetworkPolicy', 'PersistentVolumeClaim', 'PrometheusRule', 'Service', 'ServiceAccount', 'ServiceMonitor']);
+    // The Secret is the status view's generated token (statusView.generateToken).
+    expect(defaults.map((o) => o.kind).sort()).toEqual(['Deployment', 'PersistentVolumeClaim', 'Secret', 'Service', 'ServiceAccount']);
+    expect(full.map((o) => o.kind).sort()).toEqual(['ConfigMap', 'Deployment', 'NetworkPolicy', 'PersistentVolumeClaim', 'PrometheusRule', 'Secret', 'Service', 'ServiceAccount', 'ServiceMonitor']);
     const withToken = renderObjects(helm, { set: ['api.token.value=pat-canary-0123'] });
     expect(withToken.map((o) => o.kind)).toContain('Secret');
   });
@@ -222,11 +223,11 @@ describe.skipIf(gate.skip)('helm chart', () => {
     // A chart-created Secret holds the value base64-encoded. Rotating it changes the Secret
     // only, not the pod template: the running daemon re-reads the file, no restart.
     const withToken = renderObjects(helm, { set: ['api.token.value=pat-canary-0123'] });
-    const secret = findObject(withToken, 'Secret') as K8sObject & { data: Record<string, string> };
+    const secret = findObject(withToken, 'Secret', 'reconciler-api-token') as K8sObject & { data: Record<string, string> };
     expect(secret.metadata.name).toBe('reconciler-api-token');
     expect(Buffer.from(secret.data.token!, 'base64').toString()).toBe('pat-canary-0123');
     const rotated = renderObjects(helm, { set: ['api.token.value=pat-canary-4567'] });
-    expect(findObject(rotated, 'Secret')).not.toEqual(secret);
+    expect(findObject(rotated, 'Secret', 'reconciler-api-token')).not.toEqual(secret);
     expect(findObject<Deployment>(rotated, 'Deployment').spec.template).toEqual(findObject<Deployment>(withToken, 'Deployment').spec.template);
     // The value appears nowhere but in the Secret.
     const deploymentText = JSON.stringify(findObject(withToken, 'Deployment'));
@@ -234,7 +235,7 @@ describe.skipIf(gate.skip)('helm chart', () => {
 
     // An existing Secret is referenced, not created.
     const existing = renderObjects(helm, { set: ['api.token.existingSecret=my-token', 'api.token.secretKey=pat'] });
-    expect(existing.some((o) => o.kind === 'Secret')).toBe(false);
+    expect(existing.some((o) => o.kind === 'Secret' && o.metadata.name.endsWith('-api-token'))).toBe(false);
     const existingVolume = findObject<Deployment>(existing, 'Deployment').spec.template.spec.volumes!.find((v) => v.name === 'api-token')!;
     expect(existingVolume.secret).toMatchObject({ secretName: 'my-token', items: [{ key: 'pat', path: 'token' }] });
   });

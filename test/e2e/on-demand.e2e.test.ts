@@ -38,7 +38,9 @@ beforeAll(async () => {
   await writeFile(join(work, 'token'), `${TOKEN}\n`);
   await writeFile(join(work, 'secret'), `${SECRET}\n`);
   daemon = new DaemonProcess(
-    [join(work, 'manifests'), '--watch', '--metrics-addr', '127.0.0.1:0', '--resync', '0 0 1 1 *', '--trigger-token-file', join(work, 'token'), '--webhook-secret-file', join(work, 'secret')],
+    // No rate limit between passes here (--trigger-interval 0s): this test is about concurrent
+    // requests and replays; test/e2e/trigger-interval.e2e.test.ts covers the interval.
+    [join(work, 'manifests'), '--watch', '--metrics-addr', '127.0.0.1:0', '--resync', '0 0 1 1 *', '--trigger-interval', '0s', '--trigger-token-file', join(work, 'token'), '--webhook-secret-file', join(work, 'secret')],
     { MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, RECONCILE_STATE_DIR: join(work, 'state'), RECONCILE_RATE_LIMIT: '1000/1s' },
   );
   url = await daemon.metricsUrl();

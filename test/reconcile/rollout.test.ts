@@ -1,12 +1,14 @@
 // The rollout gate in passes against the emulator (one ManualClock for the emulator's
 // lifecycles and the gate's soaks and windows): waves in order, a halt, windows, approvals.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reconcile/rollout/records.js';
 import { openStateStore } from '../../src/reconcile/state.js';
 import { rolloutConfig } from '../../src/reconcile/rollout/config.js';
 import { loadManifests } from '../../src/manifests/load.js';
 import type { ManifestSet, ProjectDocument } from '../../src/manifests/types.js';
 import { ORG, startHarness, type Harness } from './helpers/fleet.js';
+import { createClient } from '../../src/api/client.js';
+import { staticToken } from '../../src/api/auth.js';
 
 const MINUTE = 60_000;
 
@@ -110,6 +112,52 @@ describe('waves', () => {
     expect(writesTo(h, live, ['b', 'c'], since).map((r) => `${r.method} ${r.path}`)).toEqual([]);
     expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
     expect(result.rollout!.revision).not.toBe(revisions.a!.revision);
+  });
+
+  it('outside git, a commit that only adds a migration file is a new revision: it goes to the canary first', async () => {
+    const migrations = `apiVersion: reconciler/v1
+kind: Migrations
+metadata: { name: schema }
+spec:
+  selector: { labels: { tier: tenant } }
+  path: .migrations
+`;
+    // Each project's database starts on its first query, slowly on a busy machine: this test's
+    // passes use a client that waits for it (the harness's own waits 2 s for an answer).
+    const patient = await createClient({
+      baseUrl: h.emulator.url, auth: staticToken(h.emulator.token), rate: { limit: 100_000, windowMs: 60_000 }, stateDir: h.stateDir,
+      retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 }, timeouts: { headersMs: 180_000, bodyMs: 180_000 },
+    });
+    onTestFinished(() => patient.close());
+    const pass = () => h.pass({ client: patient });
+    const converge = async () => {
+      let result = await pass();
+      for (let i = 0; i < 4 && result.rollout!.waves.some((w) => w.state !== 'done'); i++) {
+        await h.clock.advance(11 * MINUTE);
+        result = await pass();
+      }
+      expect(result.rollout!.waves.map((w) => w.state), JSON.stringify(result.rollout!.halted)).toEqual(['done', 'done', 'done']);
+      return result;
+    };
+    await fleet(h, 100);
+    await converge();
+    const live = await refs(h);
+    await h.write({ 'schema.yaml': migrations, '.migrations/1_items.sql': 'create table items (id int);\n' });
+    const first = (await converge()).rollout!.revision;
+    const history = async (name: string) =>
+      ((await patient.api.runAQuery(live.get(name)!, { query: 'select version from reconciler.schema_migrations order by version', read_only: true })) as unknown as Array<{ version: string }>).map((row) => row.version);
+    expect(await history('c')).toEqual(['1']);
+
+    // Only a SQL file is added: no document changes.
+    await h.write({ '.migrations/2_orders.sql': 'create table orders (id int);\n' });
+    const result = await pass();
+    expect(result.rollout!.revision).not.toBe(first);
+    expect(result.rollout!.revision).toMatch(/^content-/);
+    expect(result.rollout!.waves.map((w) => w.state)).toEqual(['soaking', 'waiting', 'waiting']);
+    expect(await history('a')).toEqual(['1', '2']);
+    expect(await history('b')).toEqual(['1']);
+    expect(await history('c')).toEqual(['1']);
+    expect(result.plan.entries.filter((e) => e.kind === 'Migration' && e.held?.reason === 'wave').map((e) => e.project).sort()).toEqual(['b', 'c']);
   });
 
   it('halts when a change fails in the current wave: later waves get no write until resumed', async () => {

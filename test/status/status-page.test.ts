@@ -84,10 +84,30 @@ describe('status page', () => {
     expect((await fetch(`${server.url}/status`, { method: 'POST' })).status).toBe(405);
   });
 
-  it('without --status-token-file the routes answer anyone', async () => {
+  it('without --status-token-file the routes answer loopback clients', async () => {
     server = await startHttpServer({ host: '127.0.0.1', port: 0 }, { metrics: async () => ({ contentType: 'text/plain', body: '' }), readiness: () => ({ ready: true, reasons: [] }), get: statusRoutes({ view: () => view() }, { refreshSeconds: 15 }, silentLogger) }, silentLogger);
     expect((await fetch(`${server.url}/`)).status).toBe(200);
     expect((await fetch(`${server.url}/status`)).status).toBe(200);
     expect((await fetch(`${server.url}/nothing`)).status).toBe(404);
+  });
+
+  it('without --status-token-file a client from another host is refused, unless --status-public true', async () => {
+    // Servers in tests bind to loopback only: the client's address is given to the routes as the connection would show it.
+    const from = (remoteAddress: string) => ({ headers: {}, query: new URLSearchParams(), remoteAddress });
+    const closed = statusRoutes({ view: () => view() }, { refreshSeconds: 15 }, silentLogger);
+    for (const address of ['10.0.0.5', '::ffff:192.168.1.20', '2001:db8::1', '128.0.0.1']) {
+      const json = await closed['/status']!.handle(from(address));
+      expect(json.status, address).toBe(403);
+      expect(json.body).toContain('loopback only');
+      expect(json.body).not.toContain('blog');
+      const page = await closed['/']!.handle(from(address));
+      expect(page.status, address).toBe(403);
+      expect(page.body).not.toContain('<main');
+    }
+    for (const address of ['127.0.0.1', '127.5.0.9', '::1', '::ffff:127.0.0.1']) expect((await closed['/status']!.handle(from(address))).status, address).toBe(200);
+    expect((await closed['/status']!.handle({ headers: {}, query: new URLSearchParams() })).status).toBe(403);
+    const open = statusRoutes({ view: () => view() }, { refreshSeconds: 15, public: true }, silentLogger);
+    expect((await open['/status']!.handle(from('10.0.0.5'))).status).toBe(200);
+    expect((await open['/']!.handle(from('10.0.0.5'))).status).toBe(200);
   });
 });

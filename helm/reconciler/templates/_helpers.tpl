@@ -143,6 +143,16 @@ shard: {{ .Shard }}
 {{- default (printf "%s-api-token" (include "reconciler.instanceName" .)) .Values.api.token.existingSecret }}
 {{- end }}
 
+{{/* Name of the Secret holding the status view's bearer token: an existing one, the one the
+     chart generates (statusView.generateToken, the default), or "" (served on loopback only). */}}
+{{- define "reconciler.statusTokenSecretName" -}}
+{{- if .Values.statusView.existingSecret }}
+{{- .Values.statusView.existingSecret }}
+{{- else if .Values.statusView.generateToken }}
+{{- printf "%s-status-token" (include "reconciler.instanceName" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
 {{/* Name of the state claim the chart creates for one workload. */}}
 {{- define "reconciler.stateClaimName" -}}
 {{- printf "%s-state" (include "reconciler.instanceName" .) }}

@@ -12,6 +12,9 @@ interface Answer {
   pass?: number;
   queued?: boolean;
   joined?: boolean;
+  result?: string;
+  finishedAt?: string;
+  nextPassAt?: string;
 }
 
 function describe(answer: Answer): string {
@@ -26,6 +29,8 @@ function describe(answer: Answer): string {
       return `waiting for ${answer.revision?.slice(0, 12)} to reach the checkout${answer.current ? ` (it has ${answer.current.slice(0, 12)})` : ''}`;
     case 'current':
       return `the checkout is already at ${answer.revision?.slice(0, 12)}; its pass has run or is running`;
+    case 'recent':
+      return `pass ${answer.pass} covered ${answer.projects === 'all' || answer.projects === undefined ? 'all projects' : answer.projects.join(', ')}${revision} and finished at ${answer.finishedAt} (${answer.result}), with no new revision since: no pass started; the next may start at ${answer.nextPassAt}`;
     default:
       return answer.message ?? answer.status ?? 'no answer';
   }

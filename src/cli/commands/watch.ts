@@ -105,6 +105,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
     status: {
       refreshSeconds: STATUS_PAGE_REFRESH_SECONDS,
       ...(statusTokenFile ? { tokenFile: resolve(context.cwd, statusTokenFile) } : {}),
+      public: options.statusPublic,
       ...(runbookUrl ? { runbookUrl } : {}),
     },
     notifications,
@@ -428,6 +429,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
     ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
+    triggerIntervalMs: context.settings.triggerIntervalMs,
     onFreshness: (freshness) => freshnessFile.write(freshness),
     stateDir: open.stateDir,
     ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),

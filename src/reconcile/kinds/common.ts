@@ -2,6 +2,7 @@
 // Project module: the observe policy, the live ref at apply time, the deletion of undeclared
 // children.
 import { createHash } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
 import type { AnyDocument, ManifestKind, Policy } from '../../manifests/types.js';
 import type { FieldChange, KindContext, PlanEntry, ProjectScope, ResourceKind } from '../types.js';
 import { entryId, makeEntry } from '../diff.js';
@@ -19,6 +20,12 @@ export function activeDocuments<D extends AnyDocument>(project: ProjectScope, ki
 /** The project's documents of one kind, suspended ones included (their live objects must never be pruned). */
 export function allDocuments<D extends AnyDocument>(project: ProjectScope, kind: ManifestKind): D[] {
   return project.documents.filter((doc): doc is D => doc.kind === kind);
+}
+
+/** The manifests root (the checkout) a document was loaded from: its file is relative to it. */
+export function checkoutRootOf(doc: AnyDocument): string {
+  const depth = dirname(doc.source.file).split(/[\\/]/).filter((part) => part !== '' && part !== '.').length;
+  return resolve(doc.source.dir, ...Array<string>(depth).fill('..'));
 }
 
 function policyOf(doc: AnyDocument): Policy {

@@ -1,6 +1,5 @@
 // The two wire forms of a function's sources: the multipart upload of a deploy, and the
 // multipart body the service gives back (`GET .../body` with `Accept: multipart/form-data`).
-import { openAsBlob } from 'node:fs';
 import type { BinaryBody } from '../../api/request.js';
 import { sha256Hex } from './common.js';
 import type { FunctionSources } from './function-sources.js';
@@ -23,7 +22,7 @@ export async function buildDeployForm(sources: FunctionSources, metadata: Deploy
   const form = new FormData();
   form.append('metadata', JSON.stringify(metadata));
   for (const file of sources.files) {
-    const blob = await openAsBlob(file.absolute);
+    const blob = await sources.checkout.blob(file.absolute);
     form.append('file', blob, file.path);
   }
   return form;

@@ -2,12 +2,11 @@
 // (dot-files and dot-directories excluded), named by its path relative to that directory.
 // The service bundles the sources itself, so modules the entrypoint imports must travel
 // with it; uploading the directory whole keeps that true without parsing imports.
-import { constants } from 'node:fs';
-import { open, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { sha256Hex } from './common.js';
-import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
+import { CheckoutFiles, CheckoutReadError, TreeWalkError } from '../../manifests/checkout-files.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 
 /** Default cap on the total size of one function's sources: 20 MiB. */
@@ -24,6 +23,8 @@ interface FunctionFile {
 
 export interface FunctionSources {
   root: string;
+  /** The checkout the files are read from (a deploy streams them through it). */
+  checkout: CheckoutFiles;
   files: FunctionFile[];
   totalBytes: number;
   /** Digest over the sorted (path, content digest) pairs: equal sources give equal digests. */
@@ -42,6 +43,8 @@ interface CollectOptions {
   maxBytes?: number;
   /** Digests reused across calls (default: the process-wide cache). */
   cache?: SourceHashCache;
+  /** The checkout's root, which no file may leave (default: the source directory itself). */
+  checkoutRoot?: string;
 }
 
 /** The function's sources cannot be used: missing entrypoint, escaping path, size cap. Terminal for that function. */
@@ -230,8 +233,9 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
     throw new FunctionSourceError(name, `source directory \`${options.source}\` cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 
+  const checkout = CheckoutFiles.resolved(options.checkoutRoot !== undefined ? await realpath(options.checkoutRoot).catch(() => realRoot) : realRoot);
   const cache = options.cache ?? sharedSourceCache;
-  const listing = await cache.listing(realRoot, () => listFiles(realRoot));
+  const listing = await cache.listing(realRoot, () => listFiles(checkout, realRoot));
   if ('problem' in listing) throw new FunctionSourceError(name, listing.problem.message, listing.problem.path);
   const paths = listing.files;
   const present = new Set(paths.map((p) => p.path));
@@ -251,10 +255,12 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
   }
   const files: FunctionFile[] = [];
   for (const file of paths) {
-    const sha256 = await cache.digest(file, () => hashFile(name, file.absolute, file.path, limit, file.size));
+    const sha256 = await cache.digest(file, () => hashFile(checkout, name, file.absolute, file.path, limit, file.size));
+    // A digest reused from the cache is a file handed out all the same.
+    checkout.record(checkout.relative(file.absolute), sha256);
     files.push({ path: file.path, absolute: file.absolute, size: file.size, sha256 });
   }
-  return { root: realRoot, files, totalBytes: total, digest: sourcesDigest(files) };
+  return { root: realRoot, checkout, files, totalBytes: total, digest: sourcesDigest(files) };
 }
 
 /** A file found by the walk, with what identifies its current content. */
@@ -265,10 +271,10 @@ interface ListedFile extends Omit<FunctionFile, 'sha256'> {
 /** A source directory's files, or the first entry that makes it unusable (a problem for every function using it). */
 type Listing = { files: ListedFile[] } | { problem: { path: string; message: string } };
 
-async function listFiles(root: string): Promise<Listing> {
+async function listFiles(checkout: CheckoutFiles, root: string): Promise<Listing> {
   let walked;
   try {
-    walked = await walkTree(root);
+    walked = await checkout.walk(root);
   } catch (error) {
     if (!(error instanceof TreeWalkError)) throw error;
     const message = error.problem === 'outside-link' ? `\`${error.path}\` is a symbolic link that leaves the source directory` : error.message;
@@ -284,33 +290,20 @@ async function listFiles(root: string): Promise<Listing> {
   return { files };
 }
 
-/** Largest read while hashing: big files are hashed in chunks of this size, memory stays flat. */
-const HASH_CHUNK_BYTES = 64 * 1024;
-
 /**
- * Reads the file through the hash; a file that grows past the cap while read is refused. The
- * buffer is sized from the listing, so a small file takes one read and no 64 KiB allocation.
+ * Reads the file through the checkout's walker and hashes it: a file swapped for a FIFO or a
+ * device since the walk, one that leaves the checkout, or one that grows past the cap while
+ * read is refused.
  */
-async function hashFile(name: string, absolute: string, rel: string, limit: number, expectedSize: number): Promise<string> {
-  // Without blocking, and checked on the opened descriptor: the path may have been swapped
-  // for a FIFO or a device since the walk.
-  const handle = await open(absolute, constants.O_RDONLY | constants.O_NONBLOCK);
+async function hashFile(checkout: CheckoutFiles, name: string, absolute: string, rel: string, limit: number, expectedSize: number): Promise<string> {
   try {
-    if (!(await handle.stat()).isFile()) throw new FunctionSourceError(name, `\`${rel}\` is not a regular file`, rel);
-    const hash = createHash('sha256');
-    // One byte more than expected, so a file that grew is noticed without another allocation.
-    const buffer = Buffer.allocUnsafe(Math.min(expectedSize + 1, HASH_CHUNK_BYTES));
-    let read = 0;
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
-      if (bytesRead === 0) break;
-      read += bytesRead;
-      if (read > limit) throw new FunctionSourceTooLargeError(name, rel, limit);
-      hash.update(buffer.subarray(0, bytesRead));
-    }
-    return hash.digest('hex');
-  } finally {
-    await handle.close().catch(() => undefined);
+    return await checkout.hash(absolute, limit, expectedSize);
+  } catch (error) {
+    if (!(error instanceof CheckoutReadError)) throw error;
+    if (error.problem === 'too-large') throw new FunctionSourceTooLargeError(name, rel, limit);
+    if (error.problem === 'not-regular') throw new FunctionSourceError(name, `\`${rel}\` is not a regular file`, rel);
+    if (error.problem === 'outside-link') throw new FunctionSourceError(name, `\`${rel}\` is a symbolic link that leaves the manifests directory`, rel);
+    throw new FunctionSourceError(name, `\`${rel}\` ${error.message.replace(/^`[^`]*` /, '')}`, rel);
   }
 }
 

@@ -3,12 +3,13 @@
 // function, the digest of what was deployed with the `version` and `updated_at` the service
 // answered; while the list still shows that version, nothing else is read. Without a record
 // (or after an out-of-band deploy changed the version) the body is fetched once and compared.
+import { relative, resolve, sep } from 'node:path';
 import { PROJECT_REFERENCE, POLICY, type JsonSchema } from '../../manifests/schema-source.js';
 import type { FunctionResponse } from '../../api/types.js';
 import type { FunctionDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
-import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { activeDocuments, allDocuments, checkoutRootOf, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
@@ -78,6 +79,7 @@ async function sourcesFor(desired: DesiredFunction): Promise<FunctionSources> {
     entrypoint: metadata.entrypoint_path,
     ...(metadata.import_map_path !== undefined ? { importMap: metadata.import_map_path } : {}),
     ...(metadata.static_patterns ? { staticPatterns: metadata.static_patterns } : {}),
+    checkoutRoot: checkoutRootOf(doc),
   });
 }
 
@@ -247,6 +249,12 @@ function functionDefs(): Record<string, JsonSchema> {
 export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
   document: { kind: 'Function', description: 'A function of a project, deployed from sources in the checkout.', defs: functionDefs },
+  // Its source directory, read by a pass (and hashed for the revision); a change concerns its project.
+  files: {
+    readAt: 'pass',
+    reads: (doc, root) => [`${relative(root, resolve(doc.source.dir, (doc as FunctionDocument).spec.source)).split(sep).join('/')}/`],
+    affects: (doc) => [(doc as FunctionDocument).spec.project],
+  },
   manages(project) {
     return activeDocuments(project, 'Function').length > 0 || pruneEnabled(project);
   },

@@ -5,14 +5,15 @@
 // one request per pending migration, which runs its statements, a guard that the version is not
 // yet recorded and the history insert in one transaction under an advisory lock. Forward-only:
 // an applied file that changed is blocked (drift, both digests), never re-run.
-import { dirname, resolve } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import { InvalidRequestError } from '../../api/errors.js';
-import { compareVersions, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { CheckoutFiles } from '../../manifests/checkout-files.js';
+import { compareVersions, loadedMigrations, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
 import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
-import { DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
+import { checkoutRootOf, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 
 /** The SQLSTATE the guard raises when the version is already recorded (another applier was first). */
 export const ALREADY_RECORDED = 'RCM01';
@@ -96,23 +97,35 @@ function selectorMatches(selector: NonNullable<MigrationsDocument['spec']['selec
   return Object.entries(selector.labels ?? {}).every(([key, value]) => own[key] === value);
 }
 
+/** The Project manifest names a Migrations document names or selects, suspended or not. */
+function selectedProjects(doc: MigrationsDocument, documents: readonly AnyDocument[]): string[] {
+  return documents
+    .filter((d): d is ProjectDocument => d.kind === 'Project')
+    .filter((project) => (doc.spec.project !== undefined ? doc.spec.project === project.metadata.name : doc.spec.selector !== undefined && selectorMatches(doc.spec.selector, project)))
+    .map((project) => project.metadata.name);
+}
+
+/** Path of a directory a document names, relative to the checkout's root, ending in `/`. */
+function directoryOf(doc: AnyDocument, path: string, root: string): string {
+  return `${relative(root, resolve(doc.source.dir, path)).split(sep).join('/')}/`;
+}
+
 export function tableOf(doc: MigrationsDocument): string {
   return doc.spec.table ?? DEFAULT_MIGRATIONS_TABLE;
 }
 
-/** The manifests root a document was loaded from (its file is relative to it). */
-function rootOf(doc: AnyDocument): string {
-  const depth = dirname(doc.source.file).split(/[\\/]/).filter((part) => part !== '' && part !== '.').length;
-  return resolve(doc.source.dir, ...Array<string>(depth).fill('..'));
-}
-
-/** The files of each document, read once per pass (shared through the pass's memory, `ctx.pass`). */
+/**
+ * The files of each document: those its revision read when it was loaded, else read once per
+ * pass through the checkout's walker (shared through the pass's memory, `ctx.pass`).
+ */
 export function migrationFiles(doc: MigrationsDocument, ctx: Pick<KindContext, 'pass'>): Promise<MigrationSet> {
   const files = ctx.pass.shared('migrations:files', () => new Map<MigrationsDocument, Promise<MigrationSet>>());
   let set = files.get(doc);
   if (!set) {
     const where = { file: doc.source.file, line: doc.source.line, column: doc.source.column, path: '/spec/path' };
-    files.set(doc, (set = readMigrations(rootOf(doc), doc.source.dir, doc.spec.path, where)));
+    const loaded = loadedMigrations(doc);
+    set = loaded ? Promise.resolve(loaded) : CheckoutFiles.at(checkoutRootOf(doc)).then((checkout) => readMigrations(checkout, doc.source.dir, doc.spec.path, where));
+    files.set(doc, set);
   }
   return set;
 }
@@ -151,6 +164,12 @@ export const migrationsKind: KindModule<'Migration'> = {
     kind: 'Migrations',
     description: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
     defs: migrationsDefs,
+  },
+  // Its SQL files, read and recorded by the loader; a new or changed file concerns every project the document selects.
+  files: {
+    readAt: 'load',
+    reads: (doc, root) => [directoryOf(doc, (doc as MigrationsDocument).spec.path, root)],
+    affects: (doc, documents) => selectedProjects(doc as MigrationsDocument, documents),
   },
   manages(project, ctx) {
     return migrationsOf(project, ctx.documents).length > 0;

@@ -72,10 +72,15 @@ function selectsAny(selector: RolloutSelector | undefined, places: Placements): 
   return places === 'unknown' || places.some((place) => selects(selector, place));
 }
 
-/** A revision for a checkout that is not a git repository: the digest of what the documents declare. */
-export function contentRevision(documents: readonly AnyDocument[]): string {
+/**
+ * A revision for a checkout that is not a git repository: the digest of what the documents
+ * declare and of every file they read (`inputs`: path and content digest, as the checkout's
+ * walker recorded them; src/reconcile/document-files.ts).
+ */
+export function contentRevision(documents: readonly AnyDocument[], inputs: ReadonlyMap<string, string> = new Map()): string {
   const hash = createHash('sha256');
   for (const d of documents) hash.update(JSON.stringify([d.kind, d.metadata, d.spec])).update('\n');
+  for (const [path, digest] of [...inputs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) hash.update(`${path}\0${digest}\n`);
   return `content-${hash.digest('hex').slice(0, 12)}`;
 }
 
