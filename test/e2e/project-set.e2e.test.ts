@@ -187,11 +187,13 @@ describe('a ProjectSet written as a list', () => {
     expect(renamed.summary).toMatchObject({ create: 0, delete: 0, blocked: 3 });
     const blocked = renamed.entries.find((e: { id: string }) => e.id === 'Project/store-north');
     expect(blocked).toMatchObject({ action: 'blocked', changes: [{ path: 'name', before: 'shop-north', after: 'store-north' }] });
-    expect(blocked.reason).toContain('ProjectSet `shops` element `north` now names its project `store-north`');
+    expect(blocked.reason).toContain('ProjectSet `shops`: the name template now gives the project of this element another name');
     expect(blocked.reason).toContain('cannot rename a project');
     const since = emulator.requests().length;
     const text = await w.run();
-    expect(text.stdout).toContain('! ProjectSet shops: Project/* blocked');
+    expect(text.stdout).toContain('! ProjectSet shops: Project/* blocked  (ProjectSet `shops`: the name template now');
+    expect(text.stdout).toContain('3 projects: store-east, store-north, store-south');
+    expect(text.stdout).toContain('~ name: "shop-north" -> "store-north"');
     expect(requestsSince(since, 'DELETE', '/v1/projects/{ref}')).toEqual([]);
     expect(requestsSince(since, 'POST', '/v1/projects')).toEqual([]);
     expect(Object.keys((await w.inventory()).projects).sort()).toEqual(['shop-east', 'shop-north', 'shop-south']);

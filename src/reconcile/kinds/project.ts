@@ -103,7 +103,8 @@ export function identityMismatch(
     if (pin && unit.renamedFrom !== undefined) {
       return {
         changes: [{ path: 'name', before: live.name, after: unit.apiName }],
-        reason: `ProjectSet \`${pin.set}\` element \`${pin.key}\` now names its project \`${unit.apiName}\`, but the project it made (${refOf(live)}, recorded as \`${unit.renamedFrom}\`) is named \`${live.name}\` and the platform cannot rename a project: blocked, nothing is created or deleted. Restore the name template (or keep the API name with the template's spec.name), or give the element a new key to retire this project by its deletion policy and make a new one`,
+        // The same words for every project of the set, so the plan shows the change once; the names are in the changes.
+        reason: `ProjectSet \`${pin.set}\`: the name template now gives the project of this element another name, and the platform cannot rename a project: blocked, nothing is created or deleted. Restore the name template (or keep the API name with the template's spec.name), or give the element a new key to retire its project by its deletion policy and make a new one`,
       };
     }
     return {
