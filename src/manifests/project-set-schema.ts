@@ -78,8 +78,8 @@ function projectSetDefs(): Record<string, JsonSchema> {
       description: 'A generator of elements: exactly one of `list` or `values`.',
       type: 'object',
       properties: {
-        list: { $ref: '#/$defs/ProjectSetList' },
-        values: { $ref: '#/$defs/ProjectSetValues' },
+        list: { description: 'Elements written in the document.', $ref: '#/$defs/ProjectSetList' },
+        values: { description: 'One element per values file of a directory.', $ref: '#/$defs/ProjectSetValues' },
       },
       minProperties: 1,
       maxProperties: 1,
@@ -90,8 +90,8 @@ function projectSetDefs(): Record<string, JsonSchema> {
       description: 'A generator: exactly one of `list`, `values` or `matrix`.',
       type: 'object',
       properties: {
-        list: { $ref: '#/$defs/ProjectSetList' },
-        values: { $ref: '#/$defs/ProjectSetValues' },
+        list: { description: 'Elements written in the document.', $ref: '#/$defs/ProjectSetList' },
+        values: { description: 'One element per values file of a directory.', $ref: '#/$defs/ProjectSetValues' },
         matrix: {
           type: 'object',
           description: 'Every combination of the elements of two generators (tenants x environments): the values of both (a variable both set must agree), key `<first>.<second>`, the overrides of both (the second\'s last).',
@@ -137,7 +137,7 @@ function projectSetDefs(): Record<string, JsonSchema> {
       properties: {
         generators: { type: 'array', minItems: 1, items: { $ref: '#/$defs/ProjectSetGenerator' }, description: 'The generators; the set\'s elements are all of theirs (keys unique across them).' },
         maxProjects: { type: 'integer', minimum: 1, maximum: MAX_PROJECTS_LIMIT, default: DEFAULT_MAX_PROJECTS, description: `The most projects the set may make; more is refused whole. Default ${DEFAULT_MAX_PROJECTS}.` },
-        template: { $ref: '#/$defs/ProjectSetTemplate' },
+        template: { description: 'The documents made for each element: a Project, and optionally its Secrets, Function and SsoProvider documents.', $ref: '#/$defs/ProjectSetTemplate' },
       },
       required: ['generators', 'template'],
       additionalProperties: false,

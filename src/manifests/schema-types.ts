@@ -830,13 +830,17 @@ export type ProjectSetValues = {
 
 /** A generator of elements: exactly one of `list` or `values`. */
 export type ProjectSetSource = {
+  /** Elements written in the document. */
   list?: ProjectSetList;
+  /** One element per values file of a directory. */
   values?: ProjectSetValues;
 };
 
 /** A generator: exactly one of `list`, `values` or `matrix`. */
 export type ProjectSetGenerator = {
+  /** Elements written in the document. */
   list?: ProjectSetList;
+  /** One element per values file of a directory. */
   values?: ProjectSetValues;
   /** Every combination of the elements of two generators (tenants x environments): the values of both (a variable both set must agree), key `<first>.<second>`, the overrides of both (the second's last). */
   matrix?: {
@@ -908,5 +912,6 @@ export type ProjectSetSpec = {
   generators: ProjectSetGenerator[];
   /** The most projects the set may make; more is refused whole. Default 100. */
   maxProjects?: number;
+  /** The documents made for each element: a Project, and optionally its Secrets, Function and SsoProvider documents. */
   template: ProjectSetTemplate;
 };
