@@ -104,7 +104,7 @@ describe('examples/ through the built command', () => {
       expect(documented, prefix).toBeDefined();
       expect(run.stdout.split('\n'), prefix).toContain(documented);
     }
-    expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(['analytics-lab', 'shop-production', 'shop-staging']);
+    expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(['analytics-lab', 'lab-initech', 'lab-umbrella', 'shop-production', 'shop-staging']);
   });
 
   it('then plans no change (exit 0 with --detailed-exitcode), reading GET only, one list and one GET per managed section', async () => {
