@@ -28,9 +28,13 @@ interface Workspace {
   inventory(): Promise<{ projects: Record<string, { ref: string; name: string; set?: { name: string; key: string } }> }>;
 }
 
+let workspaces = 0;
+
+/** A manifests directory and a state directory of their own (a repeated test gets new ones). */
 async function workspace(name: string): Promise<Workspace> {
-  const dir = join(root, name, 'manifests');
-  const stateDir = join(root, name, 'state');
+  const own = `${name}-${++workspaces}`;
+  const dir = join(root, own, 'manifests');
+  const stateDir = join(root, own, 'state');
   await mkdir(dir, { recursive: true });
   const env = { MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, RECONCILE_STATE_DIR: stateDir, RECONCILE_RATE_LIMIT: '1000/1s', SET_DB_PASS: CANARY };
   return {
