@@ -85,7 +85,8 @@ function fileRefs(value: unknown, out: string[]): void {
 /** The files (and directory prefixes, ending in `/`) whose content a document's desired state depends on. */
 function dependencies(document: AnyDocument, root: string): string[] {
   const dir = isAbsolute(document.source.dir) ? document.source.dir : resolve(root, document.source.dir);
-  const paths = [document.source.file];
+  // A document a ProjectSet made depends on the set's file and on its element's values files.
+  const paths = [document.source.file, ...(document.source.set?.files ?? [])];
   const refs: string[] = [];
   fileRefs(document.spec, refs);
   for (const ref of refs) paths.push(toRelative(root, resolve(dir, ref)));

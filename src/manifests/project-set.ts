@@ -70,6 +70,8 @@ interface Element {
   /** How messages name the element: `tenants/acme.yaml:1`, `element 3 of spec.generators[0].list (set.yaml:14)`. */
   label: string;
   at: Written;
+  /** Values files it was read from. */
+  files: string[];
 }
 
 class SetError extends Error {
@@ -126,7 +128,7 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
       }
       byName.set(projectName, element);
     }
-    const from: GeneratedFrom = { set: set.name, key: element.key, element: element.label };
+    const from: GeneratedFrom = { set: set.name, key: element.key, element: element.label, ...(element.files.length > 0 ? { files: element.files } : {}) };
     for (const generated of made.documents) {
       const where = (pointer: string) => locateGenerated(set, element, generated.prefix, pointer);
       const source: SourceDocument = { index: 0, value: generated.value, start: set.locate(`/spec/template${generated.prefix}`), locate: (pointer) => where(pointer).position };
@@ -237,7 +239,7 @@ function element(raw: Record<string, unknown>, at: Written, label: string, keyFi
   const overrides = raw.overrides;
   if (overrides !== undefined && !isObject(overrides)) fail('/overrides', '`overrides` must be a mapping (a JSON merge patch of the template)');
   const patches = isObject(overrides) ? [{ patch: overrides, at: { ...at, pointer: `${at.pointer}/overrides` } }] : [];
-  return { key: text, values, overrides: patches, label, at };
+  return { key: text, values, overrides: patches, label, at, files: fileKey !== undefined ? [at.file] : [] };
 }
 
 function combine(a: Element, b: Element, set: ProjectSetInput, pointer: string): Element {
@@ -248,7 +250,7 @@ function combine(a: Element, b: Element, set: ProjectSetInput, pointer: string):
     }
     values.set(name, value);
   }
-  return { key: `${a.key}.${b.key}`, values, overrides: [...a.overrides, ...b.overrides], label: `${a.label} x ${b.label}`, at: a.at };
+  return { key: `${a.key}.${b.key}`, values, overrides: [...a.overrides, ...b.overrides], label: `${a.label} x ${b.label}`, at: a.at, files: [...a.files, ...b.files] };
 }
 
 // ---- substitution

@@ -43,6 +43,8 @@ export interface GeneratedFrom {
   key: string;
   /** Where the element was written, as messages name it (`tenants/acme.yaml:1`, `element 2 of spec.generators[0].list (set.yaml:9)`). */
   element: string;
+  /** The values files the element was read from (relative to the root), besides the set's own file. */
+  files?: string[];
 }
 
 /** A ProjectSet of the checkout and the projects it made. */
