@@ -201,6 +201,13 @@ describe('a ProjectSet written as a list', () => {
     expect(requestsSince(since, 'DELETE', '/v1/projects/{ref}')).toEqual([]);
     expect(requestsSince(since, 'POST', '/v1/projects')).toEqual([]);
     expect(Object.keys((await w.inventory()).projects).sort()).toEqual(['shop-east', 'shop-north', 'shop-south']);
+
+    // A changed key (and so name) is a removal and an addition, shown as such.
+    await w.write({ 'set.yaml': listSet(['west', 'north', 'south'], { deletion: 'delete' }) });
+    const rekeyed = JSON.parse((await w.run(['--dry-run', '--output', 'json'])).stdout);
+    expect(rekeyed.summary).toMatchObject({ create: 1, delete: 1, blocked: 0 });
+    expect(rekeyed.entries.find((e: { id: string }) => e.id === 'Project/shop-east')).toMatchObject({ action: 'delete', reason: 'element `east` of ProjectSet `shops` removed; deletion policy `delete`', source: { set: { name: 'shops', key: 'east' } } });
+    expect(rekeyed.entries.find((e: { id: string }) => e.id === 'Project/shop-west')).toMatchObject({ action: 'create', source: { set: { name: 'shops', key: 'west' } } });
   }, 120_000);
 });
 
