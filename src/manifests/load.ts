@@ -16,7 +16,7 @@ import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type
 import { printable } from './printable.js';
 import { referencePolicy, registerReferencePolicy, type ReferencePolicyOptions } from './reference-policy.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
-import { expandProjectSets, type ProjectSetInput } from './project-set.js';
+import { expandProjectSets, valuesDirectories, type ProjectSetInput } from './project-set.js';
 import type { ProjectSetSpec } from './types.js';
 
 // The reference check belongs with loading for callers: one import gives both.
@@ -188,8 +188,9 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     documents.push(document);
   }
   // A mapping without apiVersion and kind that no set reads as values: the usual errors.
+  const valueDirs = entries.filter((entry) => entry.kind === ('ProjectSet' as string)).flatMap((entry) => valuesDirectories(entry.spec, entry.dir, root));
   for (const [file, sources] of held) {
-    if (expanded.claimed.has(file)) continue;
+    if (expanded.claimed.has(file) || valueDirs.some((prefix) => file.startsWith(prefix))) continue;
     for (const source of sources) errors.push(...check(file, dirname(join(root, file)), source).errors);
   }
   errors.push(...crossCheck(entries, root));

@@ -253,6 +253,25 @@ function combine(a: Element, b: Element, set: ProjectSetInput, pointer: string):
   return { key: `${a.key}.${b.key}`, values, overrides: [...a.overrides, ...b.overrides], label: `${a.label} x ${b.label}`, at: a.at, files: [...a.files, ...b.files] };
 }
 
+/**
+ * The values directories a ProjectSet document names (relative to the root, `/`-ended), read
+ * from its spec as written, valid or not: their files are its values files even when the set
+ * has an error, so they are not reported again as documents without a kind.
+ */
+export function valuesDirectories(spec: unknown, dir: string, root: string): string[] {
+  const generators = isObject(spec) && Array.isArray(spec.generators) ? spec.generators : [];
+  const sources = generators.flatMap((generator) => {
+    const matrix = isObject(generator) && isObject(generator.matrix) && Array.isArray(generator.matrix.generators) ? generator.matrix.generators : [];
+    return [generator, ...matrix];
+  });
+  return sources.flatMap((source) => {
+    const path = isObject(source) && isObject(source.values) ? source.values.path : undefined;
+    if (typeof path !== 'string' || path === '') return [];
+    const rel = relative(root, resolve(dir, path)).split('\\').join('/');
+    return rel.startsWith('..') || isAbsolute(rel) ? [] : [rel === '' ? '' : `${rel}/`];
+  });
+}
+
 // ---- substitution
 
 /** A template string with the element's values substituted: `${name}`, `$${` for a literal `${`. */
@@ -319,7 +338,7 @@ function instantiate(set: ProjectSetInput, element: Element): Instantiated {
   const withProject = (part: unknown, kind: string, defaultName: boolean): Record<string, unknown> => {
     const doc = isObject(part) ? part : {};
     const meta = isObject(doc.metadata) ? doc.metadata : {};
-    const spec = isObject(doc.spec) ? doc.spec : doc.spec;
+    const spec = doc.spec;
     return {
       apiVersion: 'reconciler/v1',
       kind,

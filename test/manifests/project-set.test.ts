@@ -173,6 +173,11 @@ describe('loading a ProjectSet', () => {
       expect(errors[0]).toMatchObject({ file: 'tenants/org.yaml', message: expect.stringContaining('a manifest document in the values directory `tenants`') });
     });
 
+    it('an invalid set: its own errors alone, its values files not reported as documents without a kind', async () => {
+      const errors = await errorsOf({ 'set.yaml': set('    - values: { path: tenants }\n', TEMPLATE, '\n  maxProjects: many'), 'tenants/acme.yaml': 'tenant: acme\n' });
+      expect(errors.map((e) => `${e.file} ${e.path}`)).toEqual(['set.yaml /spec/maxProjects']);
+    });
+
     it('a generator that makes no element', async () => {
       const errors = await errorsOf({ 'set.yaml': set('    - list: { elements: [] }\n') });
       expect(errors[0]!.message).toContain('generator 0 makes no element');
