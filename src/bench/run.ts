@@ -11,6 +11,7 @@ import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
 import { benchMigrations } from './migrations.js';
+import { benchProjectSet } from './project-set.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
@@ -58,13 +59,27 @@ async function migrationScenario(): Promise<Record<string, number>> {
   return m;
 }
 
-// `--only migrations` runs scenario 10 alone (while working on it).
+/** Scenario 11: a ProjectSet of 200 tenants against the same projects written by hand. */
+async function projectSetScenario(): Promise<Record<string, unknown>> {
+  const projects = quick ? 20 : 200;
+  log(`project set: ${projects} tenants from a values directory, against the same ${projects} projects written by hand`);
+  const f = await benchProjectSet(projects);
+  row('11 project set', `${f.projects} tenants: no-change pass, requests / lower bound (${f.requests} / ${f.lowerBound})`, f.ratio, '-', '1.00', f.ratio <= 1);
+  const total = (t: { loadMs: number; planMs: number }) => t.loadMs + t.planMs;
+  row('11 project set', 'load + plan (ms, median of 3): the set / the same projects by hand', `${f.set.loadMs} + ${f.set.planMs} = ${total(f.set)} / ${f.handWritten.loadMs} + ${f.handWritten.planMs} = ${total(f.handWritten)}`, '-', 'set <= by hand', total(f.set) <= total(f.handWritten));
+  row('11 project set', 'peak memory (MB, smallest of 3; largest): the set / by hand', `${f.set.peakRssMb} (${f.set.peakRssMaxMb}) / ${f.handWritten.peakRssMb} (${f.handWritten.peakRssMaxMb})`, '-', 'set <= by hand', f.set.peakRssMb <= f.handWritten.peakRssMb);
+  return f as unknown as Record<string, unknown>;
+}
+
+// `--only migrations` runs scenario 10 alone, `--only project-set` scenario 11 (while working on one).
 if (values.only !== undefined) {
-  if (values.only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${values.only}\``);
-  const migrations = await migrationScenario();
+  const alone: Record<string, () => Promise<Record<string, unknown>>> = { migrations: migrationScenario, 'project-set': projectSetScenario };
+  const scenario = alone[values.only];
+  if (!scenario) throw new Error(`--only: the scenarios that run alone are ${Object.keys(alone).map((name) => `\`${name}\``).join(' and ')}, got \`${values.only}\``);
+  const figures = await scenario();
   const seconds = printRows();
   await mkdir(dirname(resolve(values.out!)), { recursive: true });
-  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations }, null, 2)}\n`);
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, [values.only]: figures }, null, 2)}\n`);
   process.exit(0);
 }
 
@@ -159,8 +174,9 @@ row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaem
 row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
 const migrations = await migrationScenario();
+const projectSet = await projectSetScenario();
 
 const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, projectSet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   resume: async () => (await import('./commands/rollout-control.js')).runResume,
   apply: async () => (await import('./commands/apply.js')).run,
   show: async () => (await import('./commands/show.js')).run,
+  render: async () => (await import('./commands/render.js')).run,
 };
 
 const USAGE = `Usage:
@@ -26,6 +27,7 @@ const USAGE = `Usage:
   reconcile [DIR] --dry-run [options]  plan only: GET requests only, nothing written
   reconcile [DIR] --watch [options]    long-running daemon (add --dry-run: detect drift only)
   reconcile validate [DIR]             offline schema and reference checks, no token needed
+  reconcile render [DIR]               print the documents the ProjectSets make, as YAML (offline)
   reconcile status [DIR]               per resource: in sync, drifted, pending, failed, last observed
   reconcile export (--project REF | --all) [--out DIR]
                                        write manifests for live projects (adoption)

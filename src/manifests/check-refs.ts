@@ -5,6 +5,7 @@ import { referencePolicyOf } from './reference-policy.js';
 import { locateField } from './locations.js';
 import { printable } from './printable.js';
 import { toPointer } from './yaml-source.js';
+import { generatedBy } from './project-set.js';
 import type { AnyDocument, ManifestError, ManifestSet, SecretRef } from './types.js';
 
 interface FoundReference {
@@ -39,7 +40,8 @@ export function referenceError(document: AnyDocument, path: string, error: Secre
     file: document.source.file,
     ...locateField(document, path),
     path,
-    message: printable(error.message),
+    // A document a ProjectSet made names its element: a missing secret is that tenant's.
+    message: printable(error.message + generatedBy(document)),
     ...(error.hint ? { hint: printable(error.hint) } : {}),
     severity,
     reference: printable(error.reference),

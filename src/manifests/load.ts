@@ -17,6 +17,8 @@ import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type
 import { printable } from './printable.js';
 import { referencePolicy, registerReferencePolicy, type ReferencePolicyOptions } from './reference-policy.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
+import { expandProjectSets, valuesDirectories, type ProjectSetInput } from './project-set.js';
+import type { ProjectSetSpec } from './types.js';
 
 // The reference check belongs with loading for callers: one import gives both.
 export { checkSecretReferences } from './check-refs.js';
@@ -60,6 +62,11 @@ const YIELD_AFTER_MS = 20;
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A document that may be a values file: a mapping with neither apiVersion nor kind. */
+function isValuesMapping(source: SourceDocument): boolean {
+  return isPlainObject(source.value) && !('apiVersion' in source.value) && !('kind' in source.value);
 }
 
 interface DocumentOutcome {
@@ -140,6 +147,9 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
   const documentOf = new Map<CheckedEntry, AnyDocument>();
+  // Files of mappings with neither apiVersion nor kind: a ProjectSet's values files, or errors.
+  const held = new Map<string, SourceDocument[]>();
+  const projectSets: ProjectSetInput[] = [];
   let turn = performance.now();
   for (const file of discovered.files) {
     // Reading and checking are synchronous: give the event loop a turn now and then, so a
@@ -156,17 +166,37 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     }
     const parsed = parseYamlFile(read.text);
     for (const problem of parsed.problems) errors.push({ file, line: problem.line, column: problem.column, path: problem.path ?? '', message: problem.message });
-    for (const source of parsed.documents) {
-      const outcome = checkDocument(file, dirname(path), source, options.kinds);
-      errors.push(...outcome.errors);
-      if (outcome.entry) entries.push(outcome.entry);
-      if (outcome.entry && outcome.document) documentOf.set(outcome.entry, outcome.document);
-      if (outcome.document) {
-        registerReferencePolicy(outcome.document, policy);
-        documents.push(outcome.document);
+    if (parsed.documents.length > 0 && parsed.documents.every(isValuesMapping)) held.set(file, parsed.documents);
+    else {
+      for (const source of parsed.documents) {
+        const outcome = checkDocument(file, dirname(path), source, options.kinds);
+        errors.push(...outcome.errors);
+        if (outcome.entry) entries.push(outcome.entry);
+        if (outcome.entry && outcome.document) documentOf.set(outcome.entry, outcome.document);
+        if (outcome.document?.kind === ('ProjectSet' as string)) {
+          projectSets.push({ file, dir: dirname(path), name: outcome.document.metadata.name, spec: outcome.document.spec as unknown as ProjectSetSpec, locate: source.locate });
+        } else if (outcome.document) {
+          registerReferencePolicy(outcome.document, policy);
+          documents.push(outcome.document);
+        }
       }
     }
     parsed.release();
+  }
+  // ProjectSets become ordinary documents here, before anything checks documents against each other.
+  const check = (file: string, dir: string, source: SourceDocument) => checkDocument(file, dir, source, options.kinds);
+  const expanded = expandProjectSets(projectSets, { root, files: discovered.files, held, check });
+  errors.push(...expanded.errors);
+  entries.push(...expanded.entries);
+  for (const document of expanded.documents) {
+    registerReferencePolicy(document, policy);
+    documents.push(document);
+  }
+  // A mapping without apiVersion and kind that no set reads as values: the usual errors.
+  const valueDirs = entries.filter((entry) => entry.kind === ('ProjectSet' as string)).flatMap((entry) => valuesDirectories(entry.spec, entry.dir, root));
+  for (const [file, sources] of held) {
+    if (expanded.claimed.has(file) || valueDirs.some((prefix) => file.startsWith(prefix))) continue;
+    for (const source of sources) errors.push(...check(file, dirname(join(root, file)), source).errors);
   }
   errors.push(...crossCheck(entries, root));
   // A secret file is read as a secret reference only, never as a migration file linked to it.
@@ -190,5 +220,5 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     ...(error.hint !== undefined ? { hint: printable(error.hint) } : {}),
   }));
   located.sort(compareErrors);
-  return { root, ...(revision ? { revision } : {}), documents, errors: located, files: discovered.files, inputs: checkout.inputs() };
+  return { root, ...(revision ? { revision } : {}), documents, errors: located, files: discovered.files, inputs: checkout.inputs(), ...(expanded.sets.length > 0 ? { sets: expanded.sets } : {}) };
 }

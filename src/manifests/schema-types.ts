@@ -3,7 +3,7 @@
 /* eslint-disable */
 
 /** The manifest document kinds, one per schema file. */
-export const SCHEMA_KINDS = ["Organization", "Project", "Secrets", "Migrations", "Function", "SsoProvider", "Branch", "Rollout"] as const;
+export const SCHEMA_KINDS = ["Organization", "Project", "Secrets", "Migrations", "Function", "SsoProvider", "Branch", "Rollout", "ProjectSet"] as const;
 
 /** The document's identity. `name` is unique per kind (per project for functions, SSO providers and branches) and is how other documents refer to it. */
 export type Metadata = {
@@ -804,4 +804,116 @@ export type RolloutSpec = {
   windows?: RolloutWindow[];
   /** Changes that wait for an approval of their revision. */
   approvals?: RolloutApproval[];
+};
+
+/** One element of a list: its values (strings, numbers or booleans, each a variable of the template), its `key` unless the list names a `keyField`, and its `overrides`. */
+export type ProjectSetElement = {
+  /** The element's identity: its project is pinned to this key in the inventory. Never its position in the list. Also the variable `${key}`. */
+  key?: string;
+  /** An RFC 7386 JSON merge patch on this element's generated template (`metadata`, `spec`, `secrets`, `functions`, `ssoProviders`): `null` removes a field, an array replaces the whole array. Not substituted. */
+  overrides?: Record<string, unknown>;
+};
+
+/** Elements written in the document. */
+export type ProjectSetList = {
+  /** The elements, one project each. Their order does not matter. */
+  elements: ProjectSetElement[];
+  /** The value of each element that is its key (`tenant`), for elements without `key`. */
+  keyField?: string;
+};
+
+/** A directory of values files, one element per file (`tenants/acme.yaml`): each a YAML mapping of values (with neither `apiVersion` nor `kind`), its `overrides` and optionally its `key`; the key is otherwise the file's name without `.yaml`. */
+export type ProjectSetValues = {
+  /** The directory, relative to this file and inside the manifests directory. Every YAML file below it is a values file of this set. */
+  path: string;
+  /** The value of each element that is its key (`tenant`), for elements without `key`. */
+  keyField?: string;
+};
+
+/** A generator of elements: exactly one of `list` or `values`. */
+export type ProjectSetSource = {
+  /** Elements written in the document. */
+  list?: ProjectSetList;
+  /** One element per values file of a directory. */
+  values?: ProjectSetValues;
+};
+
+/** A generator: exactly one of `list`, `values` or `matrix`. */
+export type ProjectSetGenerator = {
+  /** Elements written in the document. */
+  list?: ProjectSetList;
+  /** One element per values file of a directory. */
+  values?: ProjectSetValues;
+  /** Every combination of the elements of two generators (tenants x environments): the values of both (a variable both set must agree), key `<first>.<second>`, the overrides of both (the second's last). */
+  matrix?: {
+    /** The two generators combined. */
+    generators: ProjectSetSource[];
+  };
+};
+
+/** The documents made for each element. Every string (and mapping key) may use `${name}`: a value of the element, `${key}` (its key) or `${set}` (this set's name). A string that is exactly one `${name}` takes the value's type; `$${` writes a literal `${`. Inside `valueFrom.env`, a substituted value is written as an environment variable name (upper case, other characters as `_`). */
+export type ProjectSetTemplate = {
+  /** The Project's metadata: its name (it must use a variable, so that each element makes its own project) and labels. */
+  metadata: {
+    /** The generated Project's metadata.name (`${tenant}-prod`). Changing it later would rename existing projects: that is a blocked change. */
+    name: string;
+    /** Labels of each generated Project (Rollout waves, Migrations and shard selectors, approval rules select them). */
+    labels?: Record<string, string>;
+    /** Annotations of each generated Project. */
+    annotations?: Record<string, string>;
+  };
+  /** The Project spec, as in a Project document (organization, region, configuration sections, policy). */
+  spec: Record<string, unknown>;
+  /** A Secrets document made for each element: its `spec.project` is the generated project unless the template sets it. */
+  secrets?: {
+    /** Name (default: the generated project's name), labels and annotations. */
+    metadata?: {
+      /** metadata.name of the generated document (may use variables). */
+      name?: string;
+      /** Labels of the generated document (may use variables). */
+      labels?: Record<string, string>;
+      /** Annotations of the generated document (may use variables). */
+      annotations?: Record<string, string>;
+    };
+    /** The Secrets spec, as in a Secrets document; its strings may use variables. */
+    spec: Record<string, unknown>;
+  };
+  /** Function documents made for each project. */
+  functions?: {
+    /** Name (required; unique per project), labels and annotations. */
+    metadata: {
+      /** metadata.name of the generated document (may use variables). */
+      name: string;
+      /** Labels of the generated document (may use variables). */
+      labels?: Record<string, string>;
+      /** Annotations of the generated document (may use variables). */
+      annotations?: Record<string, string>;
+    };
+    /** The Function spec, as in a Function document; its strings may use variables. */
+    spec: Record<string, unknown>;
+  }[];
+  /** SsoProvider documents made for each project. */
+  ssoProviders?: {
+    /** Name (required; unique per project), labels and annotations. */
+    metadata: {
+      /** metadata.name of the generated document (may use variables). */
+      name: string;
+      /** Labels of the generated document (may use variables). */
+      labels?: Record<string, string>;
+      /** Annotations of the generated document (may use variables). */
+      annotations?: Record<string, string>;
+    };
+    /** The SsoProvider spec, as in a SsoProvider document; its strings may use variables. */
+    spec: Record<string, unknown>;
+  }[];
+};
+
+/** A template and the generators of its elements: one Project (with its documents) per element. */
+export type ProjectSetSpec = {
+  /** The generators; the set's elements are all of theirs (keys unique across them). */
+  generators: ProjectSetGenerator[];
+  /** The most projects the set may make; more is refused whole. Default 100. */
+  maxProjects?: number;
+  /** The documents made for each element: a Project, and optionally its Secrets, Function and SsoProvider documents. */
+  template: ProjectSetTemplate;
 };

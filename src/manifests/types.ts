@@ -31,6 +31,28 @@ interface SourceLocation {
   column: number;
   /** Absolute directory of the file: relative paths in the document resolve against it. */
   dir: string;
+  /** A document a ProjectSet made (then `file` and `line` are the set's template): the set and the element. */
+  set?: GeneratedFrom;
+}
+
+/** The ProjectSet and the element a generated document was made for. */
+export interface GeneratedFrom {
+  /** metadata.name of the ProjectSet. */
+  set: string;
+  /** The element's key: the identity the project is pinned to in the inventory. */
+  key: string;
+  /** Where the element was written, as messages name it (`tenants/acme.yaml:1`, `element 2 of spec.generators[0].list (set.yaml:9)`). */
+  element: string;
+  /** The values files the element was read from (relative to the root), besides the set's own file. */
+  files?: string[];
+}
+
+/** A ProjectSet of the checkout and the projects it made. */
+export interface ProjectSetSummary {
+  name: string;
+  file: string;
+  line: number;
+  projects: Array<{ name: string; key: string; element: string }>;
 }
 
 interface ManifestDocument<K extends ManifestKind = ManifestKind, S = unknown> {
@@ -96,6 +118,10 @@ export type MigrationsSpec = Schema.MigrationsSpec;
 /** waves (label selectors, optional share), soak, maintenance windows, approval rules. */
 export type RolloutSpec = Schema.RolloutSpec;
 
+// ---- ProjectSet (expanded while loading: never among a set's documents)
+/** generators (list, values directory, matrix of two), maxProjects, template (metadata, spec, secrets, functions, ssoProviders). */
+export type ProjectSetSpec = Schema.ProjectSetSpec;
+
 export type OrganizationDocument = ManifestDocument<'Organization', OrganizationSpec>;
 export type ProjectDocument = ManifestDocument<'Project', ProjectSpec>;
 export type SecretsDocument = ManifestDocument<'Secrets', SecretsSpec>;
@@ -146,6 +172,8 @@ export interface ManifestSet {
    * (checkout-files.ts): the revision covers them all.
    */
   inputs?: ReadonlyMap<string, string>;
+  /** The ProjectSets of the checkout (their documents are among `documents`, each with `source.set`). */
+  sets?: ProjectSetSummary[];
   /** With a shard map and `--shard`: the shard the documents were narrowed to, and what the rest of the checkout declares. */
   shard?: ShardScope;
 }

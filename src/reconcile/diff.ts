@@ -113,7 +113,7 @@ interface EntryInput {
   reason?: string;
   observeOnly?: boolean;
   dependsOn?: string[];
-  source?: { file: string; line: number };
+  source?: { file: string; line: number; set?: { name: string; key: string } };
   target?: Record<string, unknown>;
 }
 

@@ -51,7 +51,8 @@ function defaultProjects(document: AnyDocument): string[] | 'all' {
 export function documentDependencies(document: AnyDocument, set: Pick<ManifestSet, 'root' | 'documents'>): DocumentDependencies {
   const root = set.root;
   const dir = isAbsolute(document.source.dir) ? document.source.dir : resolve(root, document.source.dir);
-  const paths = [document.source.file];
+  // A document a ProjectSet made depends on the set's file and on its element's values files.
+  const paths = [document.source.file, ...(document.source.set?.files ?? [])];
   const refs: string[] = [];
   fileRefs(document.spec, refs);
   for (const ref of refs) paths.push(toRelative(root, resolve(dir, ref)));

@@ -315,17 +315,33 @@ async function observe(pass: Pass): Promise<Observed | { failed: PassResult }> {
 /** The plan of a pass, a value: the fleet-level modules' entries, then each project's part. */
 interface PassPlan extends Observed {
   works: ProjectWork[];
+  /** The ProjectSet and element key of each project a set made, by project name: its entries carry them. */
+  pins: Map<string, { file: string; line: number; set: { name: string; key: string } }>;
 }
 
 /** Every entry of the plan, in order: the fleet's, then each project's kinds, their failures and its lifecycle. */
 function entriesOf(plan: PassPlan, applied?: AppliedPlan): PlanEntry[] {
-  return [
+  const entries = [
     ...plan.fleetEntries,
     ...plan.works.flatMap((work) => {
       const replanned = applied?.projects.get(work.unit.name)?.replanned;
       return [...(replanned ?? work).entries, ...(replanned ?? work).failures, ...(work.unit.lifecycle ? [work.unit.lifecycle] : [])];
     }),
   ];
+  // Plans speak in templates: every entry of a generated project names its set and element.
+  for (const entry of entries) {
+    const pin = plan.pins.get(entry.project ?? (entry.kind === 'Project' ? entry.name : ''));
+    if (pin && !entry.source?.set) entry.source = { ...(entry.source ?? { file: pin.file, line: pin.line }), set: pin.set };
+  }
+  return entries;
+}
+
+function pinsOf(documents: readonly AnyDocument[]): PassPlan['pins'] {
+  const pins: PassPlan['pins'] = new Map();
+  for (const document of documents) if (document.kind === 'Project' && document.source.set) {
+    pins.set(document.metadata.name, { file: document.source.file, line: document.source.line, set: { name: document.source.set.set, key: document.source.set.key } });
+  }
+  return pins;
 }
 
 /** 4. Plan: the project's kinds, for every project that exists or will be created. */
@@ -333,7 +349,7 @@ async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed
   const byProject = documentsByProject(pass.documents);
   try {
     const works = await Promise.all(observed.fleet.projects.map((unit) => planProject(pass, newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()))));
-    return { ...observed, works };
+    return { ...observed, works, pins: pinsOf(pass.documents) };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
     if (pass.options.signal?.aborted) pass.log.info({}, 'the pass was interrupted while observing the projects: nothing is applied');

@@ -33,6 +33,11 @@ export interface InventoryProject {
   labels?: Record<string, string>;
   /** How it came under management. */
   origin: 'created' | 'adopted';
+  /**
+   * The ProjectSet element that made it: the project is pinned to the element's key, so that a
+   * changed name template is a blocked rename, never a removal and a creation.
+   */
+  set?: { name: string; key: string };
   since: number;
 }
 

@@ -32,6 +32,16 @@ export async function observeFleet(input: FleetInput): Promise<FleetObservation>
   for (const unit of projects) {
     const inventoried = unit.document.spec.ref === undefined ? input.inventory.projects[unit.name] : undefined;
     matchByRef(unit, live, inventoried);
+    // A project a ProjectSet made is pinned to its element's key: the record of the same set
+    // and key under another name is the same project (a changed name template).
+    const pin = unit.document.source.set;
+    if (!unit.live && !inventoried && unit.document.spec.ref === undefined && pin) {
+      const pinned = undeclared.filter((u) => input.inventory.projects[u.name]!.set?.name === pin.set && input.inventory.projects[u.name]!.set?.key === pin.key);
+      if (pinned.length === 1) {
+        unit.live = pinned[0]!.found;
+        unit.foundBy = 'inventory';
+      }
+    }
     if (!unit.live && !inventoried && unit.document.spec.ref === undefined) {
       const candidates = undeclared.filter((u) => u.found.name === unit.apiName);
       if (candidates.length === 1) {

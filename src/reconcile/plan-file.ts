@@ -229,9 +229,19 @@ export function manifestRefusals(plan: SavedPlan, manifests: ManifestSet, secret
   if (manifestDigest(manifests) !== plan.manifests.digest) {
     refusals.push({ resource: 'manifests', reason: `the content of the manifests in ${manifests.root} differs from the content the plan was made from` });
   }
-  const key = (s: Pick<SecretDigest, 'file' | 'path'>) => `${s.file}#${s.path}`;
-  const saved = new Map(plan.secrets.references.map((s) => [key(s), s]));
-  const now = new Map(secrets.map((s) => [key(s), s]));
+  // The documents a ProjectSet makes share their template's file and paths: the n-th reference
+  // at one file and path is matched with the n-th (documents come in a stable order).
+  const keyed = (list: readonly SecretDigest[]) => {
+    const seen = new Map<string, number>();
+    return new Map(list.map((s) => {
+      const base = `${s.file}#${s.path}`;
+      const n = seen.get(base) ?? 0;
+      seen.set(base, n + 1);
+      return [`${base}#${n}`, s] as const;
+    }));
+  };
+  const saved = keyed(plan.secrets.references);
+  const now = keyed(secrets);
   for (const [k, current] of now) {
     const before = saved.get(k);
     const where = `${current.file}:${current.line} ${current.path}`;

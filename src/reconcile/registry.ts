@@ -35,6 +35,8 @@ import { branchesKind } from './kinds/branches.js';
 import { migrationsKind } from './kinds/migrations.js';
 // --- the Rollout document (orders the writes of the others) ---
 import { rolloutDocument } from './rollout/schema.js';
+// --- the ProjectSet document (expanded into ordinary documents while loading) ---
+import { projectSetDocument } from '../manifests/project-set-schema.js';
 
 /** The configuration sections, in apply order. */
 export const CONFIG_SECTIONS = [
@@ -75,7 +77,9 @@ export const DOCUMENT_KINDS: readonly ManifestKind[] = [
   ...KIND_MODULES.flatMap((module) => (module.document ? [module.document.kind as ManifestKind] : [])),
   // Not a managed kind: it orders the writes of the others (src/reconcile/rollout/).
   rolloutDocument.kind as ManifestKind,
+  // Not a managed kind: loading expands it into Project (and Secrets, Function, SsoProvider) documents.
+  projectSetDocument.kind as ManifestKind,
 ];
 
 /** The document kinds the per-project modules and the rollout declare, with their schemas (the schema generator's input). */
-export const DOCUMENT_SCHEMAS = [...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])), rolloutDocument];
+export const DOCUMENT_SCHEMAS = [...KIND_MODULES.flatMap((module) => (module.document ? [module.document] : [])), rolloutDocument, projectSetDocument];

@@ -45,8 +45,8 @@ export interface PlanEntry {
   pending?: boolean;
   /** Ids of entries that must succeed before this one is applied. */
   dependsOn?: string[];
-  /** Where the desired state came from. */
-  source?: { file: string; line: number };
+  /** Where the desired state came from; for a project a ProjectSet made, the set and the element key. */
+  source?: { file: string; line: number; set?: { name: string; key: string } };
   /**
    * Live values observed at plan time that the apply needs and cannot read from the manifests:
    * the id of a live item to update or delete, the live part a whole-object write keeps. Never

@@ -158,7 +158,7 @@ describe('a sub-resource kind registered in one place: validate, plan and apply'
     ]);
     // Without its registration the kind is unknown: nothing else of the project knows it.
     const unregistered = (await loadManifests(h.dir)).errors.filter((e) => e.path === '/kind');
-    expect(unregistered.map((e) => e.message)).toContain('unknown kind `Flag`: expected one of Organization, Project, Secrets, Migrations, Function, SsoProvider, Branch, Rollout');
+    expect(unregistered.map((e) => e.message)).toContain('unknown kind `Flag`: expected one of Organization, Project, Secrets, Migrations, Function, SsoProvider, Branch, Rollout, ProjectSet');
   });
 
   it('plans and applies its documents with a new project, reads them back, and then has nothing to do', async () => {

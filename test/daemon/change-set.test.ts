@@ -49,6 +49,20 @@ describe('projectChanges', () => {
     'README.md': 'readme',
   };
 
+  it('maps a changed values file of a ProjectSet to the one project its element makes', async () => {
+    const tenants = (root: string) => ['acme', 'globex'].map((tenant) => {
+      const project = doc(root, 'Project', `${tenant}-prod`, 'tenants.yaml', { organization: 'acme', region: 'eu' });
+      project.source.set = { set: 'tenants', key: tenant, element: `tenants/${tenant}.yaml:1`, files: [`tenants/${tenant}.yaml`] };
+      return project;
+    });
+    const setFiles = { 'tenants.yaml': 'set', 'tenants/acme.yaml': 'tenant: acme', 'tenants/globex.yaml': 'tenant: globex' };
+    const before = await snapshot('s1', setFiles, tenants);
+    const after = await snapshot('s2', { ...setFiles, 'tenants/globex.yaml': 'tenant: globex\npool: 2' }, tenants);
+    expect([...projectChanges(before, after).projects]).toEqual(['globex-prod']);
+    const template = await snapshot('s3', { ...setFiles, 'tenants.yaml': 'set, changed' }, tenants);
+    expect([...projectChanges(before, template).projects].sort()).toEqual(['acme-prod', 'globex-prod']);
+  });
+
   it('maps a function source change to its project only', async () => {
     const before = await snapshot('r1', files, layout);
     const after = await snapshot('r2', { ...files, 'shop/functions/hello/index.ts': 'export const x = 1' }, layout);

@@ -104,7 +104,7 @@ describe('examples/ through the built command', () => {
       expect(documented, prefix).toBeDefined();
       expect(run.stdout.split('\n'), prefix).toContain(documented);
     }
-    expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(['analytics-lab', 'shop-production', 'shop-staging']);
+    expect((await api.api.listAllProjects()).map((p) => p.name).sort()).toEqual(['analytics-lab', 'lab-initech', 'lab-umbrella', 'shop-production', 'shop-staging']);
   });
 
   it('then plans no change (exit 0 with --detailed-exitcode), reading GET only, one list and one GET per managed section', async () => {
@@ -141,7 +141,7 @@ describe('examples/ through the built command', () => {
     expect(apiRequests(since).filter((r) => r.method === 'DELETE')).toEqual([]);
     expect((await api.api.listAllProjects()).map((p) => p.name)).toContain('analytics-lab');
     const inventory = JSON.parse(await readFile(join(stateDir, 'inventory.json'), 'utf8'));
-    expect(Object.keys(inventory.projects).sort()).toEqual(['shop-production', 'shop-staging']);
+    expect(Object.keys(inventory.projects).sort()).toEqual(['lab-initech', 'lab-umbrella', 'shop-production', 'shop-staging']);
   });
 
   it('never shows a canary secret value in any output, the state directory or the manifests', async () => {

@@ -18,9 +18,10 @@ describe('the examples repository', async () => {
       const match = /^# yaml-language-server: \$schema=(\S+)\n/.exec(text);
       expect(match, file).not.toBeNull();
       const target = resolve(dirname(join(EXAMPLES, file)), match![1]!);
-      const fileKinds = new Set(set.documents.filter((d) => d.source.file === file).map((d) => d.kind));
+      // The documents a ProjectSet makes are located in its file: that file's kind is ProjectSet.
+      const fileKinds = new Set(set.documents.filter((d) => d.source.file === file).map((d) => (d.source.set ? 'ProjectSet' : d.kind)));
       expect(fileKinds.size, `${file} holds one kind`).toBe(1);
-      expect(target).toBe(join(REPO, 'schemas', KIND_SCHEMA_FILES[[...fileKinds][0]!]));
+      expect(target).toBe(join(REPO, 'schemas', KIND_SCHEMA_FILES[[...fileKinds][0]! as keyof typeof KIND_SCHEMA_FILES]));
     }
   });
 

@@ -86,7 +86,7 @@ describe('the registry', () => {
 
   it('declares every manifest document kind once: the schemas and the field reference are generated for exactly these', () => {
     expect([...DOCUMENT_KINDS].sort()).toEqual([...MANIFEST_KINDS].sort());
-    expect(DOCUMENT_KINDS).toEqual(['Organization', 'Project', 'Secrets', 'Migrations', 'Function', 'SsoProvider', 'Branch', 'Rollout']);
+    expect(DOCUMENT_KINDS).toEqual(['Organization', 'Project', 'Secrets', 'Migrations', 'Function', 'SsoProvider', 'Branch', 'Rollout', 'ProjectSet']);
   });
 
   it('gives sections and sub-resources one set of helpers', () => {

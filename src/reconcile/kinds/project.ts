@@ -99,6 +99,14 @@ export function identityMismatch(
   }
   // Adopting by spec.ref under another manifest name is fine; a declared or remembered API name must match.
   if (live.name !== unit.apiName && (spec.name !== undefined || unit.foundBy !== 'ref')) {
+    const pin = unit.document.source.set;
+    if (pin && unit.renamedFrom !== undefined) {
+      return {
+        changes: [{ path: 'name', before: live.name, after: unit.apiName }],
+        // The same words for every project of the set, so the plan shows the change once; the names are in the changes.
+        reason: `ProjectSet \`${pin.set}\`: the name template now gives the project of this element another name, and the platform cannot rename a project: blocked, nothing is created or deleted. Restore the name template (or keep the API name with the template's spec.name), or give the element a new key to retire its project by its deletion policy and make a new one`,
+      };
+    }
     return {
       changes: [{ path: 'name', before: live.name, after: unit.apiName }],
       reason: `the name of an existing project cannot change (the API has no call that renames a project): set spec.name back to \`${live.name}\`, or declare the new project under a new manifest name`,
@@ -111,7 +119,13 @@ export function refOf(project: { ref?: string; id: string }): string {
   return project.ref ?? project.id;
 }
 
-const source = (document: AnyDocument) => ({ file: document.source.file, line: document.source.line });
+const source = (document: AnyDocument) => ({ file: document.source.file, line: document.source.line, ...setOf(document) });
+
+/** The inventory's (and a plan entry's) pin of a project a ProjectSet made: its set and element key. */
+export function setOf(document: AnyDocument): { set?: { name: string; key: string } } {
+  const from = document.source.set;
+  return from ? { set: { name: from.set, key: from.key } } : {};
+}
 
 /** What the Project module plans of one declared project: its own entry, and its lifecycle entry (pause, restore) when it has one. */
 export interface ProjectPlan {
@@ -226,10 +240,12 @@ export function planRemoval(
 ): PlanEntry | undefined {
   if (!live) return undefined;
   // The file it was last declared in (the line is unknown once the document is gone).
-  const withSource = { kind: 'Project' as const, name, ...(inventoried.file ? { source: { file: inventoried.file, line: 1 } } : {}) };
+  const withSource = { kind: 'Project' as const, name, ...(inventoried.file ? { source: { file: inventoried.file, line: 1, ...(inventoried.set ? { set: inventoried.set } : {}) } } : {}) };
   const changes: FieldChange[] = [{ path: 'ref', before: refOf(live) }, { path: 'name', before: live.name }];
+  // A project a ProjectSet made goes when its element goes (or its key changes), by the same rules.
+  const gone = inventoried.set ? `element \`${inventoried.set.key}\` of ProjectSet \`${inventoried.set.name}\` removed` : 'manifest removed';
   if (inventoried.deletion !== 'delete') {
-    return makeEntry({ ...withSource, changes: [], reason: 'manifest removed; deletion policy `orphan`: the project is left in place and no longer managed' });
+    return makeEntry({ ...withSource, changes: [], reason: `${gone}; deletion policy \`orphan\`: the project is left in place and no longer managed` });
   }
   if (guard.manifestsEmpty && !guard.allowEmpty) {
     return makeEntry({ ...withSource, changes, action: 'blocked', reason: 'the manifest set is empty: nothing is deleted without --allow-empty' });
@@ -240,7 +256,7 @@ export function planRemoval(
   return makeEntry({
     ...withSource, changes, action: 'delete',
     observeOnly: inventoried.management === 'observe',
-    reason: inventoried.management === 'observe' ? 'manifest removed; under the observe policy it is not deleted' : 'manifest removed; deletion policy `delete`',
+    reason: inventoried.management === 'observe' ? `${gone}; under the observe policy it is not deleted` : `${gone}; deletion policy \`delete\``,
   });
 }
 
@@ -364,6 +380,12 @@ export const projectModule: FleetModule<'Project', 'Project' | 'ProjectLifecycle
       // here (a project moved from another shard, which hands its record over).
       if (input.shard && unit.live && planned.entry.action === 'noop' && !input.inventory.projects[unit.name] && unit.renamedFrom === undefined && (unit.foundBy === 'name' || unit.foundBy === 'ref')) {
         planned.entry.reason = `adopted by shard \`${input.shard.name}\` (found by ${unit.foundBy}, ${refOf(unit.live)}): recorded in this shard's inventory; nothing is created`;
+      }
+      // An element whose key changed while its project's name did not: the new key takes the project over.
+      const pinned = input.inventory.projects[unit.name]?.set;
+      const pin = unit.document.source.set;
+      if (pin && pinned && pinned.name === pin.set && pinned.key !== pin.key && planned.entry.action === 'noop') {
+        planned.entry.reason = `ProjectSet \`${pin.set}\`: the element's key changed from \`${pinned.key}\` to \`${pin.key}\` and its project's name did not: the project is pinned to the new key; nothing is created or deleted`;
       }
       // The unit is the pass's record of one project: its apply and its record read what was planned.
       unit.entry = planned.entry;
@@ -551,6 +573,7 @@ async function recordProjects(ctx: FleetApplyContext, now: number): Promise<void
       labels: labelsToRecord(unit, previous, ctx),
       origin: previous?.origin ?? (unit.entry?.action === 'create' || unit.foundBy === 'intent' ? 'created' : 'adopted'),
       since: previous?.since ?? now,
+      ...setOf(unit.document),
     };
     if (unit.foundBy === 'intent' || unit.foundBy === 'name') await intents.clearProject(unit.name);
   }
@@ -644,6 +667,7 @@ async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> 
     labels: { ...(unit.document.metadata.labels ?? {}) },
     origin: 'created',
     since: ctx.clock.now(),
+    ...setOf(unit.document),
   };
   ctx.inventory.organizations[org!.name] = { id: organizationId, name: org!.name };
   await saveInventory(ctx.state, ctx.inventory, ctx.clock.now());

@@ -173,3 +173,101 @@ export function stateTable(rows: string[][], color: boolean, stateColumn: number
       .trimEnd(),
   );
 }
+
+/**
+ * The same change of a ProjectSet's template in many of its projects: one kind, resource,
+ * action and set of changed fields. Shown once, with the projects it affects and its requests.
+ */
+export interface TemplateChange {
+  set: string;
+  /** One entry per project, in plan order. */
+  entries: PlanEntry[];
+  /** The entry id with its project left out: `ProjectPostgres/*\/postgres`, `Project/*`. */
+  id: string;
+  action: PlanEntry['action'];
+  /** Changes the same in every project (path and values). */
+  common: FieldChange[];
+  /** Changed fields whose values differ between the projects. */
+  differing: string[];
+  /** The note every entry has (`''`: none), unless `notesDiffer`. */
+  note: string;
+  /** The entries' notes differ: each project's is shown with it. */
+  notesDiffer: boolean;
+  /** Write requests the change costs: one per entry, one per project for a kind written in bulk (secrets). */
+  requests: number;
+}
+
+/** Kinds whose entries of one project are written together by one request. */
+const BULK_KINDS: ReadonlySet<string> = new Set(['Secret']);
+
+function changeKey(change: FieldChange): string {
+  return JSON.stringify([change.path, change.sensitive ?? false, change.before, change.after]);
+}
+
+function genericId(entry: PlanEntry): string {
+  if (entry.kind === 'Project') return 'Project/*';
+  return entry.project !== undefined ? `${entry.kind}/*/${entry.name}` : entry.id;
+}
+
+/**
+ * Entries in plan order, the entries of a ProjectSet's projects that make the same change
+ * folded into one TemplateChange (an element's own change, in one project, stays an entry).
+ */
+export function foldTemplateChanges(entries: readonly PlanEntry[]): Array<PlanEntry | TemplateChange> {
+  const groups = new Map<string, PlanEntry[]>();
+  const keyOf = (entry: PlanEntry) => {
+    const set = entry.source?.set;
+    if (!set) return undefined;
+    const paths = entry.changes.map((change) => change.path).sort();
+    return JSON.stringify([set.name, genericId(entry), entry.action, paths, entry.observeOnly ?? false, entry.pending ?? false, entry.held?.reason ?? '']);
+  };
+  for (const entry of entries) {
+    const key = keyOf(entry);
+    if (key !== undefined) groups.set(key, [...(groups.get(key) ?? []), entry]);
+  }
+  const out: Array<PlanEntry | TemplateChange> = [];
+  const placed = new Set<string>();
+  for (const entry of entries) {
+    const key = keyOf(entry);
+    const group = key !== undefined ? groups.get(key)! : undefined;
+    if (!group || group.length < 2) {
+      out.push(entry);
+      continue;
+    }
+    if (placed.has(key!)) continue;
+    placed.add(key!);
+    const first = group[0]!;
+    const common = first.changes.filter((change) => group.every((other) => other.changes.some((c) => changeKey(c) === changeKey(change))));
+    const commonPaths = new Set(common.map((change) => change.path));
+    const notes = new Set(group.map(entryNote));
+    out.push({
+      set: first.source!.set!.name,
+      entries: group,
+      id: genericId(first),
+      action: first.action,
+      common,
+      differing: first.changes.map((change) => change.path).filter((path) => !commonPaths.has(path)),
+      note: notes.size === 1 ? [...notes][0]! : '',
+      notesDiffer: notes.size > 1,
+      requests: isChange(first) ? (BULK_KINDS.has(first.kind) ? new Set(group.map((e) => e.project)).size : group.length) : 0,
+    });
+  }
+  return out;
+}
+
+export function isTemplateChange(item: PlanEntry | TemplateChange): item is TemplateChange {
+  return 'entries' in item;
+}
+
+/** The project of an entry of a template change. */
+export function projectOf(entry: PlanEntry): string {
+  return entry.project ?? entry.name;
+}
+
+/** `50 projects (acme-prod, globex-prod, ...), 50 write requests`. */
+export function templateChangeLine(change: TemplateChange, maxNames = 5): string {
+  const names = change.entries.map(projectOf);
+  const shown = names.length > maxNames ? `${names.slice(0, maxNames).join(', ')}, and ${names.length - maxNames} more` : names.join(', ');
+  const cost = change.requests > 0 ? `, ${change.requests} write request${change.requests === 1 ? '' : 's'}` : '';
+  return maxNames === 0 ? `${names.length} projects${cost}` : `${names.length} projects: ${shown}${cost}`;
+}

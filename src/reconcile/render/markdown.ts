@@ -2,8 +2,9 @@
 // line, deletions warned before anything else, every entry's details folded in a ```diff
 // block so that GitHub colours it (+ added, - removed, ! changed). A comment holds at most
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
-import type { PassResult, PlanEntry } from '../types.js';
+import type { FieldChange, PassResult, PlanEntry } from '../types.js';
 import {
+  foldTemplateChanges, isTemplateChange, projectOf, templateChangeLine, type TemplateChange,
   changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
@@ -88,16 +89,29 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) out.push('No changes. The live state matches the manifests.', '');
   if (entries.length > 0) {
-    const listed = entries.slice(0, shown);
+    // A change of a ProjectSet's template is one row, its per-project detail folded.
+    const items = foldTemplateChanges(entries);
+    const listedItems = items.slice(0, shown);
+    const listed = listedItems.flatMap((item) => (isTemplateChange(item) ? item.entries : [item]));
     out.push('| | resource | action | note |', '|---|---|---|---|');
-    for (const entry of listed) out.push(`| \`${entryMarker(entry)}\` | \`${inline(entry.id)}\` | ${entry.action} | ${inline(entryNote(entry))} |`);
-    out.push(...more(entries.length, 'entries').map((line) => `\n${line}`));
+    for (const item of listedItems) {
+      if (isTemplateChange(item)) {
+        const note = [templateChangeLine(item), ...(item.note ? [item.note] : [])].join('; ');
+        out.push(`| \`${entryMarker(item.entries[0]!)}\` | ProjectSet \`${inline(item.set)}\`: \`${inline(item.id)}\` | ${item.action} | ${inline(note)} |`);
+      } else {
+        const set = item.source?.set;
+        const note = [...(set ? [`ProjectSet ${set.name}, element ${set.key}`] : []), ...(entryNote(item) ? [entryNote(item)] : [])].join('; ');
+        out.push(`| \`${entryMarker(item)}\` | \`${inline(item.id)}\` | ${item.action} | ${inline(note)} |`);
+      }
+    }
+    out.push(...more(items.length, 'entries').map((line) => `\n${line}`));
     out.push('');
-    if (listed.length > 0) {
-      out.push(`<details><summary>Details (${plural(listed.length, 'entry', 'entries')})</summary>`, '', '```diff');
-      for (const entry of listed) out.push(...diffLines(entry));
+    if (listedItems.length > 0) {
+      out.push(`<details><summary>Details (${plural(listedItems.length, 'entry', 'entries')})</summary>`, '', '```diff');
+      for (const item of listedItems) out.push(...(isTemplateChange(item) ? templateDiffLines(item) : diffLines(item)));
       out.push('```', '', '</details>');
     }
+    for (const item of listedItems) if (isTemplateChange(item)) out.push(...templateProjects(item));
     out.push(...migrationSql(listed));
   }
   const refused = refusedLine(result);
@@ -151,6 +165,36 @@ function migrationSql(entries: readonly PlanEntry[]): string[] {
     );
   }
   return out;
+}
+
+/** A template change's lines in the details: once, with the fields every project shares. */
+function templateDiffLines(change: TemplateChange): string[] {
+  const lines = [fenced(`${diffPrefix(entryMarker(change.entries[0]!))} ProjectSet ${change.set}: ${change.id} (${change.action}, ${change.entries.length} projects)`)];
+  for (const field of change.common) lines.push(...changeLines(change.entries[0]!, field));
+  for (const path of change.differing) lines.push(fenced(`!   ${path}: differs by project (below)`));
+  return lines;
+}
+
+/** The projects of a template change, folded: each with its own fields and notes where they differ. */
+function templateProjects(change: TemplateChange): string[] {
+  const out = ['', `<details><summary>ProjectSet ${inline(change.set)}: ${inline(change.id)}, ${inline(templateChangeLine(change, 0))}</summary>`, ''];
+  if (change.differing.length === 0 && !change.notesDiffer) {
+    out.push(change.entries.map((entry) => `\`${inline(projectOf(entry))}\``).join(', '));
+  } else {
+    out.push('```diff');
+    for (const entry of change.entries) {
+      out.push(fenced(`${diffPrefix(entryMarker(entry))} ${entry.id}${change.notesDiffer && entryNote(entry) ? ` (${entryNote(entry)})` : ''}`));
+      for (const field of entry.changes.filter((c) => change.differing.includes(c.path))) out.push(...changeLines(entry, field));
+    }
+    out.push('```');
+  }
+  out.push('', '</details>');
+  return out;
+}
+
+function changeLines(entry: PlanEntry, change: FieldChange): string[] {
+  const marker = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : entry.action === 'blocked' ? '!' : changeMarker(change);
+  return [fenced(`${diffPrefix(marker)}   ${changeText(change)}`)];
 }
 
 function diffLines(entry: PlanEntry): string[] {

@@ -1,7 +1,8 @@
 // The plan as a reviewed diff: `+` create, `~` update, `-` delete, `!` blocked; field paths with
 // before -> after; a secret only as `(sensitive value changed)`. Colour only when asked (a TTY).
-import type { PassResult } from '../types.js';
+import type { FieldChange, PassResult } from '../types.js';
 import {
+  foldTemplateChanges, isTemplateChange, projectOf, templateChangeLine,
   changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
   type Marker,
 } from './format.js';
@@ -37,15 +38,33 @@ export function renderText(result: PassResult, options: TextOptions): string {
   const heading = result.dryRun ? 'Plan (dry run: nothing was changed)' : refused ? 'Plan (refused: nothing was applied)' : 'Plan (applied: outcomes below)';
   lines.push(paint(BOLD, `${heading}${result.revision ? ` at revision ${result.revision}` : ''}`));
   const entries = visibleEntries(result);
-  for (const entry of entries) {
+  const changeLine = (entry: { action: string }, change: FieldChange, indent: string) => {
+    const m = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : changeMarker(change);
+    return paint(COLORS[m], `${indent}${m} ${changeText(change)}`);
+  };
+  for (const item of foldTemplateChanges(entries)) {
+    lines.push('');
+    if (isTemplateChange(item)) {
+      // A template change, once: the projects it affects and what it costs, then its fields.
+      const marker = entryMarker(item.entries[0]!);
+      lines.push(`${paint(COLORS[marker], `${marker} ProjectSet ${item.set}: ${item.id}`)} ${paint(DIM, item.action)}${item.note ? paint(DIM, `  (${item.note})`) : ''}`);
+      lines.push(paint(DIM, `    ${templateChangeLine(item)}`));
+      for (const change of item.common) lines.push(changeLine(item, change, '    '));
+      if (item.differing.length > 0 || item.notesDiffer) {
+        for (const entry of item.entries) {
+          const note = item.notesDiffer ? entryNote(entry) : '';
+          lines.push(`    ${projectOf(entry)}${note ? paint(DIM, `  (${note})`) : ''}`);
+          for (const change of entry.changes.filter((c) => item.differing.includes(c.path))) lines.push(changeLine(entry, change, '      '));
+        }
+      }
+      continue;
+    }
+    const entry = item;
     const marker = entryMarker(entry);
     const note = entryNote(entry);
-    lines.push('');
-    lines.push(`${paint(COLORS[marker], `${marker} ${entry.id}`)} ${paint(DIM, entry.action)}${note ? paint(DIM, `  (${note})`) : ''}`);
-    for (const change of entry.changes) {
-      const m = entry.action === 'create' ? '+' : entry.action === 'delete' ? '-' : changeMarker(change);
-      lines.push(paint(COLORS[m], `    ${m} ${changeText(change)}`));
-    }
+    const set = entry.source?.set;
+    lines.push(`${paint(COLORS[marker], `${marker} ${entry.id}`)} ${paint(DIM, entry.action)}${set ? paint(DIM, `  [ProjectSet ${set.name}, element ${set.key}]`) : ''}${note ? paint(DIM, `  (${note})`) : ''}`);
+    for (const change of entry.changes) lines.push(changeLine(entry, change, '    '));
   }
   const quiet = !result.plan.hasChanges && result.plan.summary.blocked === 0 && (result.plan.drift ?? 0) === 0 && !entries.some((e) => e.pending);
   if (quiet) lines.push('', 'No changes. The live state matches the manifests.');
