@@ -11,6 +11,7 @@ import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
 import { benchMigrations } from './migrations.js';
+import { fullFleetPass, type FullFleetFigures } from './full-fleet.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
@@ -58,13 +59,45 @@ async function migrationScenario(): Promise<Record<string, number>> {
   return m;
 }
 
-// `--only migrations` runs scenario 10 alone (while working on it).
+/** Scenario 11: the built command over 1,000 full projects (100 with --quick), CPU and peak memory of its own process. */
+async function fullFleetScenario(): Promise<FullFleetFigures> {
+  const projects = quick ? 100 : 1000;
+  log(`full fleet: ${projects} projects with every section, secrets, a function and an SSO provider each`);
+  const f = await fullFleetPass({ projects, log });
+  const g = f.goals;
+  row('11 full fleet', `${f.projects} projects (${f.files} files, ${f.yamlMb} MB of YAML): no-change pass, CPU s of the command, median of ${f.noChange.runs.length} runs (${f.noChange.runs.map((r) => r.cpuSeconds).join(', ')})`, f.noChange.cpuSeconds, '-', `< ${g.noChangeCpuSeconds}`, f.noChange.cpuSeconds < g.noChangeCpuSeconds);
+  row('11 full fleet', `no-change pass: peak RSS MB, median (${f.noChange.runs.map((r) => r.peakRssMb).join(', ')})`, f.noChange.peakRssMb, '-', `< ${g.noChangePeakRssMb}`, f.noChange.peakRssMb < g.noChangePeakRssMb);
+  row('11 full fleet', `apply from empty: peak RSS MB (CPU ${f.apply.cpuSeconds} s, ${f.apply.uptimeSeconds} s)`, f.apply.peakRssMb, '-', `< ${g.applyPeakRssMb}`, f.apply.peakRssMb < g.applyPeakRssMb);
+  return f;
+}
+
+/** Scenario 7: three shards against one identity. */
+async function shardScenario(): Promise<Awaited<ReturnType<typeof shardScaling>>> {
+  const shardProjects = quick ? 15 : 45;
+  log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
+  const shards = await shardScaling(shardProjects);
+  row(
+    '7 shards',
+    `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
+    shards.ratio,
+    '-',
+    '<= 1.15',
+    shards.ratio <= 1.15,
+  );
+  row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+  row('7 shards', 'per shard: s from the common start to its first request / its first write', shards.sharded.firstRequest.map((f) => `${f.requestSeconds} / ${f.writeSeconds}`).join('; '), '-', '', undefined);
+  return shards;
+}
+
+// `--only NAME` runs one scenario alone (while working on it).
+const ALONE: Record<string, () => Promise<unknown>> = { migrations: migrationScenario, 'full-fleet': fullFleetScenario, shards: shardScenario };
 if (values.only !== undefined) {
-  if (values.only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${values.only}\``);
-  const migrations = await migrationScenario();
+  const scenario = ALONE[values.only];
+  if (!scenario) throw new Error(`--only: the scenarios that run alone are ${Object.keys(ALONE).map((k) => `\`${k}\``).join(', ')}; got \`${values.only}\``);
+  const figures = await scenario();
   const seconds = printRows();
   await mkdir(dirname(resolve(values.out!)), { recursive: true });
-  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations }, null, 2)}\n`);
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, [values.only]: figures }, null, 2)}\n`);
   process.exit(0);
 }
 
@@ -118,18 +151,7 @@ for (const figures of [byUser, byScope]) {
   row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
 }
 
-const shardProjects = quick ? 15 : 45;
-log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
-const shards = await shardScaling(shardProjects);
-row(
-  '7 shards',
-  `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
-  shards.ratio,
-  '-',
-  '<= 1.15',
-  shards.ratio <= 1.15,
-);
-row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+const shards = await shardScenario();
 
 log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
@@ -159,8 +181,9 @@ row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaem
 row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
 const migrations = await migrationScenario();
+const fullFleet = await fullFleetScenario();
 
 const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, fullFleet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { startEmulator } from '../emulator/index.js';
 import { createClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
+import { DEFAULT_TIMEOUTS, undiciTransport, type Transport } from '../api/transport.js';
 import { runPass } from '../reconcile/engine.js';
 import { loadShardedManifests } from '../shards/load-sharded.js';
 import { silentLogger } from '../util/logger.js';
@@ -26,6 +27,8 @@ interface ShardRunFigures {
   perShardSeconds: number[];
   requests: number;
   rateLimited: number;
+  /** Per shard, seconds from the common start to its first request and to its first write. */
+  firstRequest: Array<{ requestSeconds: number; writeSeconds: number }>;
 }
 
 interface ShardScalingFigures {
@@ -73,8 +76,19 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
           throw new Error(`shard ${spec.name} did not load: ${loaded.set.errors.slice(0, 3).map((e) => `${e.file}:${e.line} ${e.message}`).join('; ')}`);
         }
         const stateDir = join(root, label, 'shards', spec.name);
-        const client = await createClient({ baseUrl: emulator.url, auth: staticToken(tokenOf(spec.team)), rate: loaded.shard.rate, stateDir, concurrency: 4 });
-        return { spec, manifests: loaded.set, stateDir, client };
+        const first = { request: Number.NaN, write: Number.NaN };
+        const inner = undiciTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: 5 });
+        const transport: Transport = {
+          send(request) {
+            const now = performance.now();
+            if (Number.isNaN(first.request)) first.request = now;
+            if (request.method !== 'GET' && Number.isNaN(first.write)) first.write = now;
+            return inner.send(request);
+          },
+          close: () => inner.close(),
+        };
+        const client = await createClient({ baseUrl: emulator.url, auth: staticToken(tokenOf(spec.team)), rate: loaded.shard.rate, stateDir, concurrency: 4, transport });
+        return { spec, manifests: loaded.set, stateDir, client, first };
       }),
     );
     const pass = (shard: (typeof prepared)[number], dryRun: boolean) =>
@@ -97,7 +111,8 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
           if (check.plan.hasChanges) throw new Error(`shard ${shard.spec.name} did not converge in one pass`);
         }),
       );
-      return { seconds: round(seconds), perShardSeconds: perShardSeconds.map((s) => round(s)), requests: sent.length, rateLimited: sent.filter((e) => e.status === 429).length };
+      const firstRequest = prepared.map((shard) => ({ requestSeconds: round((shard.first.request - started) / 1000), writeSeconds: round((shard.first.write - started) / 1000) }));
+      return { seconds: round(seconds), perShardSeconds: perShardSeconds.map((s) => round(s)), requests: sent.length, rateLimited: sent.filter((e) => e.status === 429).length, firstRequest };
     } finally {
       await Promise.all(prepared.map((shard) => shard.client.close()));
     }
