@@ -26,6 +26,11 @@ interface FreshnessPlanInput {
   spareRate: number;
   /** Smallest time between two re-check passes, ms (each pass starts with a project list). */
   minSpacingMs: number;
+  /**
+   * How long a re-check pass takes, from its start until its observations are recorded (at its
+   * end), ms: measured on the passes so far; 0 when none was (a pass that takes no time).
+   */
+  sliceMs?: number;
 }
 
 export interface FreshnessPlan {
@@ -46,9 +51,19 @@ export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
   const checks = fleet + Math.min(drifted, fleet);
   if (checks <= 0 || !(spareRate > 0)) return { sliceSize: 1, sweepReads: 0, boundMs: checks <= 0 ? 0 : Number.POSITIVE_INFINITY };
   const sliceSize = Math.min(checks, Math.max(1, Math.ceil((minSpacingMs * spareRate - 1) / readsPerProject)));
-  const sweepReads = checks * readsPerProject + Math.ceil(checks / sliceSize);
-  return { sliceSize, sweepReads, boundMs: sweepReads / spareRate };
+  const slices = Math.ceil(checks / sliceSize);
+  const sweepReads = checks * readsPerProject + slices;
+  // A pass's observations count from its end: the oldest project's age reaches a whole cycle
+  // plus the pass that re-observes it; and a pass that takes longer than its share of the
+  // budget stretches the cycle by the difference.
+  const sliceMs = Math.max(0, input.sliceMs ?? 0);
+  const paceMs = (sliceSize * readsPerProject + 1) / spareRate;
+  const lagMs = sliceMs > 0 ? sliceMs + slices * Math.max(0, sliceMs - paceMs) : 0;
+  return { sliceSize, sweepReads, boundMs: sweepReads / spareRate + lagMs };
 }
+
+/** Re-check passes whose duration the plan remembers (the longest of them counts). */
+const SLICE_DURATIONS = 8;
 
 interface ContinuousResyncOptions extends RecheckSource {
   /** Called with each new plan (the stated bound). */
@@ -58,8 +73,8 @@ interface ContinuousResyncOptions extends RecheckSource {
 /**
  * Continuous drift checking: spends the drift share of the budget on re-observing projects,
  * oldest observation first, one slice per its share of spare requests. Every project is then
- * re-observed once per cycle of `sweepReads ÷ spare rate`, which is the floor of the largest
- * observation age; a project whose last observation found drift counts as half a cycle older,
+ * re-observed once per cycle of `sweepReads ÷ spare rate`, which with the time a slice's pass
+ * takes (its observations count from its end) is the floor of the largest observation age; a project whose last observation found drift counts as half a cycle older,
  * so it is checked again sooner (and the cycle counts it twice).
  */
 export class ContinuousResync implements ResyncSchedule {
@@ -70,6 +85,8 @@ export class ContinuousResync implements ResyncSchedule {
   #running: Promise<void> | undefined;
   #slice: Promise<void> | undefined;
   #plan: FreshnessPlan | undefined;
+  /** Durations of the last re-check passes, ms. */
+  readonly #sliceDurations: number[] = [];
 
   constructor(options: ContinuousResyncOptions) {
     const share = options.driftShare ?? 0.8;
@@ -147,7 +164,8 @@ export class ContinuousResync implements ResyncSchedule {
       for (const project of [...this.#drifted]) if (!known.has(project)) this.#drifted.delete(project);
       const spareRate = this.spareRate(now);
       const readsPerProject = this.#options.readsPerProject();
-      const plan = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs! });
+      const sliceMs = this.#sliceDurations.length > 0 ? Math.max(...this.#sliceDurations) : 0;
+      const plan = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs!, sliceMs });
       this.#plan = plan;
       this.#options.onPlan?.(plan);
       const slice = this.#pick(fleet, plan);
@@ -160,6 +178,8 @@ export class ContinuousResync implements ResyncSchedule {
       this.#slice = this.#options.runSlice(slice, signal);
       await this.#slice;
       this.#slice = undefined;
+      this.#sliceDurations.push(clock.now() - now);
+      if (this.#sliceDurations.length > SLICE_DURATIONS) this.#sliceDurations.shift();
     }
   }
 

@@ -25,6 +25,48 @@ describe('planFreshness', () => {
   });
 });
 
+describe('planFreshness with the time a re-check pass takes', () => {
+  it('adds the duration of a pass to the floor, and stretches the cycle when a pass outlasts its share of the budget', () => {
+    // 40 projects x 3 reads at 48 spare requests a minute: slices of 1 project, paced 5 s each.
+    const base = { fleet: 40, drifted: 0, readsPerProject: 3, spareRate: 48 / 60_000, minSpacingMs: 5_000 };
+    expect(planFreshness({ ...base, sliceMs: 0 }).boundMs).toBe(200_000);
+    // A pass of 2 s: its observations count from its end, 2 s after the cycle.
+    expect(planFreshness({ ...base, sliceMs: 2_000 }).boundMs).toBeCloseTo(202_000, 6);
+    // A pass of 7 s outlasts its 5 s pace: each of the 40 slices adds 2 s to the cycle.
+    expect(planFreshness({ ...base, sliceMs: 7_000 }).boundMs).toBeCloseTo(200_000 + 7_000 + 40 * 2_000, 6);
+  });
+
+  it('states a bound that covers the passes measured so far', async () => {
+    const clock = new ManualClock();
+    const plans: number[] = [];
+    const resync: ContinuousResync = new ContinuousResync({
+      clock,
+      projects: () => ['a', 'b', 'c', 'd'],
+      runSlice: async (slice, signal) => {
+        // Each pass takes 1.5 s of the clock before it records its observations.
+        try {
+          await clock.sleep(1_500, signal);
+        } catch {
+          return; // stopped
+        }
+        resync.observed(slice, clock.now());
+      },
+      budget: () => ({ limit: 60, windowMs: 60_000 }),
+      readsPerProject: () => 1,
+      driftShare: 1,
+      minSpacingMs: 3_000,
+      onPlan: (plan) => plans.push(plan.boundMs),
+    });
+    resync.start();
+    await clock.advance(10_000);
+    await resync.stop();
+    // 4 projects + 2 lists at 1 a second: 6 s; then 6 s plus the 1.5 s pass.
+    expect(plans[0]).toBe(6_000);
+    expect(plans.slice(1).every((bound) => bound === 7_500)).toBe(true);
+    expect(plans.length).toBeGreaterThan(1);
+  });
+});
+
 describe('ContinuousResync', () => {
   function schedule(clock: ManualClock, projects: string[], checked: Array<{ at: number; projects: string[] }>) {
     const resync: ContinuousResync = new ContinuousResync({
