@@ -36,7 +36,7 @@ interface FreshnessPlanInput {
 export interface FreshnessPlan {
   /** Projects per re-check pass. */
   sliceSize: number;
-  /** Reads of one full cycle: every project once (drifted ones twice) plus each pass's project list. */
+  /** Reads of one full cycle: its slices' projects (every project once, drifted ones twice) plus each pass's project list. */
   sweepReads: number;
   /** The floor of the largest observation age: sweepReads ÷ spare rate, ms. */
   boundMs: number;
@@ -50,9 +50,13 @@ export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
   const { fleet, drifted, readsPerProject, spareRate, minSpacingMs } = input;
   const checks = fleet + Math.min(drifted, fleet);
   if (checks <= 0 || !(spareRate > 0)) return { sliceSize: 1, sweepReads: 0, boundMs: checks <= 0 ? 0 : Number.POSITIVE_INFINITY };
-  const sliceSize = Math.min(checks, Math.max(1, Math.ceil((minSpacingMs * spareRate - 1) / readsPerProject)));
-  const slices = Math.ceil(checks / sliceSize);
-  const sweepReads = checks * readsPerProject + slices;
+  const smallest = Math.min(checks, Math.max(1, Math.ceil((minSpacingMs * spareRate - 1) / readsPerProject)));
+  // Slices of one size, oldest first: a project waits for as many slices as the cycle has, so
+  // the checks are spread evenly over the fewest slices of at least the smallest size (slices
+  // of 9 over 30 projects would leave some projects four slices apart, not three and a third).
+  const slices = Math.max(1, Math.floor(checks / smallest));
+  const sliceSize = Math.ceil(checks / slices);
+  const sweepReads = slices * (sliceSize * readsPerProject + 1);
   // A pass's observations count from its end: the oldest project's age reaches a whole cycle
   // plus the pass that re-observes it; and a pass that takes longer than its share of the
   // budget stretches the cycle by the difference.

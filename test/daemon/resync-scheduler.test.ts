@@ -67,6 +67,39 @@ describe('planFreshness with the time a re-check pass takes', () => {
   });
 });
 
+describe('the stated bound and the intervals a fleet is re-checked at', () => {
+  it('spreads the checks evenly over the slices, so no project waits longer than the stated bound (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 2, max: 20 }), async (fleetSize, spacingSeconds) => {
+        const clock = new ManualClock();
+        const projects = Array.from({ length: fleetSize }, (_, i) => `p${i}`);
+        const seen = new Map<string, number[]>();
+        let bound = 0;
+        const resync: ContinuousResync = new ContinuousResync({
+          clock,
+          projects: () => projects,
+          runSlice: async (slice) => {
+            for (const project of slice) seen.set(project, [...(seen.get(project) ?? []), clock.now()]);
+            resync.observed(slice, clock.now());
+          },
+          budget: () => ({ limit: 60, windowMs: 60_000 }),
+          readsPerProject: () => 1,
+          driftShare: 1,
+          minSpacingMs: spacingSeconds * 1_000,
+          onPlan: (plan) => (bound = plan.boundMs),
+        });
+        resync.start();
+        await clock.advance(4 * (fleetSize + 1) * 1_000 + 4 * spacingSeconds * 1_000);
+        await resync.stop();
+        for (const times of seen.values()) {
+          for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(bound);
+        }
+      }),
+      { seed: 20261128, numRuns: 60 },
+    );
+  });
+});
+
 describe('ContinuousResync', () => {
   function schedule(clock: ManualClock, projects: string[], checked: Array<{ at: number; projects: string[] }>) {
     const resync: ContinuousResync = new ContinuousResync({
