@@ -169,7 +169,12 @@ export class ContinuousResync implements ResyncSchedule {
       const spareRate = this.spareRate(now);
       const readsPerProject = this.#options.readsPerProject();
       const sliceMs = this.#sliceDurations.length > 0 ? Math.max(...this.#sliceDurations) : 0;
-      const plan = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs!, sliceMs });
+      const planned = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs!, sliceMs });
+      // A shorter cycle shortens the ages only as they catch up with it: each project is
+      // re-observed at its turn in the oldest-first order, and may be older by then than the
+      // new cycle says (projects observed under a longer plan, or delayed by writes).
+      const catchUp = this.#catchUpMs(fleet, planned, now, readsPerProject, spareRate, sliceMs);
+      const plan = catchUp > planned.boundMs ? { ...planned, boundMs: catchUp } : planned;
       this.#plan = plan;
       this.#options.onPlan?.(plan);
       const slice = this.#pick(fleet, plan);
@@ -187,13 +192,28 @@ export class ContinuousResync implements ResyncSchedule {
     }
   }
 
-  /** Oldest observation first (never observed: first of all); drift found last time counts half a cycle older. */
-  #pick(fleet: string[], plan: FreshnessPlan): string[] {
+  /** The largest age any observed project reaches by its turn in the order slices take them, ms. */
+  #catchUpMs(fleet: string[], plan: FreshnessPlan, now: number, readsPerProject: number, spareRate: number, sliceMs: number): number {
+    const paceMs = (plan.sliceSize * readsPerProject + 1) / spareRate;
+    let worst = 0;
+    this.#ordered(fleet, plan).forEach((project, rank) => {
+      const at = this.#observedAt.get(project);
+      if (at === undefined) return;
+      worst = Math.max(worst, now - at + Math.floor(rank / plan.sliceSize) * paceMs + sliceMs);
+    });
+    return worst;
+  }
+
+  #ordered(fleet: string[], plan: FreshnessPlan): string[] {
     const urgency = (project: string) =>
       (this.#observedAt.get(project) ?? Number.NEGATIVE_INFINITY) - (this.#drifted.has(project) ? plan.boundMs / 2 : 0);
-    return fleet
+    return [...fleet].sort((a, b) => urgency(a) - urgency(b) || (a < b ? -1 : a > b ? 1 : 0));
+  }
+
+  /** Oldest observation first (never observed: first of all); drift found last time counts half a cycle older. */
+  #pick(fleet: string[], plan: FreshnessPlan): string[] {
+    return this.#ordered(fleet, plan)
       .filter((project) => !this.#options.isBusy?.(project))
-      .sort((a, b) => urgency(a) - urgency(b) || (a < b ? -1 : a > b ? 1 : 0))
       .slice(0, plan.sliceSize);
   }
 }

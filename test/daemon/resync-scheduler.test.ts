@@ -100,6 +100,31 @@ describe('the stated bound and the intervals a fleet is re-checked at', () => {
   });
 });
 
+describe('the stated bound while ages catch up with a shorter cycle', () => {
+  it('states the age each project reaches by its turn, until the fleet is on the new cycle', async () => {
+    const clock = new ManualClock();
+    const plans: number[] = [];
+    const resync: ContinuousResync = new ContinuousResync({
+      clock,
+      projects: () => ['a', 'b', 'c', 'd'],
+      runSlice: async (slice) => resync.observed(slice, clock.now()),
+      // 1 spare request a second, 1 read per project: slices of 2 projects every 3 s, a 6 s cycle.
+      budget: () => ({ limit: 60, windowMs: 60_000 }),
+      readsPerProject: () => 1,
+      driftShare: 1,
+      minSpacingMs: 3_000,
+      onPlan: (plan) => plans.push(plan.boundMs),
+    });
+    // Observed 100 s ago (a longer cycle, or writes that held the re-checks back).
+    resync.observed(['a', 'b', 'c', 'd'], clock.now() - 100_000);
+    resync.start();
+    await clock.advance(9_000);
+    await resync.stop();
+    // c and d wait for the second slice: 100 s + 3 s; once every project is on the cycle, 6 s.
+    expect(plans.slice(0, 3)).toEqual([103_000, 103_000, 6_000]);
+  });
+});
+
 describe('ContinuousResync', () => {
   function schedule(clock: ManualClock, projects: string[], checked: Array<{ at: number; projects: string[] }>) {
     const resync: ContinuousResync = new ContinuousResync({
