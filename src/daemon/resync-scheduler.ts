@@ -66,7 +66,7 @@ export function planFreshness(input: FreshnessPlanInput): FreshnessPlan {
   return { sliceSize, sweepReads, boundMs: sweepReads / spareRate + lagMs };
 }
 
-/** Re-check passes whose duration the plan remembers (the longest of them counts). */
+/** Re-check passes whose duration the plan remembers (their upper median counts). */
 const SLICE_DURATIONS = 8;
 
 interface ContinuousResyncOptions extends RecheckSource {
@@ -168,7 +168,10 @@ export class ContinuousResync implements ResyncSchedule {
       for (const project of [...this.#drifted]) if (!known.has(project)) this.#drifted.delete(project);
       const spareRate = this.spareRate(now);
       const readsPerProject = this.#options.readsPerProject();
-      const sliceMs = this.#sliceDurations.length > 0 ? Math.max(...this.#sliceDurations) : 0;
+      // The upper median of the last passes: one pass held back behind writes does not stretch
+      // the plan for the next eight (the catch-up below covers the ages it delayed).
+      const durations = [...this.#sliceDurations].sort((a, b) => a - b);
+      const sliceMs = durations.length > 0 ? durations[Math.floor(durations.length / 2)]! : 0;
       const planned = planFreshness({ fleet: fleet.length, drifted: this.#drifted.size, readsPerProject, spareRate, minSpacingMs: this.#options.minSpacingMs!, sliceMs });
       // A shorter cycle shortens the ages only as they catch up with it: each project is
       // re-observed at its turn in the oldest-first order, and may be older by then than the
