@@ -86,7 +86,7 @@ async function shardScenario(): Promise<Awaited<ReturnType<typeof shardScaling>>
     shards.ratio <= 1.15,
   );
   row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
-  row('7 shards', 'per shard: s from the common start to its first request / its first write', shards.sharded.firstRequest.map((f) => `${f.requestSeconds} / ${f.writeSeconds}`).join('; '), '-', '', undefined);
+  row('7 shards', 'per shard: s from its process start to its first request / its first write', shards.sharded.firstRequest.map((f) => `${f.requestSeconds} / ${f.writeSeconds}`).join('; '), '-', '', undefined);
   return shards;
 }
 
