@@ -253,7 +253,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         started = clock.now();
         return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
         // Waiting for the budget (possibly a whole 429 block) ends on close; a request in flight does not.
-      }, signal ? AbortSignal.any([signal, closing.signal]) : closing.signal);
+      }, signal ? withClosing(signal) : closing.signal);
       return response;
     } finally {
       if (started !== undefined) settleExchange(request, started, response);
@@ -409,6 +409,44 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
     dispatcher.push(call, true);
   };
 
+  // One abort listener per signal, however many calls share it: a pass (or a daemon) gives
+  // every call one long-lived signal, and adding a listener per call would scan that signal's
+  // listener list on every add, a cost that grows with the square of the calls queued.
+  const watchers = new Map<AbortSignal, Set<Call>>();
+  const watch = (signal: AbortSignal, call: Call): void => {
+    let calls = watchers.get(signal);
+    if (!calls) {
+      const own = new Set<Call>();
+      const onAbort = () => {
+        watchers.delete(signal);
+        for (const waiting of [...own]) if (dispatcher.remove(waiting)) settle(waiting, { error: signal.reason });
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      listeners.set(own, onAbort);
+      watchers.set(signal, own);
+      calls = own;
+    }
+    const set = calls;
+    set.add(call);
+    call.detach = () => {
+      if (!set.delete(call) || set.size > 0) return;
+      // The last call on this signal settled: drop its listener (the signal may outlive the client).
+      if (watchers.get(signal) === set) watchers.delete(signal);
+      signal.removeEventListener('abort', listeners.get(set)!);
+    };
+  };
+  const listeners = new WeakMap<Set<Call>, () => void>();
+  /** The call's signal joined with the client's closing, made once per signal and not per exchange. */
+  const joined = new WeakMap<AbortSignal, AbortSignal>();
+  const withClosing = (signal: AbortSignal): AbortSignal => {
+    let both = joined.get(signal);
+    if (!both) {
+      both = AbortSignal.any([signal, closing.signal]);
+      joined.set(signal, both);
+    }
+    return both;
+  };
+
   const caller: RequestCaller = {
     call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
       return new Promise<ApiResponse<T>>((resolve, reject) => {
@@ -428,14 +466,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
           detach: () => undefined,
         };
         unsettled += 1;
-        const signal = request.signal;
-        if (signal) {
-          const onAbort = () => {
-            if (dispatcher.remove(call)) settle(call, { error: signal.reason });
-          };
-          signal.addEventListener('abort', onAbort, { once: true });
-          call.detach = () => signal.removeEventListener('abort', onAbort);
-        }
+        if (request.signal) watch(request.signal, call);
         dispatcher.push(call);
       });
     },

@@ -80,8 +80,9 @@ interface WindowWriterOptions {
  * for it, either as a recorded send or as one of a claim of up to `claimCount` sends before
  * `now + claimMs`; so a process killed right after a burst restarts knowing the burst, and a
  * crash loop cannot burst past the limit. Claims keep fsyncs to one per `claimCount` sends.
- * The actual send times follow at most `debounceMs` later (they make a restart less
- * pessimistic), and on `flush()`. Writes never overlap: the latest state wins.
+ * The actual send times (they make a restart less pessimistic) go with the next claim and on
+ * `flush()`; other changes (a 429 block) follow within `debounceMs`. Writes never overlap:
+ * the latest state wins.
  */
 export class WindowWriter {
   readonly #path: string;
@@ -109,10 +110,14 @@ export class WindowWriter {
     return this.#claiming;
   }
 
-  /** A send went out: it uses one claimed place, and the send times are written soon. */
+  /**
+   * A send went out: it uses one claimed place. The file already accounts for it (as a place
+   * of the claim), so its exact time is written with the next claim or on `flush()`, not by a
+   * write of its own: a busy pass would otherwise rewrite the whole window every `debounceMs`.
+   */
   sent(): void {
     if (this.#claim) this.#claim.left -= 1;
-    this.changed();
+    else this.changed();
   }
 
   /** Marks the window changed; a write follows within `debounceMs`. */

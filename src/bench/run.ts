@@ -12,6 +12,8 @@ import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigure
 import { shardScaling } from './shards.js';
 import { benchMigrations } from './migrations.js';
 import { benchProjectSet } from './project-set.js';
+import { fullFleetPass, type FullFleetFigures } from './full-fleet.js';
+import { daemonFreshnessThroughWrites, type DaemonFreshnessFigures } from './freshness-daemon.js';
 
 const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
@@ -59,15 +61,15 @@ async function migrationScenario(): Promise<Record<string, number>> {
   return m;
 }
 
-/** Scenario 11: a ProjectSet of 200 tenants against the same projects written by hand. */
+/** Scenario 12: a ProjectSet of 200 tenants against the same projects written by hand. */
 async function projectSetScenario(): Promise<Record<string, unknown>> {
   const projects = quick ? 20 : 200;
   log(`project set: ${projects} tenants from a values directory, against the same ${projects} projects written by hand`);
   const f = await benchProjectSet(projects);
-  row('11 project set', `${f.projects} tenants: no-change pass, requests / lower bound (${f.requests} / ${f.lowerBound})`, f.ratio, '-', '1.00', f.ratio <= 1);
+  row('12 project set', `${f.projects} tenants: no-change pass, requests / lower bound (${f.requests} / ${f.lowerBound})`, f.ratio, '-', '1.00', f.ratio <= 1);
   const total = (t: { loadMs: number; planMs: number }) => t.loadMs + t.planMs;
-  row('11 project set', 'load + plan (ms, median of 3): the set / the same projects by hand', `${f.set.loadMs} + ${f.set.planMs} = ${total(f.set)} / ${f.handWritten.loadMs} + ${f.handWritten.planMs} = ${total(f.handWritten)}`, '-', 'set <= by hand', total(f.set) <= total(f.handWritten));
-  row('11 project set', 'peak memory (MB, smallest of 3; largest): the set / by hand', `${f.set.peakRssMb} (${f.set.peakRssMaxMb}) / ${f.handWritten.peakRssMb} (${f.handWritten.peakRssMaxMb})`, '-', 'set <= by hand', f.set.peakRssMb <= f.handWritten.peakRssMb);
+  row('12 project set', 'load + plan (ms, median of 3): the set / the same projects by hand', `${f.set.loadMs} + ${f.set.planMs} = ${total(f.set)} / ${f.handWritten.loadMs} + ${f.handWritten.planMs} = ${total(f.handWritten)}`, '-', 'set <= by hand', total(f.set) <= total(f.handWritten));
+  row('12 project set', 'peak memory (MB, smallest of 3; largest): the set / by hand', `${f.set.peakRssMb} (${f.set.peakRssMaxMb}) / ${f.handWritten.peakRssMb} (${f.handWritten.peakRssMaxMb})`, '-', 'set <= by hand', f.set.peakRssMb <= f.handWritten.peakRssMb);
   return f as unknown as Record<string, unknown>;
 }
 
@@ -76,6 +78,58 @@ if (values.only !== undefined) {
   const alone: Record<string, () => Promise<Record<string, unknown>>> = { migrations: migrationScenario, 'project-set': projectSetScenario };
   const scenario = alone[values.only];
   if (!scenario) throw new Error(`--only: the scenarios that run alone are ${Object.keys(alone).map((name) => `\`${name}\``).join(' and ')}, got \`${values.only}\``);
+/** Scenario 11: the built command over 1,000 full projects (100 with --quick), CPU and peak memory of its own process. */
+async function fullFleetScenario(): Promise<FullFleetFigures> {
+  const projects = quick ? 100 : 1000;
+  log(`full fleet: ${projects} projects with every section, secrets, a function and an SSO provider each`);
+  const f = await fullFleetPass({ projects, log });
+  const g = f.goals;
+  row('11 full fleet', `${f.projects} projects (${f.files} files, ${f.yamlMb} MB of YAML): no-change pass, CPU s of the command, median of ${f.noChange.runs.length} runs (${f.noChange.runs.map((r) => r.cpuSeconds).join(', ')})`, f.noChange.cpuSeconds, '-', `< ${g.noChangeCpuSeconds}`, f.noChange.cpuSeconds < g.noChangeCpuSeconds);
+  row('11 full fleet', `no-change pass: peak RSS MB, median (${f.noChange.runs.map((r) => r.peakRssMb).join(', ')})`, f.noChange.peakRssMb, '-', `< ${g.noChangePeakRssMb}`, f.noChange.peakRssMb < g.noChangePeakRssMb);
+  row('11 full fleet', `apply from empty: peak RSS MB (CPU ${f.apply.cpuSeconds} s, ${f.apply.uptimeSeconds} s)`, f.apply.peakRssMb, '-', `< ${g.applyPeakRssMb}`, f.apply.peakRssMb < g.applyPeakRssMb);
+  return f;
+}
+
+/** Scenario 7: three shards against one identity. */
+async function shardScenario(): Promise<Awaited<ReturnType<typeof shardScaling>>> {
+  const shardProjects = quick ? 15 : 45;
+  log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
+  const shards = await shardScaling(shardProjects);
+  row(
+    '7 shards',
+    `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
+    shards.ratio,
+    '-',
+    '<= 1.15',
+    shards.ratio <= 1.15,
+  );
+  row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+  row('7 shards', 'per shard: s from its process start to its first request / its first write', shards.sharded.firstRequest.map((f) => `${f.requestSeconds} / ${f.writeSeconds}`).join('; '), '-', '', undefined);
+  return shards;
+}
+
+/** Scenario 8b: the built daemon through a write pass, on a real budget in wall-clock time (a scaled-down 60 per minute). */
+async function daemonFreshnessScenario(): Promise<DaemonFreshnessFigures> {
+  const shape = quick ? { projects: 15, changed: 5 } : { projects: 30, changed: 10 };
+  const rateLimit = '60/20s';
+  log(`the built daemon, ${shape.projects} projects, --resync continuous --rate-limit ${rateLimit}: a revision changes ${shape.changed} of them (wall-clock time, a few minutes)`);
+  const f = await daemonFreshnessThroughWrites({ ...shape, rateLimit, log });
+  row(
+    '8b freshness, built daemon',
+    `${f.projects} projects at ${f.rateLimit}, a write pass of ${f.writeRequests} requests (${f.writeSeconds}s): largest age / bound stated in the same scrape (age up to ${f.largestAgeSeconds}s; bound ${f.boundBeforeSeconds}s before, up to ${f.boundLargestSeconds}s; ${f.ratioBefore} before the revision)`,
+    f.ratioThrough,
+    '-',
+    '<= 1.10',
+    f.ratioThrough <= 1.1,
+  );
+  return f;
+}
+
+// `--only NAME` runs one scenario alone (while working on it).
+const ALONE: Record<string, () => Promise<unknown>> = { migrations: migrationScenario, 'full-fleet': fullFleetScenario, shards: shardScenario, 'freshness-daemon': daemonFreshnessScenario };
+if (values.only !== undefined) {
+  const scenario = ALONE[values.only];
+  if (!scenario) throw new Error(`--only: the scenarios that run alone are ${Object.keys(ALONE).map((k) => `\`${k}\``).join(', ')}; got \`${values.only}\``);
   const figures = await scenario();
   const seconds = printRows();
   await mkdir(dirname(resolve(values.out!)), { recursive: true });
@@ -133,18 +187,7 @@ for (const figures of [byUser, byScope]) {
   row('6 rate model', `${figures.model}: 429 answers`, figures.rateLimited, '-', '0', figures.rateLimited === 0);
 }
 
-const shardProjects = quick ? 15 : 45;
-log(`converge ${shardProjects} projects from empty: one shard, then three shards with a user and budget each`);
-const shards = await shardScaling(shardProjects);
-row(
-  '7 shards',
-  `${shards.projects} projects from empty, ${shards.budget} each: 3 shards' time / (1 shard's time / 3) (${shards.sharded.seconds}s / ${shards.single.seconds}s / 3)`,
-  shards.ratio,
-  '-',
-  '<= 1.15',
-  shards.ratio <= 1.15,
-);
-row('7 shards', 'requests: 1 shard / 3 shards; 429 answers', `${shards.single.requests} / ${shards.sharded.requests}; ${shards.single.rateLimited + shards.sharded.rateLimited}`, '-', '', undefined);
+const shards = await shardScenario();
 
 log('secrets and functions: 3 projects x 20 functions x 30 secrets');
 const kinds = await benchFleetKinds();
@@ -174,9 +217,11 @@ row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaem
 row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
 const migrations = await migrationScenario();
+const fullFleet = await fullFleetScenario();
+const freshnessDaemon = await daemonFreshnessScenario();
 const projectSet = await projectSetScenario();
 
 const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, projectSet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, fullFleet, freshnessDaemon, projectSet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

@@ -6,12 +6,9 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { startEmulator } from '../emulator/index.js';
-import { createClient } from '../api/client.js';
-import { staticToken } from '../api/auth.js';
-import { runPass } from '../reconcile/engine.js';
-import { loadShardedManifests } from '../shards/load-sharded.js';
-import { silentLogger } from '../util/logger.js';
 import { generateFleet, type GeneratedFleet } from './fleet.js';
 
 const TEAMS = ['a', 'b', 'c'] as const;
@@ -26,6 +23,8 @@ interface ShardRunFigures {
   perShardSeconds: number[];
   requests: number;
   rateLimited: number;
+  /** Per process, seconds from its start to its first request and to its first write (at the emulator). */
+  firstRequest: Array<{ requestSeconds: number; writeSeconds: number }>;
 }
 
 interface ShardScalingFigures {
@@ -52,7 +51,27 @@ function shardMap(shards: ShardSpec[], budget: string): string {
     .join('\n')}\n`;
 }
 
-/** Converges the fleet from empty with one concurrent pass per shard of `shards`. */
+/** The built command, whether this module runs built (dist/bench) or from source (src/bench, in tests). */
+const BIN = fileURLToPath(new URL('../../dist/cli/bin.js', import.meta.url));
+
+/** Runs the built command once; resolves with its exit code and output when it exits. */
+function runShard(args: string[], env: Record<string, string>, cwd: string): { started: number; done: Promise<{ code: number | null; stderr: string; ended: number }> } {
+  const started = Date.now();
+  const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString('utf8')).slice(-8000)));
+  const done = new Promise<{ code: number | null; stderr: string; ended: number }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stderr, ended: Date.now() }));
+  });
+  return { started, done };
+}
+
+/**
+ * Converges the fleet from empty with one process per shard of `shards`, started together:
+ * each is the built command (`reconcile DIR --shards MAP --shard NAME`) with its own token,
+ * the shard map's budget and its own state directory, as a deployment runs them.
+ */
 async function convergeSharded(fleet: GeneratedFleet, root: string, label: string, shards: ShardSpec[], budget: string, emulatorLimit: number, windowMs: number): Promise<ShardRunFigures> {
   const mapFile = join(root, `${label}-shards.yaml`);
   await writeFile(mapFile, shardMap(shards, budget));
@@ -66,41 +85,47 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
     },
   });
   try {
-    const prepared = await Promise.all(
-      shards.map(async (spec) => {
-        const loaded = await loadShardedManifests(fleet.dir, { shardsFile: mapFile, shard: spec.name, cwd: root });
-        if (loaded.set.errors.length > 0 || !loaded.shard?.rate) {
-          throw new Error(`shard ${spec.name} did not load: ${loaded.set.errors.slice(0, 3).map((e) => `${e.file}:${e.line} ${e.message}`).join('; ')}`);
-        }
-        const stateDir = join(root, label, 'shards', spec.name);
-        const client = await createClient({ baseUrl: emulator.url, auth: staticToken(tokenOf(spec.team)), rate: loaded.shard.rate, stateDir, concurrency: 4 });
-        return { spec, manifests: loaded.set, stateDir, client };
+    const env: Record<string, string> = { ...fleet.env, MANAGEMENT_API_URL: emulator.url };
+    for (const t of TEAMS) env[`TOKEN_${t.toUpperCase()}`] = tokenOf(t);
+    const args = (spec: ShardSpec, dryRun: boolean) => [fleet.dir, '--shards', mapFile, '--shard', spec.name, '--state-dir', join(root, label, 'state'), '--organization-wait', '60s', ...(dryRun ? ['--dry-run', '--detailed-exitcode'] : [])];
+    // Each token's user id as the emulator logs it: one request each, a window before the run.
+    const userOf = new Map<string, string>();
+    for (const t of TEAMS) {
+      await fetch(`${emulator.url}/v1/organizations`, { headers: { authorization: `Bearer ${tokenOf(t)}` } });
+      const id = emulator.requests().at(-1)?.user;
+      if (id) userOf.set(t, id);
+    }
+    await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
+    const before = emulator.requests().length;
+    const runs = shards.map((spec) => ({ spec, ...runShard(args(spec, false), env, root) }));
+    const started = Math.min(...runs.map((r) => r.started));
+    const ended = await Promise.all(
+      runs.map(async (run) => {
+        const result = await run.done;
+        if (result.code !== 0) throw new Error(`shard ${run.spec.name}: the apply exited ${result.code}\n${result.stderr}`);
+        return result.ended;
       }),
     );
-    const pass = (shard: (typeof prepared)[number], dryRun: boolean) =>
-      runPass({ manifests: shard.manifests, client: shard.client, stateDir: shard.stateDir, dryRun, env: fleet.env, log: silentLogger, wait: { initialDelayMs: 10, maxDelayMs: 50 } });
-    try {
-      const before = emulator.requests().length;
-      const started = performance.now();
-      const perShardSeconds = await Promise.all(
-        prepared.map(async (shard) => {
-          const applied = await pass(shard, false);
-          if (applied.result !== 'success') throw new Error(`shard ${shard.spec.name}: the apply pass ended ${applied.result}`);
-          return (performance.now() - started) / 1000;
-        }),
-      );
-      const seconds = (performance.now() - started) / 1000;
-      const sent = emulator.requests().slice(before).filter((e) => e.path.startsWith('/v1/'));
-      await Promise.all(
-        prepared.map(async (shard) => {
-          const check = await pass(shard, true);
-          if (check.plan.hasChanges) throw new Error(`shard ${shard.spec.name} did not converge in one pass`);
-        }),
-      );
-      return { seconds: round(seconds), perShardSeconds: perShardSeconds.map((s) => round(s)), requests: sent.length, rateLimited: sent.filter((e) => e.status === 429).length };
-    } finally {
-      await Promise.all(prepared.map((shard) => shard.client.close()));
+    const seconds = (Math.max(...ended) - started) / 1000;
+    const sent = emulator.requests().slice(before).filter((e) => e.path.startsWith('/v1/'));
+    // Per process: from its start to its user's first request and first write at the emulator.
+    const firstRequest = runs.map((run) => {
+      const own = sent.filter((e) => e.user === userOf.get(run.spec.team));
+      const first = own[0]?.time ?? Number.NaN;
+      const write = own.find((e) => e.method !== 'GET')?.time ?? Number.NaN;
+      return { requestSeconds: round((first - run.started) / 1000), writeSeconds: round((write - run.started) / 1000) };
+    });
+    for (const spec of shards) {
+      const check = await runShard(args(spec, true), env, root).done;
+      if (check.code !== 0) throw new Error(`shard ${spec.name} did not converge in one pass (dry run exited ${check.code})\n${check.stderr}`);
     }
+    return {
+      seconds: round(seconds),
+      perShardSeconds: ended.map((e, i) => round((e - runs[i]!.started) / 1000)),
+      requests: sent.length,
+      rateLimited: sent.filter((e) => e.status === 429).length,
+      firstRequest,
+    };
   } finally {
     await emulator.close();
   }

@@ -1,6 +1,7 @@
 // Parses one manifest file into documents and keeps, for each, a way back from a field path
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { parseFastYaml } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
 export interface Position {
@@ -141,8 +142,23 @@ function tooDeep(root: Node | null | undefined): Node | undefined {
   return undefined;
 }
 
-/** Every YAML feature, syntax errors and the limits on nesting, aliases and documents. */
+/**
+ * Every YAML feature, syntax errors and the limits on nesting, aliases and documents. Plain
+ * block YAML is read by the fast reader, without a syntax tree; the full parser composes the
+ * tree of such a file only when an error asks where a field is.
+ */
 export function parseYamlFile(text: string): ParsedFile {
+  const fast = parseFastYaml(text);
+  if (fast) {
+    const source = new SourceText(text);
+    const documents = fast.map(({ index, value, start }): SourceDocument => ({ index, value, start, locate: (pointer, options) => source.locate(index, start, pointer, options?.key ?? false) }));
+    return { documents, problems: [], release: () => source.release() };
+  }
+  return parseComposed(text);
+}
+
+/** The full parser: composes the syntax tree of every document, with positions. */
+function parseComposed(text: string): ParsedFile {
   const lineCounter = new LineCounter();
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(Math.max(0, offset));

@@ -75,8 +75,21 @@ export class IntentLog {
     await this.flush();
   }
 
+  /** A write asked for and not started yet: every change made before it starts goes with it. */
+  private queued: Promise<void> | undefined;
+  private writing: Promise<void> = Promise.resolve();
+
   private flush(): Promise<void> {
-    // A snapshot: the store serialises writes per key, so the last flush carries every change.
-    return this.state.set(INTENTS_KEY, structuredClone(this.intents));
+    // Changes made while a write is on its way share the next write instead of queuing one each
+    // (a pass creating many projects at once rewrote the whole file per change). Each caller's
+    // change is in memory before it asks, and the write it waits for takes its snapshot later.
+    if (this.queued) return this.queued;
+    const next = this.writing.catch(() => undefined).then(() => {
+      this.queued = undefined;
+      return this.state.set(INTENTS_KEY, structuredClone(this.intents));
+    });
+    this.queued = next;
+    this.writing = next;
+    return next;
   }
 }

@@ -25,6 +25,106 @@ describe('planFreshness', () => {
   });
 });
 
+describe('planFreshness with the time a re-check pass takes', () => {
+  it('adds the duration of a pass to the floor, and stretches the cycle when a pass outlasts its share of the budget', () => {
+    // 40 projects x 3 reads at 48 spare requests a minute: slices of 1 project, paced 5 s each.
+    const base = { fleet: 40, drifted: 0, readsPerProject: 3, spareRate: 48 / 60_000, minSpacingMs: 5_000 };
+    expect(planFreshness({ ...base, sliceMs: 0 }).boundMs).toBe(200_000);
+    // A pass of 2 s: its observations count from its end, 2 s after the cycle.
+    expect(planFreshness({ ...base, sliceMs: 2_000 }).boundMs).toBeCloseTo(202_000, 6);
+    // A pass of 7 s outlasts its 5 s pace: each of the 40 slices adds 2 s to the cycle.
+    expect(planFreshness({ ...base, sliceMs: 7_000 }).boundMs).toBeCloseTo(200_000 + 7_000 + 40 * 2_000, 6);
+  });
+
+  it('states a bound that covers the passes measured so far', async () => {
+    const clock = new ManualClock();
+    const plans: number[] = [];
+    const resync: ContinuousResync = new ContinuousResync({
+      clock,
+      projects: () => ['a', 'b', 'c', 'd'],
+      runSlice: async (slice, signal) => {
+        // Each pass takes 1.5 s of the clock before it records its observations.
+        try {
+          await clock.sleep(1_500, signal);
+        } catch {
+          return; // stopped
+        }
+        resync.observed(slice, clock.now());
+      },
+      budget: () => ({ limit: 60, windowMs: 60_000 }),
+      readsPerProject: () => 1,
+      driftShare: 1,
+      minSpacingMs: 3_000,
+      onPlan: (plan) => plans.push(plan.boundMs),
+    });
+    resync.start();
+    await clock.advance(10_000);
+    await resync.stop();
+    // 4 projects + 2 lists at 1 a second: 6 s; then 6 s plus the 1.5 s pass.
+    expect(plans[0]).toBe(6_000);
+    expect(plans.slice(1).every((bound) => bound === 7_500)).toBe(true);
+    expect(plans.length).toBeGreaterThan(1);
+  });
+});
+
+describe('the stated bound and the intervals a fleet is re-checked at', () => {
+  it('spreads the checks evenly over the slices, so no project waits longer than the stated bound (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 60 }), fc.integer({ min: 2, max: 20 }), async (fleetSize, spacingSeconds) => {
+        const clock = new ManualClock();
+        const projects = Array.from({ length: fleetSize }, (_, i) => `p${i}`);
+        const seen = new Map<string, number[]>();
+        let bound = 0;
+        const resync: ContinuousResync = new ContinuousResync({
+          clock,
+          projects: () => projects,
+          runSlice: async (slice) => {
+            for (const project of slice) seen.set(project, [...(seen.get(project) ?? []), clock.now()]);
+            resync.observed(slice, clock.now());
+          },
+          budget: () => ({ limit: 60, windowMs: 60_000 }),
+          readsPerProject: () => 1,
+          driftShare: 1,
+          minSpacingMs: spacingSeconds * 1_000,
+          onPlan: (plan) => (bound = plan.boundMs),
+        });
+        resync.start();
+        await clock.advance(4 * (fleetSize + 1) * 1_000 + 4 * spacingSeconds * 1_000);
+        await resync.stop();
+        for (const times of seen.values()) {
+          for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(bound);
+        }
+      }),
+      { seed: 20261128, numRuns: 60 },
+    );
+  });
+});
+
+describe('the stated bound while ages catch up with a shorter cycle', () => {
+  it('states the age each project reaches by its turn, until the fleet is on the new cycle', async () => {
+    const clock = new ManualClock();
+    const plans: number[] = [];
+    const resync: ContinuousResync = new ContinuousResync({
+      clock,
+      projects: () => ['a', 'b', 'c', 'd'],
+      runSlice: async (slice) => resync.observed(slice, clock.now()),
+      // 1 spare request a second, 1 read per project: slices of 2 projects every 3 s, a 6 s cycle.
+      budget: () => ({ limit: 60, windowMs: 60_000 }),
+      readsPerProject: () => 1,
+      driftShare: 1,
+      minSpacingMs: 3_000,
+      onPlan: (plan) => plans.push(plan.boundMs),
+    });
+    // Observed 100 s ago (a longer cycle, or writes that held the re-checks back).
+    resync.observed(['a', 'b', 'c', 'd'], clock.now() - 100_000);
+    resync.start();
+    await clock.advance(9_000);
+    await resync.stop();
+    // c and d wait for the second slice: 100 s + 3 s; once every project is on the cycle, 6 s.
+    expect(plans.slice(0, 3)).toEqual([103_000, 103_000, 6_000]);
+  });
+});
+
 describe('ContinuousResync', () => {
   function schedule(clock: ManualClock, projects: string[], checked: Array<{ at: number; projects: string[] }>) {
     const resync: ContinuousResync = new ContinuousResync({

@@ -58,6 +58,24 @@ describe('IntentLog', () => {
     await reopened.clearProject('shop');
     expect((await IntentLog.open(openStateStore(dir))).pendingProjects()).toEqual([]);
   });
+
+  it('writes changes made while a write is on its way together, and each is on disk when its call returns', async () => {
+    const store = openStateStore(dir);
+    const written: unknown[] = [];
+    const state = { ...store, set: async (key: string, value: unknown) => (written.push(value), store.set(key, value)) };
+    const intents = await IntentLog.open(state);
+    const names = Array.from({ length: 20 }, (_, i) => `p${i}`);
+    await Promise.all(
+      names.map(async (name) => {
+        await intents.recordProject(name, { name, organizationId: 'org', region: 'eu-west-1', sentAt: 1 });
+        const onDisk = JSON.parse(await readFile(join(dir, 'intents.json'), 'utf8'));
+        expect(onDisk.projects[name]).toBeDefined();
+      }),
+    );
+    // The first write, then one for everything recorded while it was on its way.
+    expect(written.length).toBeLessThanOrEqual(3);
+    expect(Object.keys((await IntentLog.open(openStateStore(dir))).pendingProjects())).toHaveLength(20);
+  });
 });
 
 describe('loadInventory', () => {

@@ -13,6 +13,7 @@ import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/sche
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
+import { migrationsFor, selectorMatches } from './migrations-index.js';
 import { checkoutRootOf, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 
 /** The SQLSTATE the guard raises when the version is already recorded (another applier was first). */
@@ -80,21 +81,9 @@ function migrationsDefs(): Record<string, JsonSchema> {
   };
 }
 
-/** The Migrations documents that apply to a project: naming it, or with a selector that matches it. */
+/** The Migrations documents that apply to a project: naming it, or with a selector that matches it (through an index of the set). */
 export function migrationsOf(project: { name: string; document: ProjectDocument }, documents: readonly AnyDocument[]): MigrationsDocument[] {
-  return documents.filter((doc): doc is MigrationsDocument => {
-    if (doc.kind !== 'Migrations') return false;
-    const spec = (doc as MigrationsDocument).spec;
-    if ((spec.policy as { suspend?: boolean } | undefined)?.suspend) return false;
-    if (spec.project !== undefined) return spec.project === project.name;
-    return spec.selector !== undefined && selectorMatches(spec.selector, project.document);
-  });
-}
-
-function selectorMatches(selector: NonNullable<MigrationsDocument['spec']['selector']>, project: ProjectDocument): boolean {
-  if (selector.organization !== undefined && project.spec.organization !== selector.organization) return false;
-  const own = project.metadata.labels ?? {};
-  return Object.entries(selector.labels ?? {}).every(([key, value]) => own[key] === value);
+  return migrationsFor(project, documents);
 }
 
 /** The Project manifest names a Migrations document names or selects, suspended or not. */

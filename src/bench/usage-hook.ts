@@ -1,0 +1,20 @@
+// Loaded with `node --import` into a process the bench starts: when the process exits, writes
+// its own CPU time and peak resident memory (process.resourceUsage) to BENCH_USAGE_FILE.
+import { writeFileSync } from 'node:fs';
+
+const file = process.env.BENCH_USAGE_FILE;
+if (file) {
+  process.on('exit', () => {
+    const usage = process.resourceUsage();
+    writeFileSync(
+      file,
+      JSON.stringify({
+        userSeconds: usage.userCPUTime / 1e6,
+        systemSeconds: usage.systemCPUTime / 1e6,
+        cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
+        peakRssMb: usage.maxRSS / 1024,
+        uptimeSeconds: process.uptime(),
+      }),
+    );
+  });
+}
