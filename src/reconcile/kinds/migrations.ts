@@ -7,7 +7,8 @@
 // an applied file that changed is blocked (drift, both digests), never re-run.
 import { dirname, resolve } from 'node:path';
 import { InvalidRequestError } from '../../api/errors.js';
-import { compareVersions, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { compareVersions, migrationDigest, readMigrations, sameMigration, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { endsInLineComment, normalizeSql } from '../../manifests/sql-lexer.js';
 import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
@@ -187,10 +188,10 @@ export const migrationsKind: KindModule<'Migration'> = {
     try {
       if (file.noTransaction) {
         // Outside a transaction: each statement is a request of its own, then the guarded history insert.
-        for (const statement of file.statements) await send(statement);
+        for (const statement of file.run) await send(statement);
         await send(recordQuery(target.table, file, []));
       } else {
-        await send(recordQuery(target.table, file, file.statements));
+        await send(recordQuery(target.table, file, file.run));
       }
       ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration applied');
     } catch (error) {
@@ -211,7 +212,7 @@ export const migrationsKind: KindModule<'Migration'> = {
       documents: [{ apiVersion: API_VERSION, kind: 'Migrations', metadata: { name: `${name}-schema` }, spec: { project: name, path } }],
       files: recorded.map((row) => ({
         path: `${path}/${row.version}_${(row.name ?? 'migration').replace(/[^A-Za-z0-9_.-]/g, '_')}.sql`,
-        content: new TextEncoder().encode(`${row.statements!.map((statement) => `${statement.replace(/;\s*$/, '')};`).join('\n\n')}\n`),
+        content: new TextEncoder().encode(`${row.statements!.map(terminated).join('\n\n')}\n`),
       })),
     };
   },
@@ -241,7 +242,7 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
         continue;
       }
       const recordedDigest = migrationDigest(row.statements);
-      if (recordedDigest !== file.digest) {
+      if (!sameMigration(row.statements, file)) {
         planned.push(makeEntry({ ...base, name, action: 'blocked', target,
           changes: [{ path: 'digest', before: recordedDigest, after: file.digest }],
           reason: `${file.file} changed after it was applied (recorded digest ${recordedDigest.slice(0, 12)}, file digest ${file.digest.slice(0, 12)}): an applied migration is never run again; restore the file and add a new migration` }));
@@ -262,13 +263,13 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
       changes: [
         { path: 'version', after: file.version },
         { path: 'digest', after: file.digest },
-        { path: 'statements', after: file.statements.length },
+        { path: 'statements', after: file.run.length },
         ...(file.noTransaction ? [{ path: 'transaction', after: false }] : []),
       ],
       reason: `pending: ${file.file}`,
       // Each migration waits for the one before it: a failed one stops the rest of the project's.
       dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
-      target: { ...target, statements: file.statements.length, sql: file.statements.join(';\n\n') + ';' },
+      target: { ...target, statements: file.run.length, sql: file.run.map((statement) => `${statement};`).join('\n\n') },
     });
     // A file marked disruptive waits for a rollout's maintenance window (docs/rollouts.md).
     if (file.disruptive) entry.changeClasses = ['disruptive-migration'];
@@ -285,19 +286,33 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   return planned;
 }
 
-/** A SQL string literal (standard_conforming_strings is on in every supported Postgres). */
+/** A SQL string literal, whatever a file set standard_conforming_strings to (E'...' when it holds a backslash). */
 function literal(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
 /**
- * The one request of a migration: in one transaction, under an advisory lock on the history
- * table, create the table when missing, refuse (SQLSTATE RCM01) when the version is recorded
- * already, run the statements, record the migration. Any error rolls all of it back.
+ * A recorded statement written back as a file's text: its `;`, after a line break when it ends
+ * in a line comment (the CLI splits the text back into the same statements).
+ */
+function terminated(statement: string): string {
+  if (normalizeSql(statement) === '') return statement;
+  return endsInLineComment(statement) ? `${statement}\n;` : `${statement.replace(/;\s*$/, '')};`;
+}
+
+/**
+ * The one request of a migration, built from whole statements (each ends at its last token, so
+ * the `;` after it is never inside a comment): the session's settings reset as the CLI does
+ * before each migration (`RESET ALL`: a file's `SET` does not reach the next one); then, in one
+ * transaction, under an advisory lock on the history table, create the table when missing,
+ * refuse (SQLSTATE RCM01) when the version is recorded already, run the statements, record the
+ * migration with the statements as the CLI records them. Any error rolls all of it back.
  */
 export function recordQuery(table: string, file: MigrationFile, statements: readonly string[]): string {
   const [schema] = table.split('.');
   return [
+    'RESET ALL',
     'BEGIN',
     `SELECT pg_advisory_xact_lock(hashtext(${literal(table)}))`,
     `CREATE SCHEMA IF NOT EXISTS ${schema}`,
@@ -306,7 +321,7 @@ export function recordQuery(table: string, file: MigrationFile, statements: read
     ...statements,
     `INSERT INTO ${table} (version, name, statements) VALUES (${literal(file.version)}, ${literal(file.name)}, ARRAY[${file.statements.map(literal).join(', ')}]::text[])`,
     'COMMIT',
-  ].join(';\n') + ';';
+  ].map((statement) => `${statement};`).join('\n');
 }
 
 /** A migration the database refused: names the file and the Postgres error. */
