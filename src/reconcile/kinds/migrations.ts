@@ -28,6 +28,59 @@ export interface HistoryRow {
 /** The history table of the Migrations kind when a document does not name one. */
 export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
 
+/**
+ * A failed migration backs off: scheduled drift re-checks try it again after 10 minutes (the
+ * default drift interval), then 20, 40, then every hour. A new revision of the file, `reconcile
+ * trigger` and every pass that is not a scheduled re-check try it at once.
+ */
+export const RETRY_FIRST_MS = 10 * 60_000;
+export const RETRY_MAX_MS = 60 * 60_000;
+
+/** The failures of one file of one document, in a project: which revision of it, how often, when to try again. */
+export interface MigrationRetry {
+  digest: string;
+  failures: number;
+  /** ms since epoch of the last failure, and of the next attempt a scheduled re-check makes. */
+  failedAt: number;
+  nextAttemptAt: number;
+  error: string;
+}
+
+export function retryDelay(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, Math.min(failures - 1, 16)));
+}
+
+function retryKey(project: string): string {
+  return `migration-retries/${project.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+function retryName(doc: string, version: string): string {
+  return `${doc}/${version}`;
+}
+
+async function readRetries(ctx: Pick<KindContext, 'state'>, project: string): Promise<Record<string, MigrationRetry>> {
+  return (await ctx.state.get<Record<string, MigrationRetry>>(retryKey(project))) ?? {};
+}
+
+/** Records a failure (or, with `error` undefined, a success) of a file in the project's retry record. */
+async function noteAttempt(ctx: KindContext, project: string, doc: string, file: MigrationFile, error?: string): Promise<MigrationRetry | undefined> {
+  const retries = await readRetries(ctx, project);
+  const name = retryName(doc, file.version);
+  if (error === undefined) {
+    if (!(name in retries)) return undefined;
+    delete retries[name];
+    await ctx.state.set(retryKey(project), retries);
+    return undefined;
+  }
+  const now = ctx.clock.now();
+  const before = retries[name];
+  const failures = before && before.digest === file.digest ? before.failures + 1 : 1;
+  const retry = { digest: file.digest, failures, failedAt: now, nextAttemptAt: now + retryDelay(failures), error };
+  retries[name] = retry;
+  await ctx.state.set(retryKey(project), retries);
+  return retry;
+}
+
 function migrationsDefs(): Record<string, JsonSchema> {
   return {
     MigrationsSpec: {
@@ -198,10 +251,18 @@ export const migrationsKind: KindModule<'Migration'> = {
       if (error instanceof InvalidRequestError && (error.serviceMessage ?? '').startsWith(`ERROR: ${ALREADY_RECORDED}:`)) {
         // Another applier (or this one, before a lost answer) recorded it first: applied once, not again.
         ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration already recorded: not applied again');
+        await noteAttempt(ctx, project.name, doc.metadata.name, file);
         return;
       }
-      throw new MigrationFailedError(file, error);
+      const failed = new MigrationFailedError(file, error);
+      // Only what the database answered backs off: a request that never reached it is retried as any write is.
+      if (error instanceof InvalidRequestError) {
+        const retry = await noteAttempt(ctx, project.name, doc.metadata.name, file, failed.message);
+        if (retry) ctx.log.warn({ project: project.name, migration: file.file, failures: retry.failures, nextAttemptAt: new Date(retry.nextAttemptAt).toISOString() }, 'migration failed: scheduled re-checks back off');
+      }
+      throw failed;
     }
+    await noteAttempt(ctx, project.name, doc.metadata.name, file);
   },
   async exportDocuments({ api, ref, name, read }) {
     const rows = await read(() => readHistory(api, ref, DEFAULT_MIGRATIONS_TABLE), 'migrations history');
@@ -229,6 +290,7 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   const latest = history.reduce<string | undefined>((max, row) => (max === undefined || compareVersions(row.version, max) > 0 ? row.version : max), undefined);
   const base = { kind: 'Migration' as const, project: project.name, source: sourceOf(doc), ...(observeOnly ? { observeOnly } : {}) };
   const against = historyDigest(history);
+  const retries = await readRetries(ctx, project.name);
   const applied = latest === undefined ? {} : { latest };
   const planned: PlanEntry[] = [];
   let previous: string | undefined;
@@ -249,6 +311,17 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
         continue;
       }
       planned.push(makeEntry({ ...base, name, changes: [], target }));
+      continue;
+    }
+    const retry = retries[retryName(doc.metadata.name, file.version)];
+    if (retry && retry.digest === file.digest && ctx.pass.scheduled && ctx.clock.now() < retry.nextAttemptAt) {
+      // Failed before, unchanged since, and this is a scheduled re-check: not again before its time.
+      const entry = makeEntry({ ...base, name, action: 'blocked', changes: [{ path: 'version', after: file.version }],
+        dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
+        target: { ...target, failures: retry.failures, nextAttemptAt: retry.nextAttemptAt },
+        reason: `${file.file} failed ${retry.failures === 1 ? 'once' : `${retry.failures} times`} (${retry.error}); next attempt at ${new Date(retry.nextAttemptAt).toISOString()} (a failed migration backs off on drift re-checks: 10 min, doubling up to 1 h); a new revision of the file or \`reconcile trigger\` tries it at once` });
+      planned.push(entry);
+      previous = entry.id;
       continue;
     }
     if (latest !== undefined && compareVersions(file.version, latest) < 0 && doc.spec.outOfOrder !== true) {
