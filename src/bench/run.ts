@@ -11,8 +11,9 @@ import { statusAgainstDaemon } from './status-read.js';
 import { convergeAndLatency, longRun, passByModel, passCost, type PassCostFigures } from './scenarios.js';
 import { shardScaling } from './shards.js';
 import { benchMigrations } from './migrations.js';
+import { benchMigrationCorpus } from './migrations-corpus.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
 const sizes = quick ? [5, 20] : [10, 100, 1000];
 
@@ -58,15 +59,40 @@ async function migrationScenario(): Promise<Record<string, number>> {
   return m;
 }
 
-// `--only migrations` runs scenario 10 alone (while working on it).
+/**
+ * Scenario 10b: a corpus of migration directories, one project each: validate, apply, a
+ * no-change plan, and adoption of the history the platform CLI would have written.
+ */
+async function corpusScenario(dir: string): Promise<Awaited<ReturnType<typeof benchMigrationCorpus>>> {
+  log(`migrations corpus: every folder of ${dir}, one project each`);
+  const c = await benchMigrationCorpus(dir);
+  for (const f of c.folders) {
+    const what = f.invalid.length ? `invalid: ${f.invalid[0]}` : f.failure ? `failed: ${f.failure}` : 'applied';
+    row('10 corpus', `${f.folder}: files applied / files (${what.slice(0, 160)})`, `${f.applied} / ${f.files}`, '-', '', undefined);
+    row('10 corpus', `${f.folder}: no change after the apply; CLI history adopted (no change / rows)`, `${f.converged ? 'yes' : 'no'}; ${f.adopted} / ${f.adoptable}`, '-', '', undefined);
+  }
+  row('10 corpus', `files applied / files (${c.folders.length} folders)`, `${c.applied} / ${c.files}`, '-', '', undefined);
+  row('10 corpus', 'folders that converge with no change', `${c.converged} / ${c.folders.length}`, '-', '', undefined);
+  row('10 corpus', 'CLI-written history rows that plan no change', `${c.adopted} / ${c.adoptable}`, '-', 'all', c.adopted === c.adoptable);
+  const perMigration = c.writingQueriesPerMigration;
+  row('10 corpus', 'writing requests per applied migration (folders without a failure)', perMigration ?? '-', '-', '1.00', perMigration === undefined ? undefined : perMigration <= 1);
+  return c;
+}
+
+const CORPUS = new URL('../../test/fixtures/migrations-corpus', import.meta.url).pathname;
+
+// `--only migrations` runs scenario 10 alone (while working on it); with `--corpus DIR`, the
+// corpus scenario over DIR's folders alone (a directory of real migrations, never committed).
 if (values.only !== undefined) {
   if (values.only !== 'migrations') throw new Error(`--only: the one scenario that runs alone is \`migrations\`, got \`${values.only}\``);
-  const migrations = await migrationScenario();
+  const migrations = values.corpus === undefined ? await migrationScenario() : undefined;
+  const corpus = values.corpus === undefined ? undefined : await corpusScenario(values.corpus);
   const seconds = printRows();
   await mkdir(dirname(resolve(values.out!)), { recursive: true });
-  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations }, null, 2)}\n`);
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, migrations, corpus }, null, 2)}\n`);
   process.exit(0);
 }
+if (values.corpus !== undefined) throw new Error('--corpus DIR goes with --only migrations');
 
 const passCosts: PassCostFigures[] = [];
 for (const size of sizes) {
@@ -159,8 +185,9 @@ row('9 status', 'same: API requests in the emulator\'s log', statusRead.fromDaem
 row('9 status', 'reconcile status from the state directory: wall time (ms); API requests', `${statusRead.fromStateDir.wallMs}; ${statusRead.fromStateDir.apiRequests}`, '-', '< 1000; 0', statusRead.fromStateDir.wallMs < 1000 && statusRead.fromStateDir.apiRequests === 0);
 
 const migrations = await migrationScenario();
+const corpus = await corpusScenario(CORPUS);
 
 const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, corpus, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

@@ -181,6 +181,8 @@ export async function parseMigration(text: string, file: string, options: { noTr
       at(item.at, `a file marked \`-- reconcile: no-transaction\` runs without a transaction: remove its ${kind === 'COMMIT' ? 'COMMIT' : 'BEGIN'}`);
     } else if ((kind === 'BEGIN' || kind === 'START') && item.transaction.options?.length) {
       at(item.at, `${TRANSACTION_RULE}; a BEGIN with options (isolation level, read only) is not one: remove the options`);
+    } else if (kind === 'BEGIN' || kind === 'START' || kind === 'COMMIT') {
+      at(item.at, `${TRANSACTION_RULE}; this ${kind === 'COMMIT' ? 'COMMIT' : 'BEGIN'} is not around the whole file: put BEGIN first and COMMIT last, or remove both (the migration runs in a transaction of its own)`);
     } else {
       at(item.at, `${TRANSACTION_RULE}; this ${kind.replace(/_/g, ' ')} is not one of them: remove it, or split the file into migrations of their own`);
     }
