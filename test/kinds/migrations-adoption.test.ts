@@ -14,7 +14,9 @@ import { ManualClock } from '../../src/util/clock.js';
 import { openStateStore } from '../../src/reconcile/state.js';
 import { PassState } from '../../src/reconcile/pass-state.js';
 import type { AnyDocument, ProjectDocument } from '../../src/manifests/types.js';
-import type { KindContext, PlanEntry, ProjectScope } from '../../src/reconcile/types.js';
+import { summarizePlan } from '../../src/reconcile/summary.js';
+import { emptyStatusRecord, foldPass } from '../../src/status/status-record.js';
+import type { KindContext, PassResult, PlanEntry, ProjectScope } from '../../src/reconcile/types.js';
 
 let h: Harness;
 let ref: string;
@@ -153,6 +155,11 @@ describe('Migrations with the histories of real projects', () => {
     expect(waiting.entries.map((e) => e.action)).toEqual(['blocked', 'create']);
     expect(waiting.entries[0]!.reason).toMatch(/failed once \(.*INSERT has more expressions.*\); next attempt at 2026-06-01T12:10:00\.000Z .* `reconcile trigger` tries it at once$/);
     expect(waiting.entries[1]!.dependsOn).toContain(waiting.entries[0]!.id);
+    // The status record (what `reconcile status` and GET /status show) carries the next attempt.
+    const pass: PassResult = { startedAt: 0, finishedAt: 1, dryRun: false, manifestErrors: [], plan: summarizePlan(waiting.entries), outcomes: [], resources: [], projects: [{ name: 'shop', ref }], result: 'failed', requests: 1 };
+    expect(foldPass(emptyStatusRecord(), pass, {}, clock.now()).projects.shop!.pending).toContainEqual(expect.objectContaining({
+      id: waiting.entries[0]!.id, waitingFor: 'blocked', reason: expect.stringContaining('next attempt at 2026-06-01T12:10:00.000Z'),
+    }));
     // A pass that is not a scheduled re-check tries at once, and fails a second time: 20 minutes.
     expect((await run(docs)).errors).toHaveLength(1);
     await clock.advance(RETRY_FIRST_MS + 1);
