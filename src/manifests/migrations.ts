@@ -247,7 +247,7 @@ export async function readMigrations(root: string, dir: string, path: string, wh
     const [, version, migrationName] = match as unknown as [string, string, string];
     const first = versions.get(version);
     if (first) {
-      errors.push({ file, line: 1, column: 1, path: '', message: `version ${version} is used twice (also by ${first})` });
+      errors.push({ file, line: 1, column: 1, path: '', message: `version ${version} is used twice (also by ${first}): give one of them a version of its own` });
       continue;
     }
     versions.set(version, name);

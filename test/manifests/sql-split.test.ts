@@ -5,7 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import { cliSplit } from '../../src/manifests/sql-split.js';
 import { endsInLineComment, normalizeSql, withoutSurroundingComments } from '../../src/manifests/sql-lexer.js';
-import { legacyMigrationDigest, migrationDigest, parseMigration } from '../../src/manifests/migrations.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { legacyMigrationDigest, migrationDigest, parseMigration, readMigrations } from '../../src/manifests/migrations.js';
 
 /** The statements the CLI records for pieces written one after another. */
 function expectSplit(pieces: string[]): void {
@@ -141,5 +144,22 @@ describe('normalizing and the digest', () => {
     expect(await parseMigration('-- nothing yet\n/* later */\n', 'm.sql')).toMatchObject({ errors: [], run: [], statements: ['-- nothing yet\n/* later */'] });
     const escaped = await parseMigration("select E'it\\'s; fine';\n", 'm.sql');
     expect(escaped.errors).toMatchObject([{ line: 1, message: expect.stringMatching(/^the platform CLI ends a statement here where Postgres does not .* write a quote inside a string as ''$/) }]);
+  });
+});
+
+describe('file names', () => {
+  it('follow the CLI\'s rule: digits, an underscore, then any name; others are refused with the way out', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'migration-names-'));
+    try {
+      for (const name of ['20240101000000_init.sql', '20240102_add users & more.sql', '3_.sql', 'seed.sql', '20240101000000_again.sql']) await writeFile(join(root, name), 'select 1;');
+      const set = await readMigrations(root, root, '.', { file: 'm.yaml', line: 1, column: 1, path: '/spec/path' });
+      expect(set.files.map((f) => [f.version, f.name])).toEqual([['3', ''], ['20240102', 'add users & more'], ['20240101000000', 'again']]);
+      expect(set.errors.map((e) => `${e.file}: ${e.message}`)).toEqual([
+        '20240101000000_init.sql: version 20240101000000 is used twice (also by 20240101000000_again.sql): give one of them a version of its own',
+        expect.stringMatching(/^seed\.sql: a migration file is named `<version>_<name>\.sql` \(digits, an underscore, then any name: the platform CLI's rule\): rename it, or move it out of the migrations directory$/),
+      ]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
