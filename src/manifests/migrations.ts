@@ -245,6 +245,11 @@ export async function readMigrations(root: string, dir: string, path: string, wh
       continue;
     }
     const [, version, migrationName] = match as unknown as [string, string, string];
+    // The CLI takes any name; one with a control character would reach terminals through the plan.
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(migrationName)) {
+      errors.push({ file: file.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
+      continue;
+    }
     const first = versions.get(version);
     if (first) {
       errors.push({ file, line: 1, column: 1, path: '', message: `version ${version} is used twice (also by ${first}): give one of them a version of its own` });

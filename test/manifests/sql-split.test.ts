@@ -151,11 +151,12 @@ describe('file names', () => {
   it('follow the CLI\'s rule: digits, an underscore, then any name; others are refused with the way out', async () => {
     const root = await mkdtemp(join(tmpdir(), 'migration-names-'));
     try {
-      for (const name of ['20240101000000_init.sql', '20240102_add users & more.sql', '3_.sql', 'seed.sql', '20240101000000_again.sql']) await writeFile(join(root, name), 'select 1;');
+      for (const name of ['20240101000000_init.sql', '20240102_add users & more.sql', '3_.sql', 'seed.sql', '20240101000000_again.sql', '4_\u001b[2Jclear.sql']) await writeFile(join(root, name), 'select 1;');
       const set = await readMigrations(root, root, '.', { file: 'm.yaml', line: 1, column: 1, path: '/spec/path' });
       expect(set.files.map((f) => [f.version, f.name])).toEqual([['3', ''], ['20240102', 'add users & more'], ['20240101000000', 'again']]);
       expect(set.errors.map((e) => `${e.file}: ${e.message}`)).toEqual([
         '20240101000000_init.sql: version 20240101000000 is used twice (also by 20240101000000_again.sql): give one of them a version of its own',
+        '4_?[2Jclear.sql: a migration file name holds a control character: rename it',
         expect.stringMatching(/^seed\.sql: a migration file is named `<version>_<name>\.sql` \(digits, an underscore, then any name: the platform CLI's rule\): rename it, or move it out of the migrations directory$/),
       ]);
     } finally {
