@@ -14,8 +14,9 @@ import { benchMigrations } from './migrations.js';
 import { benchProjectSet } from './project-set.js';
 import { fullFleetPass, type FullFleetFigures } from './full-fleet.js';
 import { daemonFreshnessThroughWrites, type DaemonFreshnessFigures } from './freshness-daemon.js';
+import { benchMigrationCorpus } from './migrations-corpus.js';
 
-const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
+const { values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string' }, corpus: { type: 'string' }, out: { type: 'string', default: 'bench-results/latest.json' } } });
 const quick = Boolean(values.quick);
 const sizes = quick ? [5, 20] : [10, 100, 1000];
 
@@ -120,17 +121,48 @@ async function daemonFreshnessScenario(): Promise<DaemonFreshnessFigures> {
   return f;
 }
 
-// `--only NAME` runs one scenario alone (while working on it).
-const ALONE: Record<string, () => Promise<unknown>> = { migrations: migrationScenario, 'full-fleet': fullFleetScenario, shards: shardScenario, 'freshness-daemon': daemonFreshnessScenario, 'project-set': projectSetScenario };
+/**
+ * Scenario 10b: a corpus of migration directories, one project each: validate, apply, a
+ * no-change plan, and adoption of the history the platform CLI would have written.
+ */
+async function corpusScenario(dir: string): Promise<Awaited<ReturnType<typeof benchMigrationCorpus>>> {
+  log(`migrations corpus: every folder of ${dir}, one project each`);
+  const c = await benchMigrationCorpus(dir);
+  for (const f of c.folders) {
+    const what = f.invalid.length ? `invalid: ${f.invalid[0]}` : f.failure ? `failed: ${f.failure}` : 'applied';
+    row('10 corpus', `${f.folder}: files applied / files (${what.slice(0, 160)})`, `${f.applied} / ${f.files}`, '-', '', undefined);
+    row('10 corpus', `${f.folder}: no change after the apply; CLI history adopted (no change / rows)`, `${f.converged ? 'yes' : 'no'}; ${f.adopted} / ${f.adoptable}`, '-', '', undefined);
+  }
+  row('10 corpus', `files applied / files (${c.folders.length} folders)`, `${c.applied} / ${c.files}`, '-', '', undefined);
+  row('10 corpus', 'folders that converge with no change', `${c.converged} / ${c.folders.length}`, '-', '', undefined);
+  row('10 corpus', 'CLI-written history rows that plan no change', `${c.adopted} / ${c.adoptable}`, '-', 'all', c.adopted === c.adoptable);
+  const perMigration = c.writingQueriesPerMigration;
+  row('10 corpus', 'writing requests per applied migration (folders without a failure)', perMigration ?? '-', '-', '1.00', perMigration === undefined ? undefined : perMigration <= 1);
+  return c;
+}
+
+const CORPUS = new URL('../../test/fixtures/migrations-corpus', import.meta.url).pathname;
+
+// `--only NAME` runs one scenario alone (while working on it); `--only migrations --corpus DIR`
+// runs the corpus scenario over DIR's folders alone (a directory of real migrations, never committed).
+const ALONE: Record<string, () => Promise<unknown>> = {
+  migrations: () => (values.corpus === undefined ? migrationScenario() : corpusScenario(values.corpus)),
+  'full-fleet': fullFleetScenario,
+  shards: shardScenario,
+  'freshness-daemon': daemonFreshnessScenario,
+  'project-set': projectSetScenario,
+};
 if (values.only !== undefined) {
   const scenario = ALONE[values.only];
   if (!scenario) throw new Error(`--only: the scenarios that run alone are ${Object.keys(ALONE).map((k) => `\`${k}\``).join(', ')}; got \`${values.only}\``);
+  if (values.corpus !== undefined && values.only !== 'migrations') throw new Error('--corpus DIR goes with --only migrations');
   const figures = await scenario();
   const seconds = printRows();
   await mkdir(dirname(resolve(values.out!)), { recursive: true });
-  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, [values.only]: figures }, null, 2)}\n`);
+  await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, [values.corpus === undefined ? values.only : 'corpus']: figures }, null, 2)}\n`);
   process.exit(0);
 }
+if (values.corpus !== undefined) throw new Error('--corpus DIR goes with --only migrations');
 
 const passCosts: PassCostFigures[] = [];
 for (const size of sizes) {
@@ -215,8 +247,9 @@ const migrations = await migrationScenario();
 const fullFleet = await fullFleetScenario();
 const freshnessDaemon = await daemonFreshnessScenario();
 const projectSet = await projectSetScenario();
+const corpus = await corpusScenario(CORPUS);
 
 const seconds = printRows();
 
 await mkdir(dirname(resolve(values.out!)), { recursive: true });
-await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, fullFleet, freshnessDaemon, projectSet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);
+await writeFile(values.out!, `${JSON.stringify({ date: new Date().toISOString(), machine, seconds, quick, rows, passCosts, long, shared, converge: conv, budget, kinds, rateModels: [byUser, byScope], shards, freshness, throughWrites, migrations, corpus, fullFleet, freshnessDaemon, projectSet, status: { projects: statusRead.projects, fromDaemon: { wallMs: statusRead.fromDaemon.wallMs, apiRequests: statusRead.fromDaemon.apiRequests }, fromStateDir: { wallMs: statusRead.fromStateDir.wallMs, apiRequests: statusRead.fromStateDir.apiRequests } } }, null, 2)}\n`);

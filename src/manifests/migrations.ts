@@ -1,14 +1,21 @@
 // The SQL files of a Migrations document: `<version>_<name>.sql` in one directory, in version
-// order, each split into statements by Postgres's own parser (libpg-query, Postgres's parser
-// compiled to WebAssembly: no database needed). A file that does not parse is a located error
-// (file, line, column), so `reconcile validate` and every pass refuse it before any request.
+// order. Each file is checked by Postgres's own parser (libpg-query, Postgres's parser compiled
+// to WebAssembly: no database needed), which also gives the statements that run; the statements
+// recorded in the history, and compared with it, are the ones the platform CLI records
+// (`cliSplit`). A file that does not parse is a located error (file, line, column), so
+// `reconcile validate` and every pass refuse it before any request.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TreeWalkError, type CheckoutFiles } from './checkout-files.js';
+import { cliSplit } from './sql-split.js';
+import { lexSql, normalizeSql, withoutSurroundingComments } from './sql-lexer.js';
 import type { ManifestError } from './types.js';
 
-/** `<version>_<name>.sql`: the version is digits (a timestamp, as the platform's CLI writes them). */
-export const MIGRATION_FILE = /^(\d+)_([A-Za-z0-9][A-Za-z0-9_.-]*)\.sql$/;
+/**
+ * `<version>_<name>.sql`: the version is digits (a timestamp, as the platform's CLI writes them),
+ * the name anything on one line: the platform CLI's rule (`^([0-9]+)_(.*)\.sql$`).
+ */
+export const MIGRATION_FILE = /^([0-9]+)_([^\n]*)\.sql$/;
 
 /** The header line by which a file opts out of the transaction (see docs/migrations.md). */
 export const NO_TRANSACTION_HEADER = /^\s*--\s*reconcile:\s*no-transaction\s*$/m;
@@ -27,10 +34,16 @@ export interface MigrationFile {
   name: string;
   /** Path relative to the manifests root. */
   file: string;
-  /** The statements as Postgres's parser splits them, trimmed, without their `;`. */
+  /** The statements as the platform CLI splits and records them (comments kept, `;` cut): what the history holds. */
   statements: string[];
-  /** SHA-256 of the statements (`migrationDigest`): what the history is compared with. */
+  /** The statements that run, as Postgres's parser splits them, without the comments around them and without a wrapping BEGIN/COMMIT. */
+  run: string[];
+  /** `migrationDigest(statements)`: what the history is compared with. */
   digest: string;
+  /** The digest of the rule before the CLI's (`legacyMigrationDigest`), for histories written by then. */
+  legacyDigest: string;
+  /** The file's statements are wrapped in a leading BEGIN and a final COMMIT, which the migration's own transaction replaces. */
+  wrapped: boolean;
   /** The file opts out of the transaction (`-- reconcile: no-transaction`). */
   noTransaction: boolean;
   /** The file is marked disruptive (`-- reconcile: disruptive`): held to maintenance windows. */
@@ -45,12 +58,28 @@ export interface MigrationSet {
 /**
  * The digest of a migration's statements, as the history table stores them (`statements
  * text[]`): a file and its recorded row are the same migration when their digests are equal.
- * Each statement is trimmed and its runs of white space count as one space.
+ * Comments and white space are left out (`normalizeSql`: quoted text is kept as it is), empty
+ * statements are dropped, and the rest are joined with `;`, so where the statements were split
+ * does not count either: the CLI's statements, Postgres's and those of an older CLI give one digest.
  */
 export function migrationDigest(statements: readonly string[]): string {
+  const canonical = statements.map(normalizeSql).filter((statement) => statement !== '').join(';');
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/**
+ * The digest of the rule before the CLI's: Postgres's statements, each trimmed and its runs of
+ * white space counted as one space. Histories the reconciler wrote by then are still read with it.
+ */
+export function legacyMigrationDigest(statements: readonly string[]): string {
   const hash = createHash('sha256');
   for (const statement of statements) hash.update(statement.trim().replace(/\s+/g, ' ')).update('\0');
   return hash.digest('hex');
+}
+
+/** A recorded migration and a file are the same migration: by the digest, or by the digest of the rule before it. */
+export function sameMigration(recorded: readonly string[], file: Pick<MigrationFile, 'digest' | 'legacyDigest'>): boolean {
+  return migrationDigest(recorded) === file.digest || legacyMigrationDigest(recorded) === file.legacyDigest;
 }
 
 type Parser = typeof import('libpg-query');
@@ -68,9 +97,18 @@ function position(text: string, offset: number): { line: number; column: number 
   return { line, column: offset - (before.lastIndexOf('\n') + 1) + 1 };
 }
 
-/** Character offset of a byte offset of the text's UTF-8 form. */
-function charOffset(text: string, bytes: number): number {
-  return Buffer.from(text, 'utf8').subarray(0, bytes).toString('utf8').length;
+/** Character offsets of byte offsets of the text's UTF-8 form (one pass, whatever their number). */
+function charOffsets(text: string): (bytes: number) => number {
+  if (Buffer.byteLength(text, 'utf8') === text.length) return (bytes) => bytes;
+  const map: number[] = [];
+  for (let at = 0; at < text.length; ) {
+    const code = text.codePointAt(at)!;
+    const width = code < 0x80 ? 1 : code < 0x800 ? 2 : code < 0x10000 ? 3 : 4;
+    for (let b = 0; b < width; b++) map.push(at);
+    at += code > 0xffff ? 2 : 1;
+  }
+  map.push(text.length);
+  return (bytes) => map[Math.min(bytes, map.length - 1)]!;
 }
 
 interface ParsedStatement {
@@ -79,35 +117,98 @@ interface ParsedStatement {
   stmt_len?: number;
 }
 
+interface TransactionStmt {
+  kind?: string;
+  options?: unknown[];
+  chain?: boolean;
+}
+
+/** What a file holds, read the CLI's way and Postgres's way. */
+export interface ParsedMigration {
+  /** As the platform CLI records them. */
+  statements: string[];
+  /** As they run (see `MigrationFile.run`). */
+  run: string[];
+  /** Postgres's statements, trimmed: the statements of the rule before the CLI's. */
+  legacy: string[];
+  wrapped: boolean;
+  errors: ManifestError[];
+}
+
+const TRANSACTION_RULE =
+  'a migration controls no transaction but one way: a leading BEGIN and a final COMMIT around the whole file, which the migration\'s own transaction replaces';
+
 /** Splits and checks one file's text; errors are located in `file`. */
-export async function parseMigration(text: string, file: string): Promise<{ statements: string[]; errors: ManifestError[] }> {
-  const { parse } = await parser();
+export async function parseMigration(text: string, file: string, options: { noTransaction?: boolean } = {}): Promise<ParsedMigration> {
   const errors: ManifestError[] = [];
   const at = (offset: number, message: string) => errors.push({ file, ...position(text, offset), path: '', message });
+  const cli = cliSplit(text);
+  const statements = cli.map((statement) => statement.text);
+  const result = (run: string[], legacy: string[], wrapped = false): ParsedMigration => ({ statements, run, legacy, wrapped, errors });
+  // Only comments and white space: a migration with no statement (the CLI records the comments).
+  if (lexSql(text).every((piece) => piece.kind === 'space' || piece.kind === 'comment')) return result([], []);
+  const { parse } = await parser();
   let parsed: { stmts?: ParsedStatement[] };
+  const charAt = charOffsets(text);
   try {
     parsed = (await parse(text)) as { stmts?: ParsedStatement[] };
   } catch (error) {
     const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } }).sqlDetails;
-    at(charOffset(text, details?.cursorPosition ?? 0), `SQL syntax error: ${details?.message ?? (error as Error).message}`);
-    return { statements: [], errors };
+    at(charAt(details?.cursorPosition ?? 0), `SQL syntax error: ${details?.message ?? (error as Error).message}`);
+    return result([], []);
   }
-  const bytes = Buffer.from(text, 'utf8');
-  const statements: string[] = [];
-  for (const item of parsed.stmts ?? []) {
-    const start = item.stmt_location ?? 0;
-    const end = item.stmt_len ? start + item.stmt_len : bytes.length;
-    const statement = bytes.subarray(start, end).toString('utf8').trim().replace(/;\s*$/, '');
-    // Transaction control would end the migration's own transaction and with it the guarantee
-    // that the statements and the history row are written together.
-    if ('TransactionStmt' in item.stmt) {
-      at(charOffset(text, start), 'a migration may not control transactions (BEGIN, COMMIT, ROLLBACK, SAVEPOINT): each migration runs in a transaction of its own');
-      continue;
+  const items = (parsed.stmts ?? []).map((item) => {
+    const start = charAt(item.stmt_location ?? 0);
+    const end = item.stmt_len ? charAt((item.stmt_location ?? 0) + item.stmt_len) : text.length;
+    const raw = text.slice(start, end);
+    const first = lexSql(raw).find((piece) => piece.kind === 'quoted' || piece.kind === 'code');
+    return {
+      transaction: (item.stmt as { TransactionStmt?: TransactionStmt }).TransactionStmt,
+      at: start + (first?.start ?? 0),
+      legacy: raw.trim().replace(/;\s*$/, ''),
+      run: withoutSurroundingComments(raw).replace(/;+$/, ''),
+    };
+  });
+  const isBegin = (t?: TransactionStmt) => (t?.kind === 'TRANS_STMT_BEGIN' || t?.kind === 'TRANS_STMT_START') && !t.options?.length;
+  const isCommit = (t?: TransactionStmt) => t?.kind === 'TRANS_STMT_COMMIT' && !t.chain;
+  const wrapped = items.length >= 2 && isBegin(items[0]!.transaction) && isCommit(items[items.length - 1]!.transaction) && !options.noTransaction;
+  const body = wrapped ? items.slice(1, -1) : items;
+  for (const item of body) {
+    if (!item.transaction) continue;
+    const kind = (item.transaction.kind ?? '').replace('TRANS_STMT_', '');
+    if (options.noTransaction && (kind === 'BEGIN' || kind === 'START' || kind === 'COMMIT')) {
+      at(item.at, `a file marked \`-- reconcile: no-transaction\` runs without a transaction: remove its ${kind === 'COMMIT' ? 'COMMIT' : 'BEGIN'}`);
+    } else if ((kind === 'BEGIN' || kind === 'START') && item.transaction.options?.length) {
+      at(item.at, `${TRANSACTION_RULE}; a BEGIN with options (isolation level, read only) is not one: remove the options`);
+    } else if (kind === 'BEGIN' || kind === 'START' || kind === 'COMMIT') {
+      at(item.at, `${TRANSACTION_RULE}; this ${kind === 'COMMIT' ? 'COMMIT' : 'BEGIN'} is not around the whole file: put BEGIN first and COMMIT last, or remove both (the migration runs in a transaction of its own)`);
+    } else {
+      at(item.at, `${TRANSACTION_RULE}; this ${kind.replace(/_/g, ' ')} is not one of them: remove it, or split the file into migrations of their own`);
     }
-    if (statement !== '') statements.push(statement);
   }
-  if (statements.length === 0 && errors.length === 0) at(0, 'the migration holds no statement');
-  return { statements, errors };
+  errors.push(...cliSplitErrors(text, file, cli, items.map((item) => item.at)));
+  return result(body.map((item) => item.run).filter((statement) => statement !== ''), items.map((item) => item.legacy).filter((s) => s !== ''), wrapped);
+}
+
+/**
+ * The CLI runs each of its statements on its own: where it splits a file elsewhere than Postgres
+ * does (inside an E'...\'...' string, or not at all between statements in parentheses), it would
+ * fail to apply it. Such a file is refused, as the CLI would refuse it, at the first place.
+ */
+function cliSplitErrors(text: string, file: string, cli: ReturnType<typeof cliSplit>, starts: number[]): ManifestError[] {
+  for (const piece of cli) {
+    if (normalizeSql(piece.text) === '') continue;
+    const inside = starts.filter((start) => start >= piece.start && start < piece.end).length;
+    if (inside === 1) continue;
+    const offset = piece.start + (text.slice(piece.start, piece.end).search(/\S/) >>> 0);
+    return [{
+      file, ...position(text, Math.min(offset, text.length)), path: '',
+      message: inside === 0
+        ? 'the platform CLI ends a statement here where Postgres does not (a `;` after a backslash-escaped quote \\\' in a string): the CLI would fail to apply the file; write a quote inside a string as \'\''
+        : `the platform CLI takes ${inside} statements here for one (it splits only at a \`;\` outside parentheses, quotes, comments and BEGIN ATOMIC ... END): the CLI would fail to apply the file; end each statement with a \`;\` outside parentheses`,
+    }];
+  }
+  return [];
 }
 
 /**
@@ -140,13 +241,18 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
     const file = checkout.relative(join(directory, name));
     const match = MIGRATION_FILE.exec(name);
     if (!match) {
-      errors.push({ file, line: 1, column: 1, path: '', message: 'a migration file is named `<version>_<name>.sql`: digits, an underscore, then a name' });
+      errors.push({ file, line: 1, column: 1, path: '', message: 'a migration file is named `<version>_<name>.sql` (digits, an underscore, then any name: the platform CLI\'s rule): rename it, or move it out of the migrations directory' });
       continue;
     }
     const [, version, migrationName] = match as unknown as [string, string, string];
+    // The CLI takes any name; one with a control character would reach terminals through the plan.
+    if (/[\u0000-\u001f\u007f-\u009f]/.test(migrationName)) {
+      errors.push({ file: file.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
+      continue;
+    }
     const first = versions.get(version);
     if (first) {
-      errors.push({ file, line: 1, column: 1, path: '', message: `version ${version} is used twice (also by ${first})` });
+      errors.push({ file, line: 1, column: 1, path: '', message: `version ${version} is used twice (also by ${first}): give one of them a version of its own` });
       continue;
     }
     versions.set(version, name);
@@ -156,7 +262,8 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       continue;
     }
     const text = read.bytes.toString('utf8');
-    const parsed = await parseMigration(text, file);
+    const noTransaction = NO_TRANSACTION_HEADER.test(text);
+    const parsed = await parseMigration(text, file, { noTransaction });
     errors.push(...parsed.errors);
     if (parsed.errors.length > 0) continue;
     files.push({
@@ -164,8 +271,11 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       name: migrationName,
       file,
       statements: parsed.statements,
+      run: parsed.run,
       digest: migrationDigest(parsed.statements),
-      noTransaction: NO_TRANSACTION_HEADER.test(text),
+      legacyDigest: legacyMigrationDigest(parsed.legacy),
+      wrapped: parsed.wrapped,
+      noTransaction,
       disruptive: DISRUPTIVE_HEADER.test(text),
     });
   }

@@ -212,7 +212,7 @@ async function openPass(options: PassOptions, secrets: SecretResolver, clock: Cl
   const readPriority = options.priority === 'drift' ? 'drift' : 'verify';
   const signal = options.signal ? { signal: options.signal } : {};
   const apiFor = (project?: string): ManagementApi => scopedApi(caller, { readPriority, ...(project ? { project } : {}), ...signal }, tally);
-  const memory = new PassState();
+  const memory = new PassState({ scheduled: options.priority === 'drift' });
   const documents = options.manifests.documents;
   return {
     options,

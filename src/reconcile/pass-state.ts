@@ -10,6 +10,11 @@ export class PassState implements PassMemory {
   readonly #creates = new Set<string>();
   readonly #sent = new Map<string, Promise<void>>();
   readonly #shared = new Map<string, unknown>();
+  readonly scheduled: boolean;
+
+  constructor(options: { scheduled?: boolean } = {}) {
+    this.scheduled = options.scheduled ?? false;
+  }
 
   /** Notes the projects this pass creates (known from the fleet's plan, before any kind plans). */
   willCreate(names: Iterable<string>): void {

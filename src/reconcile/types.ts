@@ -178,6 +178,8 @@ export interface PassMemory {
   once(key: string, send: () => Promise<void>): Promise<void>;
   /** A value kinds share within the pass under `key` (one read serving two sections), made by `create` on first use. */
   shared<T>(key: string, create: () => T): T;
+  /** The pass is a scheduled drift re-check (priority `drift`), not a new revision, a trigger or a run by hand: failed writes back off. */
+  readonly scheduled: boolean;
 }
 
 /** Minimal structured logger (pino-compatible). */

@@ -8,7 +8,8 @@
 import { relative, resolve, sep } from 'node:path';
 import { InvalidRequestError } from '../../api/errors.js';
 import { CheckoutFiles } from '../../manifests/checkout-files.js';
-import { compareVersions, loadedMigrations, migrationDigest, readMigrations, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { compareVersions, loadedMigrations, migrationDigest, readMigrations, sameMigration, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { endsInLineComment, normalizeSql } from '../../manifests/sql-lexer.js';
 import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
@@ -28,6 +29,59 @@ export interface HistoryRow {
 
 /** The history table of the Migrations kind when a document does not name one. */
 export const DEFAULT_MIGRATIONS_TABLE = 'reconciler.schema_migrations';
+
+/**
+ * A failed migration backs off: scheduled drift re-checks try it again after 10 minutes (the
+ * default drift interval), then 20, 40, then every hour. A new revision of the file, `reconcile
+ * trigger` and every pass that is not a scheduled re-check try it at once.
+ */
+export const RETRY_FIRST_MS = 10 * 60_000;
+export const RETRY_MAX_MS = 60 * 60_000;
+
+/** The failures of one file of one document, in a project: which revision of it, how often, when to try again. */
+export interface MigrationRetry {
+  digest: string;
+  failures: number;
+  /** ms since epoch of the last failure, and of the next attempt a scheduled re-check makes. */
+  failedAt: number;
+  nextAttemptAt: number;
+  error: string;
+}
+
+export function retryDelay(failures: number): number {
+  return Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.max(0, Math.min(failures - 1, 16)));
+}
+
+function retryKey(project: string): string {
+  return `migration-retries/${project.replace(/[^A-Za-z0-9._-]/g, '_')}`;
+}
+
+function retryName(doc: string, version: string): string {
+  return `${doc}/${version}`;
+}
+
+async function readRetries(ctx: Pick<KindContext, 'state'>, project: string): Promise<Record<string, MigrationRetry>> {
+  return (await ctx.state.get<Record<string, MigrationRetry>>(retryKey(project))) ?? {};
+}
+
+/** Records a failure (or, with `error` undefined, a success) of a file in the project's retry record. */
+async function noteAttempt(ctx: KindContext, project: string, doc: string, file: MigrationFile, error?: string): Promise<MigrationRetry | undefined> {
+  const retries = await readRetries(ctx, project);
+  const name = retryName(doc, file.version);
+  if (error === undefined) {
+    if (!(name in retries)) return undefined;
+    delete retries[name];
+    await ctx.state.set(retryKey(project), retries);
+    return undefined;
+  }
+  const now = ctx.clock.now();
+  const before = retries[name];
+  const failures = before && before.digest === file.digest ? before.failures + 1 : 1;
+  const retry = { digest: file.digest, failures, failedAt: now, nextAttemptAt: now + retryDelay(failures), error };
+  retries[name] = retry;
+  await ctx.state.set(retryKey(project), retries);
+  return retry;
+}
 
 function migrationsDefs(): Record<string, JsonSchema> {
   return {
@@ -195,20 +249,28 @@ export const migrationsKind: KindModule<'Migration'> = {
     try {
       if (file.noTransaction) {
         // Outside a transaction: each statement is a request of its own, then the guarded history insert.
-        for (const statement of file.statements) await send(statement);
+        for (const statement of file.run) await send(statement);
         await send(recordQuery(target.table, file, []));
       } else {
-        await send(recordQuery(target.table, file, file.statements));
+        await send(recordQuery(target.table, file, file.run));
       }
       ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration applied');
     } catch (error) {
       if (error instanceof InvalidRequestError && (error.serviceMessage ?? '').startsWith(`ERROR: ${ALREADY_RECORDED}:`)) {
         // Another applier (or this one, before a lost answer) recorded it first: applied once, not again.
         ctx.log.info({ project: project.name, migration: file.file, version: file.version }, 'migration already recorded: not applied again');
+        await noteAttempt(ctx, project.name, doc.metadata.name, file);
         return;
       }
-      throw new MigrationFailedError(file, error);
+      const failed = new MigrationFailedError(file, error);
+      // Only what the database answered backs off: a request that never reached it is retried as any write is.
+      if (error instanceof InvalidRequestError) {
+        const retry = await noteAttempt(ctx, project.name, doc.metadata.name, file, failed.message);
+        if (retry) ctx.log.warn({ project: project.name, migration: file.file, failures: retry.failures, nextAttemptAt: new Date(retry.nextAttemptAt).toISOString() }, 'migration failed: scheduled re-checks back off');
+      }
+      throw failed;
     }
+    await noteAttempt(ctx, project.name, doc.metadata.name, file);
   },
   async exportDocuments({ api, ref, name, read }) {
     const rows = await read(() => readHistory(api, ref, DEFAULT_MIGRATIONS_TABLE), 'migrations history');
@@ -219,7 +281,7 @@ export const migrationsKind: KindModule<'Migration'> = {
       documents: [{ apiVersion: API_VERSION, kind: 'Migrations', metadata: { name: `${name}-schema` }, spec: { project: name, path } }],
       files: recorded.map((row) => ({
         path: `${path}/${row.version}_${(row.name ?? 'migration').replace(/[^A-Za-z0-9_.-]/g, '_')}.sql`,
-        content: new TextEncoder().encode(`${row.statements!.map((statement) => `${statement.replace(/;\s*$/, '')};`).join('\n\n')}\n`),
+        content: new TextEncoder().encode(`${row.statements!.map(terminated).join('\n\n')}\n`),
       })),
     };
   },
@@ -236,6 +298,7 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   const latest = history.reduce<string | undefined>((max, row) => (max === undefined || compareVersions(row.version, max) > 0 ? row.version : max), undefined);
   const base = { kind: 'Migration' as const, project: project.name, source: sourceOf(doc), ...(observeOnly ? { observeOnly } : {}) };
   const against = historyDigest(history);
+  const retries = await readRetries(ctx, project.name);
   const applied = latest === undefined ? {} : { latest };
   const planned: PlanEntry[] = [];
   let previous: string | undefined;
@@ -249,13 +312,24 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
         continue;
       }
       const recordedDigest = migrationDigest(row.statements);
-      if (recordedDigest !== file.digest) {
+      if (!sameMigration(row.statements, file)) {
         planned.push(makeEntry({ ...base, name, action: 'blocked', target,
           changes: [{ path: 'digest', before: recordedDigest, after: file.digest }],
           reason: `${file.file} changed after it was applied (recorded digest ${recordedDigest.slice(0, 12)}, file digest ${file.digest.slice(0, 12)}): an applied migration is never run again; restore the file and add a new migration` }));
         continue;
       }
       planned.push(makeEntry({ ...base, name, changes: [], target }));
+      continue;
+    }
+    const retry = retries[retryName(doc.metadata.name, file.version)];
+    if (retry && retry.digest === file.digest && ctx.pass.scheduled && ctx.clock.now() < retry.nextAttemptAt) {
+      // Failed before, unchanged since, and this is a scheduled re-check: not again before its time.
+      const entry = makeEntry({ ...base, name, action: 'blocked', changes: [{ path: 'version', after: file.version }],
+        dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
+        target: { ...target, failures: retry.failures, nextAttemptAt: retry.nextAttemptAt },
+        reason: `${file.file} failed ${retry.failures === 1 ? 'once' : `${retry.failures} times`} (${retry.error}); next attempt at ${new Date(retry.nextAttemptAt).toISOString()} (a failed migration backs off on drift re-checks: 10 min, doubling up to 1 h); a new revision of the file or \`reconcile trigger\` tries it at once` });
+      planned.push(entry);
+      previous = entry.id;
       continue;
     }
     if (latest !== undefined && compareVersions(file.version, latest) < 0 && doc.spec.outOfOrder !== true) {
@@ -270,13 +344,13 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
       changes: [
         { path: 'version', after: file.version },
         { path: 'digest', after: file.digest },
-        { path: 'statements', after: file.statements.length },
+        { path: 'statements', after: file.run.length },
         ...(file.noTransaction ? [{ path: 'transaction', after: false }] : []),
       ],
       reason: `pending: ${file.file}`,
       // Each migration waits for the one before it: a failed one stops the rest of the project's.
       dependsOn: [...projectDependency(project), ...(previous ? [previous] : [])],
-      target: { ...target, statements: file.statements.length, sql: file.statements.join(';\n\n') + ';' },
+      target: { ...target, statements: file.run.length, sql: file.run.map((statement) => `${statement};`).join('\n\n') },
     });
     // A file marked disruptive waits for a rollout's maintenance window (docs/rollouts.md).
     if (file.disruptive) entry.changeClasses = ['disruptive-migration'];
@@ -293,19 +367,33 @@ async function planDocument(doc: MigrationsDocument, project: ProjectScope, ctx:
   return planned;
 }
 
-/** A SQL string literal (standard_conforming_strings is on in every supported Postgres). */
+/** A SQL string literal, whatever a file set standard_conforming_strings to (E'...' when it holds a backslash). */
 function literal(text: string): string {
-  return `'${text.replaceAll("'", "''")}'`;
+  const quoted = text.replaceAll("'", "''");
+  return text.includes('\\') ? `E'${quoted.replaceAll('\\', '\\\\')}'` : `'${quoted}'`;
 }
 
 /**
- * The one request of a migration: in one transaction, under an advisory lock on the history
- * table, create the table when missing, refuse (SQLSTATE RCM01) when the version is recorded
- * already, run the statements, record the migration. Any error rolls all of it back.
+ * A recorded statement written back as a file's text: its `;`, after a line break when it ends
+ * in a line comment (the CLI splits the text back into the same statements).
+ */
+function terminated(statement: string): string {
+  if (normalizeSql(statement) === '') return statement;
+  return endsInLineComment(statement) ? `${statement}\n;` : `${statement.replace(/;\s*$/, '')};`;
+}
+
+/**
+ * The one request of a migration, built from whole statements (each ends at its last token, so
+ * the `;` after it is never inside a comment): the session's settings reset as the CLI does
+ * before each migration (`RESET ALL`: a file's `SET` does not reach the next one); then, in one
+ * transaction, under an advisory lock on the history table, create the table when missing,
+ * refuse (SQLSTATE RCM01) when the version is recorded already, run the statements, record the
+ * migration with the statements as the CLI records them. Any error rolls all of it back.
  */
 export function recordQuery(table: string, file: MigrationFile, statements: readonly string[]): string {
   const [schema] = table.split('.');
   return [
+    'RESET ALL',
     'BEGIN',
     `SELECT pg_advisory_xact_lock(hashtext(${literal(table)}))`,
     `CREATE SCHEMA IF NOT EXISTS ${schema}`,
@@ -314,7 +402,7 @@ export function recordQuery(table: string, file: MigrationFile, statements: read
     ...statements,
     `INSERT INTO ${table} (version, name, statements) VALUES (${literal(file.version)}, ${literal(file.name)}, ARRAY[${file.statements.map(literal).join(', ')}]::text[])`,
     'COMMIT',
-  ].join(';\n') + ';';
+  ].map((statement) => `${statement};`).join('\n');
 }
 
 /** A migration the database refused: names the file and the Postgres error. */
