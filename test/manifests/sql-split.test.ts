@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { legacyMigrationDigest, migrationDigest, parseMigration, readMigrations } from '../../src/manifests/migrations.js';
+import { CheckoutFiles } from '../../src/manifests/checkout-files.js';
 
 /** The statements the CLI records for pieces written one after another. */
 function expectSplit(pieces: string[]): void {
@@ -152,7 +153,7 @@ describe('file names', () => {
     const root = await mkdtemp(join(tmpdir(), 'migration-names-'));
     try {
       for (const name of ['20240101000000_init.sql', '20240102_add users & more.sql', '3_.sql', 'seed.sql', '20240101000000_again.sql', '4_\u001b[2Jclear.sql']) await writeFile(join(root, name), 'select 1;');
-      const set = await readMigrations(root, root, '.', { file: 'm.yaml', line: 1, column: 1, path: '/spec/path' });
+      const set = await readMigrations(await CheckoutFiles.at(root), root, '.', { file: 'm.yaml', line: 1, column: 1, path: '/spec/path' });
       expect(set.files.map((f) => [f.version, f.name])).toEqual([['3', ''], ['20240102', 'add users & more'], ['20240101000000', 'again']]);
       expect(set.errors.map((e) => `${e.file}: ${e.message}`)).toEqual([
         '20240101000000_init.sql: version 20240101000000 is used twice (also by 20240101000000_again.sql): give one of them a version of its own',

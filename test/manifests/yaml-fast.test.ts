@@ -42,9 +42,12 @@ function agrees(text: string): boolean {
 }
 
 describe('the fast YAML reader', () => {
-  it('reads every example manifest, with the values, indices and starts of the full parser', () => {
+  it('reads every example manifest in block style, with the values, indices and starts of the full parser', () => {
+    // A flow collection with content (`{ tenant: a }`, `[a, b]`) is the full parser's to read.
+    const flow = (text: string) => /(?::|^\s*-)\s*[{[]\s*[^\s\]}]/m.test(text);
+    expect(EXAMPLE_TEXTS.filter((text) => !flow(text)).length).toBeGreaterThan(5);
     for (const text of EXAMPLE_TEXTS) {
-      expect(parseFastYaml(text)).toBeDefined();
+      expect(parseFastYaml(text) === undefined).toBe(flow(text));
       agrees(text);
     }
   });
