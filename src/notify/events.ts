@@ -1,4 +1,5 @@
 import { isWriteOutcome } from '../reconcile/summary.js';
+import { scrubMessage } from '../util/scrub.js';
 import type { PassResult } from '../reconcile/types.js';
 
 /** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
@@ -61,21 +62,7 @@ export interface NotificationEvent {
   entries?: string[];
 }
 
-const MAX_REASON = 300;
-
-/**
- * Makes an error message safe to send outside: quoted or back-quoted text, long opaque runs
- * (tokens, keys, hashes), URLs' query strings and e-mail addresses are replaced, since an API
- * answer may echo a value that was sent.
- */
-export function scrubMessage(message: string): string {
-  return message
-    .replace(/(["'`])(?:(?!\1).){0,500}\1/g, '$1…$1')
-    .replace(/\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g, '…@…')
-    .replace(/(https?:\/\/[^\s?#]+)[?#]\S*/g, '$1?…')
-    .replace(/(?:\b[A-Za-z]+_)?[A-Za-z0-9+/=_-]{24,}/g, (run) => (/^[a-z_]+$/.test(run) ? run : '…'))
-    .slice(0, MAX_REASON);
-}
+export { scrubMessage } from '../util/scrub.js';
 
 function countsOf(result: PassResult): EventCounts {
   const writes = result.outcomes.filter((outcome) => isWriteOutcome(outcome));
