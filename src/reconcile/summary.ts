@@ -80,9 +80,9 @@ export function statusesFor(
         if (after.reason) status.message = after.reason;
       }
     } else if (entry.held && CHANGES.has(entry.action) && !entry.observeOnly) {
-      // Held by the rollout: a later wave's difference is drift, reported until its wave
-      // starts; a change waiting for its window or an approval is pending.
-      status.state = entry.held.reason === 'wave' ? 'drifted' : 'pending';
+      // Held by the rollout (its wave has not started, outside its window, waiting for an
+      // approval): not drift, which is a difference nothing holds back.
+      status.state = 'held';
       status.fields = fields;
       status.message = entry.held.message;
     } else if (CHANGES.has(entry.action)) {

@@ -10,7 +10,7 @@ const MAX_MESSAGE = 300;
 
 /** Words before a quoted text that say it names something (a quoted text elsewhere is a value). */
 const NAMING_WORD =
-  /\b(?:tables?|relations?|columns?|schemas?|files?|paths?|projects?|functions?|index|indexes|constraints?|databases?|roles?|users?|organi[sz]ations?|extensions?|views?|sequences?|types?|triggers?|buckets?|slugs?|waves?|windows?|rollouts?|migrations?|kinds?|documents?|fields?|sections?|secrets?|variables?|names?|refs?|branch(?:es)?|shards?|receivers?|rules?|policy|policies|labels?|selectors?|regions?|hosts?|hostnames?|at or near|near|in)\s*:?\s*$/i;
+  /\b(?:tables?|relations?|columns?|schemas?|files?|paths?|projects?|functions?|index|indexes|constraints?|databases?|roles?|users?|organi[sz]ations?|extensions?|views?|sequences?|types?|triggers?|buckets?|slugs?|waves?|windows?|rollouts?|migrations?|kinds?|documents?|fields?|sections?|secrets?|variables?|names?|refs?|branch(?:es)?|shards?|receivers?|rules?|policy|policies|labels?|selectors?|regions?|hosts?|hostnames?|at or near|near|in|did you mean|mean)\s*:?\s*$/i;
 
 /** One word of a name: letters (any case, up to 40), a number (up to 16 digits), or a short lowercase word with digits. */
 function nameWord(word: string): boolean {

@@ -292,7 +292,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
     const lockLost = () => lost.signal.aborted || ((lock as StateLock | undefined)?.signal.aborted ?? false);
     if (!dryRun && !lockLost()) {
       const { recordPassInStateDir } = await import('../../status/status-file.js');
-      await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
+      await recordPassInStateDir(session.stateDir, result, { newestCheckout: true }, systemClock.now()).catch((error: unknown) =>
         log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
       );
     }

@@ -20,7 +20,7 @@ import { StatusBoard } from '../../daemon/status-board.js';
 import { statusRoutes, type StatusRouteSettings } from '../../daemon/status-routes.js';
 import { projectNames } from '../../daemon/change-set.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
-import { eventsFromPass } from '../../notify/events.js';
+import { eventFromBrokenRevision, eventsFromPass } from '../../notify/events.js';
 import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../notification-settings.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
@@ -434,6 +434,11 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     onPass: (result, report) => {
       notifier?.publish(eventsFromPass(result, report, clock.now()));
       statusBoard.recordPass(result, report);
+    },
+    onManifests: (check) => {
+      const broken = eventFromBrokenRevision(check, settings.dryRun, clock.now());
+      if (broken) notifier?.publish([broken]);
+      statusBoard.recordManifests(check.revision, check.errors);
     },
   });
 

@@ -84,6 +84,7 @@ function iso(ms: number | undefined): string | undefined {
 /** The state of an entry for which the pass reported no ResourceStatus. */
 function stateOfEntry(entry: PlanEntry): ResourceState {
   if (entry.pending) return 'pending';
+  if (entry.held && !entry.observeOnly && entry.action !== 'noop' && entry.action !== 'blocked') return 'held';
   switch (entry.action) {
     case 'noop':
       return 'in_sync';
@@ -158,7 +159,7 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
       if (outcome.error) item.message = `${outcome.error.type}: ${outcome.error.message}`;
     }
   }
-  const counts: Record<ResourceState, number> = { in_sync: 0, drifted: 0, pending: 0, failed: 0 };
+  const counts: Record<ResourceState, number> = { in_sync: 0, drifted: 0, held: 0, pending: 0, failed: 0 };
   for (const r of all) counts[r.state] += 1;
 
   const projectNames = new Set<string>([...result.projects.map((p) => p.name), ...all.flatMap((r) => (r.project ? [r.project] : []))]);
@@ -265,7 +266,7 @@ function observedLines(state: ObservedProjectState): string[] {
 export function renderStatusText(report: StatusReport, options: { color: boolean }): string {
   const out: string[] = [];
   const c = report.counts;
-  out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
+  out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.held ? `${c.held} held, ` : ''}${c.pending} pending, ${c.failed} failed`);
   if (report.freshness) out.push(freshnessLine(report.freshness));
   if (report.rollout) {
     out.push(...rolloutLines(report.rollout));
