@@ -310,7 +310,9 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     metrics.setStateLockHeld(true);
     if (taken.tookOver) {
       const age = clock.now() - taken.tookOver.heartbeatAt;
-      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+      // `holderGone`: its process no longer exists (taken at once), else its heartbeat was older than the timeout.
+      const gone = age <= timeoutMs;
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, holderGone: gone, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}${gone ? ': its process is gone' : ''}`);
     }
     log.info({ stateDir, generation: taken.lock.generation }, 'holding the state directory lock');
     return true;
