@@ -150,7 +150,7 @@ function conditionOf(view: Omit<FleetView, 'condition'>): ConditionView {
     const first = broken.errors[0];
     const where = first ? `${first.file}:${first.line}${first.field ? ` ${first.field}` : ''}: ${first.message}` : 'manifest errors';
     const more = broken.errorCount > 1 ? ` (and ${broken.errorCount - 1} more)` : '';
-    const kept = broken.lastGoodRevision ? `; revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : '; nothing was applied from it';
+    const kept = broken.lastGoodRevision ? `; revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : '; nothing of it is applied';
     return { state: 'broken-revision', message: `broken revision${broken.revision ? ` ${broken.revision.slice(0, 12)}` : ''}: ${where}${more}${kept}` };
   }
   const held = view.projects.flatMap((project) => project.pending).filter((change) => change.state === 'held');

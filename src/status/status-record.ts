@@ -8,6 +8,7 @@
 import { scrubMessage } from '../util/scrub.js';
 import type { ManifestError } from '../manifests/types.js';
 import { compareVersions } from '../manifests/migrations.js';
+import { stateOfPlanEntry } from '../reconcile/summary.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, WaveState } from '../reconcile/types.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
 
@@ -150,13 +151,6 @@ function ownerOf(item: { kind: string; name: string; project?: string }): string
   return item.kind === 'Project' ? item.name : undefined;
 }
 
-function entryState(entry: PlanEntry): ResourceState {
-  if (entry.pending) return 'pending';
-  if (entry.action === 'noop') return 'in_sync';
-  if (entry.action === 'blocked') return 'failed';
-  if (entry.held && !entry.observeOnly) return 'held';
-  return entry.action === 'create' ? 'pending' : 'drifted';
-}
 
 /**
  * A recorded error of a project the pass covered still stands only while its resource is
@@ -242,7 +236,7 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     });
   }
   for (const entry of result.plan.entries) {
-    const state = entryState(entry);
+    const state = stateOfPlanEntry(entry);
     const status = statuses.get(entry.id);
     addResource(entry.id, entry, {
       kind: entry.kind,

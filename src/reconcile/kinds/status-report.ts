@@ -1,6 +1,7 @@
 // `reconcile status`: every managed resource of every project, in sync / drifted / pending /
 // failed with the time it was last observed, plus the observed-only facts of each project.
 // Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
+import { stateOfPlanEntry } from '../summary.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
 import { rolloutLines, stateTable as table } from '../render/format.js';
@@ -82,20 +83,7 @@ function iso(ms: number | undefined): string | undefined {
 }
 
 /** The state of an entry for which the pass reported no ResourceStatus. */
-function stateOfEntry(entry: PlanEntry): ResourceState {
-  if (entry.pending) return 'pending';
-  if (entry.held && !entry.observeOnly && entry.action !== 'noop' && entry.action !== 'blocked') return 'held';
-  switch (entry.action) {
-    case 'noop':
-      return 'in_sync';
-    case 'blocked':
-      return 'failed';
-    case 'create':
-      return 'pending';
-    default:
-      return 'drifted';
-  }
-}
+const stateOfEntry = stateOfPlanEntry;
 
 function fromStatus(status: ResourceStatus): StatusResource {
   const out: StatusResource = { id: status.id, kind: status.kind, name: status.name, state: status.state };
