@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, stat, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { withShortLock } from '../util/state-lock.js';
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
@@ -38,33 +39,6 @@ export const WINDOW_FILE = 'request-window.json';
  * merge their parts instead of replacing each other's.
  */
 export const WINDOW_LOCK_FILE = 'request-window.lock';
-/** A window lock older than this belongs to a process that died while writing: it is removed. */
-const WINDOW_LOCK_STALE_MS = 10_000;
-
-async function withWindowLock<T>(stateDir: string, action: () => Promise<T>): Promise<T> {
-  const path = join(stateDir, WINDOW_LOCK_FILE);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const handle = await open(path, 'wx', 0o644);
-      await handle.writeFile(`${process.pid}\n`);
-      await handle.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const held = await stat(path).catch(() => undefined);
-      // Wall-clock time on purpose: the lock's age is compared with the file's modification time.
-      if (held && Date.now() - held.mtimeMs > WINDOW_LOCK_STALE_MS) await unlink(path).catch(() => undefined);
-      else if (attempt >= 1_000) throw new Error(`${path} stays held: another process is writing the request window`);
-      else await new Promise((resolveWait) => setTimeout(resolveWait, Math.min(20, 1 + attempt)));
-    }
-  }
-  try {
-    return await action();
-  } finally {
-    await unlink(path).catch(() => undefined);
-  }
-}
-
 /** `sends` without one occurrence of each time in `loaded` (what this client started from: not its own). */
 function withoutLoaded(sends: readonly number[], loaded: readonly number[]): number[] {
   const left = new Map<number, number>();
@@ -272,7 +246,7 @@ export class WindowWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         await mkdir(this.#options.stateDir, { recursive: true });
-        await withWindowLock(this.#options.stateDir, async () => {
+        await withShortLock(join(this.#options.stateDir, WINDOW_LOCK_FILE), async () => {
           const existing = await readJsonFile<Partial<PersistedWindow>>(this.#path).catch(() => undefined);
           await writeJsonAtomic(this.#path, mergeWindow(value, this.#id, this.#options.loaded ?? [], existing, this.#options.clock.now()));
         });

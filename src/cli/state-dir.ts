@@ -5,10 +5,10 @@
 // directory; a state found at that old place is never silently replaced by an empty one (an
 // empty state would forget inventories, intents and halts): a writing command moves it to the
 // new place, a reading one (a dry run, `reconcile status`) uses it where it is and says so.
-import { lstat, mkdir, readdir, readFile, rename } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { systemClock } from '../util/clock.js';
-import { describeHolder, holderIsGone, LOCK_FILE, type LockHolder } from '../util/state-lock.js';
+import { describeHolder, holderIsGone, LOCK_FILE, moveStateDirectory, type LockHolder } from '../util/state-lock.js';
 import { UsageError } from './context.js';
 import type { Settings } from './settings.js';
 
@@ -74,8 +74,7 @@ export async function settleStateDir(settings: Pick<Settings, 'stateDir' | 'stat
     );
   }
   try {
-    await mkdir(dirname(settings.stateDir), { recursive: true });
-    await rename(legacy, settings.stateDir);
+    await moveStateDirectory(legacy, settings.stateDir);
   } catch (error) {
     throw new UsageError(
       `the state directory at its old default place ${legacy} could not be moved to ${settings.stateDir} (${(error as NodeJS.ErrnoException).code ?? 'error'}): move it yourself, or name it with --state-dir ${legacy}`,

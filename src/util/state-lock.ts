@@ -12,9 +12,9 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
 import { kill } from 'node:process';
-import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Clock } from './clock.js';
 import { LOCK_FILE, registerFence, writeStateFile } from './state-fence.js';
 
@@ -331,3 +331,40 @@ export async function waitForStateLock(
 export function commandLine(argv: readonly string[] = process.argv): string {
   return ['reconcile', ...argv.slice(2)].join(' ').slice(0, 300);
 }
+
+/** A short lock older than this belongs to a process that died while holding it: it is removed. */
+const SHORT_LOCK_STALE_MS = 10_000;
+
+/**
+ * Runs `action` holding the lock file `path`, created exclusively and removed after: a lock
+ * held for one read and write of a shared file (the request window), not a writer's lock. A
+ * lock file older than 10 s (wall clock, against its modification time) is removed as stale.
+ */
+export async function withShortLock<T>(path: string, action: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o644);
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const held = await stat(path).catch(() => undefined);
+      if (held && Date.now() - held.mtimeMs > SHORT_LOCK_STALE_MS) await unlink(path).catch(() => undefined);
+      else if (attempt >= 1_000) throw new Error(`${path} stays held: another process is writing the file it guards`);
+      else await new Promise((resolveWait) => setTimeout(resolveWait, Math.min(20, 1 + attempt)));
+    }
+  }
+  try {
+    return await action();
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+}
+
+/** Moves a whole state directory to `to` (its parent created first); fails when `to` exists or lies on another device. */
+export async function moveStateDirectory(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await rename(from, to);
+}
+
