@@ -69,6 +69,7 @@ export interface BrokenRevision {
   /** The first errors, each naming its file, line and field (messages scrubbed). */
   errors: Array<{ file: string; line: number; column?: number; field?: string; message: string }>;
 }
+
 export interface PendingChange {
   /** The plan entry id, `<kind>/<project>/<name>`. */
   id: string;
@@ -151,7 +152,6 @@ function ownerOf(item: { kind: string; name: string; project?: string }): string
   return item.kind === 'Project' ? item.name : undefined;
 }
 
-
 /**
  * A recorded error of a project the pass covered still stands only while its resource is
  * failed (a resource the pass no longer planned left the manifests).
@@ -175,11 +175,6 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
 }
 
 /**
- * Folds a finished pass into the record (a new record; the old one is not changed). A pass
- * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
- * no longer saw. An invalid pass (the manifests did not load) changes nothing.
- */
-/**
  * Each project's schema version after the pass: the latest version its history held when
  * planned, or a later one the pass applied (`null` when no migration is recorded).
  */
@@ -195,6 +190,12 @@ function migrationVersions(result: PassResult): Map<string, string | undefined> 
   return versions;
 }
 
+/**
+ * Folds a finished pass into the record (a new record; the old one is not changed). A pass
+ * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
+ * no longer saw. An invalid pass (the manifests did not load) changes nothing but the broken
+ * revision it names (foldManifests).
+ */
 export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
   if (result.result === 'invalid') return result.manifestErrors.length > 0 ? foldManifests(record, result.revision ?? scope.revision, result.manifestErrors, at) : record;
   const revision = result.revision ?? scope.revision;
