@@ -179,6 +179,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         claimCount: Math.max(1, Math.ceil(rate.limit / 10)),
         claimMs: Math.min(1_000, rate.windowMs / 20),
         snapshot: () => ({ version: 1, windowMs: rate.windowMs, ...budget.persistable(clock.now()) }),
+        ...(initial ? { loaded: initial.sends } : {}),
         onError: (error) => log.error({ err: error }, 'could not persist the request window'),
       })
     : undefined;

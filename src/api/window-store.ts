@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
+import { withShortLock } from '../util/state-lock.js';
 import { join } from 'node:path';
 import type { Clock } from '../util/clock.js';
 import { readJsonFile, writeJsonAtomic } from '../util/atomic-file.js';
@@ -16,9 +18,70 @@ export interface PersistedWindow {
    * `until`. A run that starts from this file counts them as sends at `until`.
    */
   claim?: { count: number; until: number };
+  /**
+   * Each process's own part (by a random id per client), when several send from one state
+   * directory at once (a daemon and a dry run beside it): the fields above are their union.
+   */
+  writers?: Record<string, WriterPart>;
+}
+
+/** What one process sent and claimed, as it last wrote it (ms since the epoch). */
+interface WriterPart {
+  sends: number[];
+  claim?: { count: number; until: number };
+  blockedUntil: number;
 }
 
 export const WINDOW_FILE = 'request-window.json';
+/**
+ * The request window's own lock: held for one read and write of the file, so that processes
+ * sending from one state directory at once (a daemon, and a dry run, which takes no writer lock)
+ * merge their parts instead of replacing each other's.
+ */
+export const WINDOW_LOCK_FILE = 'request-window.lock';
+/** `sends` without one occurrence of each time in `loaded` (what this client started from: not its own). */
+function withoutLoaded(sends: readonly number[], loaded: readonly number[]): number[] {
+  const left = new Map<number, number>();
+  for (const at of loaded) left.set(at, (left.get(at) ?? 0) + 1);
+  return sends.filter((at) => {
+    const count = left.get(at) ?? 0;
+    if (count === 0) return true;
+    left.set(at, count - 1);
+    return false;
+  });
+}
+
+/**
+ * This client's part (its own sends: the window it started from belongs to the writers before
+ * it) merged with the other writers' parts still current at `now`; their union on top, which is
+ * what the next client starts from.
+ */
+function mergeWindow(mine: PersistedWindow, id: string, loaded: readonly number[], existing: Partial<PersistedWindow> | undefined, now: number): PersistedWindow {
+  const since = now - mine.windowMs;
+  const parts: Record<string, WriterPart> = {};
+  const current = (part: WriterPart) => part.sends.some((at) => at > since) || (part.claim !== undefined && part.claim.until >= now) || part.blockedUntil > now;
+  // The file as this client found it, when it is gone since (a removed directory): the window it started from.
+  const found = existing && Array.isArray(existing.sends) ? existing : loaded.length > 0 ? { sends: [...loaded], blockedUntil: 0 } : undefined;
+  if (found) {
+    const earlier = found.writers && typeof found.writers === 'object' ? found.writers : { earlier: { sends: found.sends!, ...(found.claim ? { claim: found.claim } : {}), blockedUntil: found.blockedUntil ?? 0 } };
+    for (const [other, part] of Object.entries(earlier)) {
+      if (other === id || !part || !Array.isArray(part.sends)) continue;
+      const kept: WriterPart = { sends: part.sends.filter((at) => typeof at === 'number' && at > since), blockedUntil: typeof part.blockedUntil === 'number' ? part.blockedUntil : 0, ...(part.claim && part.claim.until >= now ? { claim: part.claim } : {}) };
+      if (current(kept)) parts[other] = kept;
+    }
+  }
+  parts[id] = { sends: withoutLoaded(mine.sends, loaded), blockedUntil: mine.blockedUntil, ...(mine.claim ? { claim: mine.claim } : {}) };
+  const all = Object.values(parts);
+  const claims = all.flatMap((part) => (part.claim ? [part.claim] : []));
+  const union: PersistedWindow = {
+    version: 1,
+    windowMs: mine.windowMs,
+    sends: all.flatMap((part) => part.sends).sort((a, b) => a - b),
+    blockedUntil: Math.max(...all.map((part) => part.blockedUntil)),
+    ...(claims.length > 0 ? { claim: { count: claims.reduce((sum, claim) => sum + claim.count, 0), until: Math.max(...claims.map((claim) => claim.until)) } } : {}),
+  };
+  return { ...union, writers: parts };
+}
 
 class WindowFileError extends Error {
   readonly path: string;
@@ -72,6 +135,8 @@ interface WindowWriterOptions {
   claimCount: number;
   claimMs: number;
   snapshot: () => Omit<PersistedWindow, 'claim'>;
+  /** The sends this client started from (loadWindow's, as the budget took them): the earlier writers'. */
+  loaded?: readonly number[];
   onError: (error: unknown) => void;
 }
 
@@ -92,6 +157,9 @@ export class WindowWriter {
   #dirty = false;
   #claim: { left: number; until: number } | undefined;
   #claiming: Promise<void> | undefined;
+
+  /** This client's part of the file. */
+  readonly #id = randomBytes(6).toString('hex');
 
   constructor(options: WindowWriterOptions) {
     this.#path = join(options.stateDir, WINDOW_FILE);
@@ -183,7 +251,10 @@ export class WindowWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         await mkdir(this.#options.stateDir, { recursive: true });
-        await writeJsonAtomic(this.#path, value);
+        await withShortLock(join(this.#options.stateDir, WINDOW_LOCK_FILE), async () => {
+          const existing = await readJsonFile<Partial<PersistedWindow>>(this.#path).catch(() => undefined);
+          await writeJsonAtomic(this.#path, mergeWindow(value, this.#id, this.#options.loaded ?? [], existing, this.#options.clock.now()));
+        });
         return;
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 2) throw error;

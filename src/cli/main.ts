@@ -6,6 +6,7 @@ import { nearest } from '../manifests/suggest.js';
 import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
 import { UsageError, type CommandContext, type CommandHandler } from './context.js';
 import { logOptionProblem, parseSettings, type Settings } from './settings.js';
+import { settleStateDir } from './state-dir.js';
 
 const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
   reconcile: async () => (await import('./commands/reconcile.js')).run,
@@ -148,6 +149,18 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     stderr.write(`reconcile: ${error.message}\n\n${USAGE}`);
+    return 1;
+  }
+  // The state directory belongs to the manifests directory; a state at its old default place is moved or used, never replaced.
+  try {
+    const writes = (parsed.command === 'reconcile' && (settings.watch || !settings.dryRun)) || parsed.command === 'apply';
+    // The sandbox keeps its own state (a temporary directory unless --state-dir is given).
+    const place = settings.sandbox ? { stateDir: settings.stateDir } : await settleStateDir(settings, writes);
+    if (place.stateDir !== settings.stateDir) settings = { ...settings, stateDir: place.stateDir };
+    if (place.note) stderr.write(`reconcile: ${place.note}\n`);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    stderr.write(`reconcile: ${error.message}\n`);
     return 1;
   }
   const controller = new AbortController();

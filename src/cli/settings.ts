@@ -47,6 +47,12 @@ export interface Settings {
   stateDir: string;
   /** `--state-dir` or RECONCILE_STATE_DIR was given (not the default). */
   stateDirGiven: boolean;
+  /**
+   * Where the state directory was by default before it followed the manifests directory (the
+   * working directory's `.reconcile`), when that is another place: a state found there is moved
+   * or used, never replaced by an empty one (cli/state-dir.ts).
+   */
+  legacyStateDir?: string;
   /** `continuous` or a cron expression that node-cron accepts. */
   resync: string;
   maxObservationAgeMs?: number;
@@ -101,6 +107,9 @@ export interface Settings {
 
 /** What the command line parser found: option values (flag, environment or default) and the flags given. */
 export interface ParsedOptions {
+  /** The command and its arguments (the state directory's default follows the manifests directory they name). */
+  command?: string;
+  positionals?: readonly string[];
   values: ParsedValues;
   lists?: Readonly<Partial<ParsedLists>>;
   flags: ReadonlySet<string>;
@@ -214,6 +223,26 @@ function maxPlanAge(value: string): { text: string; ms: number } {
   return { text: value, ms: usage(() => parseDuration(value), '--max-plan-age') };
 }
 
+/**
+ * The manifests directory a command names (DIR, or `--manifests`, else the working directory):
+ * `reconcile [DIR]`, `--watch`, `status [DIR]`, `validate [DIR]`, `apply FILE [DIR]`.
+ */
+function manifestsDirOf(parsed: ParsedOptions): string {
+  const positionals = parsed.positionals ?? [];
+  const command = parsed.command ?? 'reconcile';
+  const positional = command === 'apply' ? positionals[1] : ['reconcile', 'status', 'validate'].includes(command) ? positionals[0] : undefined;
+  return resolve(parsed.cwd, positional ?? text(parsed.values, 'manifests') ?? '.');
+}
+
+/** `--state-dir` as given (relative to the working directory), else `.reconcile` inside the manifests directory. */
+function stateDirSettings(parsed: ParsedOptions): Pick<Settings, 'stateDir' | 'stateDirGiven' | 'legacyStateDir'> {
+  const name = text(parsed.values, 'state-dir') ?? '.reconcile';
+  if (given(parsed, 'state-dir')) return { stateDir: resolve(parsed.cwd, name), stateDirGiven: true };
+  const stateDir = resolve(manifestsDirOf(parsed), name);
+  const legacy = resolve(parsed.cwd, name);
+  return { stateDir, stateDirGiven: false, ...(legacy !== stateDir ? { legacyStateDir: legacy } : {}) };
+}
+
 /** Parses and validates every option once; a value that does not parse is a UsageError naming the option. */
 export function parseSettings(parsed: ParsedOptions): Settings {
   const { values, cwd } = parsed;
@@ -238,8 +267,7 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     rateModel: resolveRateModel(parsed),
     ...optional('rateModelFlag', parsed.flags.has('rate-model') ? resolveRateModel(parsed) : undefined),
     ...optional('secretDirs', text(values, 'secret-dirs')),
-    stateDir: resolve(cwd, text(values, 'state-dir') ?? '.reconcile'),
-    stateDirGiven: given(parsed, 'state-dir'),
+    ...stateDirSettings(parsed),
     resync: parseResync(text(values, 'resync') ?? '*/10 * * * *'),
     ...optional('maxObservationAgeMs', maxAge === undefined ? undefined : usage(() => parseDuration(maxAge), '--max-observation-age')),
     observe: usage(() => parseObserveList(text(values, 'observe') ?? DEFAULT_OBSERVE), undefined),

@@ -1,4 +1,4 @@
-import type { ManifestSet } from '../manifests/types.js';
+import type { ManifestError, ManifestSet } from '../manifests/types.js';
 import type { Logger, PassResult, ProjectObservation } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
 import { projectChanges, projectNames, snapshotFiles, type SourceSnapshot, type TreeFingerprint } from './change-set.js';
@@ -110,6 +110,11 @@ interface DaemonOptions {
   settleMs?: number;
   /** Called with every finished pass (notifications); must return at once and never throw. */
   onPass?(result: PassResult, report: PassReport): void;
+  /**
+   * Called after every reading of the checkout that loaded: with its errors (none: it loaded
+   * cleanly), and the last good revision, still applied. Must return at once and never throw.
+   */
+  onManifests?(check: { revision?: string; errors: readonly ManifestError[]; lastGood?: string }): void;
   /** Longest time a push's commit is waited for in the checkout (default 5 min). */
   revisionWaitMs?: number;
   /** Share of the budget drift re-checks may use (default 0.8). */
@@ -366,7 +371,10 @@ export class Daemon {
     const { set, revision } = loaded;
     if (set.errors.length > 0) {
       metrics.setManifestErrors(set.errors.length);
+      // Broken while a last good revision stays applied (before the first good one, nothing is).
+      metrics.setRevisionBroken(this.#current !== undefined);
       metrics.recordInvalidRevision();
+      this.#options.onManifests?.({ ...(revision !== undefined ? { revision } : {}), errors: set.errors, ...(this.#current?.revision !== undefined ? { lastGood: this.#current.revision } : {}) });
       for (const error of set.errors) {
         log.error(
           { file: error.file, line: error.line, column: error.column, field: error.path, hint: error.hint, revision, detail: error.message },
@@ -380,6 +388,8 @@ export class Daemon {
       return;
     }
     metrics.setManifestErrors(0);
+    metrics.setRevisionBroken(false);
+    this.#options.onManifests?.({ ...(revision !== undefined ? { revision } : {}), errors: [] });
     // For a shard, the whole checkout counts: a shard whose projects all moved away hands them over.
     if (set.documents.length === 0 && (set.shard?.elsewhere.length ?? 0) === 0 && !this.#options.allowEmpty) {
       log.warn({ revision, root: set.root }, 'the manifest set is empty; keeping the last good state, nothing is pruned (--allow-empty lets it prune)');

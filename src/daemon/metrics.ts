@@ -40,6 +40,7 @@ const DAEMON_METRICS = {
   reconciler_max_observation_age_seconds: { type: 'gauge', labels: [], help: 'The freshness --max-observation-age holds the daemon to (absent when unset).' },
   reconciler_last_success_timestamp_seconds: { type: 'gauge', labels: [], help: 'Unix time of the end of the last successful pass.' },
   reconciler_manifest_errors: { type: 'gauge', labels: [], help: 'Errors in the latest revision of the manifests (0 when it loaded cleanly).' },
+  reconciler_revision_broken: { type: 'gauge', labels: [], help: 'Whether the newest revision of the checkout has manifest errors while the last good revision stays applied (1) or not (0).' },
   reconciler_source_info: { type: 'gauge', labels: ['revision'], help: 'The revision (commit) of the manifests the daemon applies; always 1.' },
   reconciler_project_status: { type: 'gauge', labels: ['project', 'status'], help: "The project's live status as last observed; always 1." },
   reconciler_project_health: { type: 'gauge', labels: ['project', 'service'], help: "1 when the project's service reported healthy at the last observation, else 0." },
@@ -47,7 +48,7 @@ const DAEMON_METRICS = {
   reconciler_state_lock_held: { type: 'gauge', labels: [], help: '1 while this process holds the lock of its state directory (it may write), else 0 (waiting for another holder).' },
   reconciler_drift_detected_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Resources a pass found different from their manifest (an update planned, or an observe-only difference), by kind and trigger.' },
   reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.' },
-  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, pending, failed); always 1." },
+  reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, held, pending, failed); always 1." },
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'], help: 'The version and source revision of this reconciler; always 1.' },
   reconciler_migrations_pending: { type: 'gauge', labels: ['project'], help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).' },
   reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'], help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).' },
@@ -118,6 +119,8 @@ export interface DaemonMetrics extends ApiTelemetry {
   /** A revision that did not load: counted as an `invalid` reconcile; nothing else changes. */
   recordInvalidRevision(): void;
   setManifestErrors(count: number): void;
+  /** Whether the newest revision is broken while the last good one stays applied. */
+  setRevisionBroken(broken: boolean): void;
   /** Projects the shard map gives no owner or several (0 without a shard map). */
   setUnownedProjects(count: number): void;
   /** Whether this process holds its state directory's lock. */
@@ -158,6 +161,8 @@ export function driftedEntries(result: PassResult): PlanEntry[] {
   return result.plan.entries.filter(
     (entry) =>
       !entry.pending &&
+      // A change the rollout holds back is no drift: the manifests changed, not the live state.
+      !(entry.held && !entry.observeOnly) &&
       !(entry.project !== undefined && created.has(entry.project)) &&
       (entry.observeOnly ? entry.changes.length > 0 : entry.action === 'update'),
   );
@@ -208,6 +213,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   const maxObservationAge = metric.gauge('reconciler_max_observation_age_seconds');
   const lastSuccess = metric.gauge('reconciler_last_success_timestamp_seconds');
   const manifestErrors = metric.gauge('reconciler_manifest_errors');
+  const revisionBroken = metric.gauge('reconciler_revision_broken');
   const sourceInfo = metric.gauge('reconciler_source_info');
   const projectStatus = metric.gauge('reconciler_project_status');
   const projectHealth = metric.gauge('reconciler_project_health');
@@ -234,6 +240,7 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
   for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
   for (const priority of PRIORITIES) queueDepth.set({ priority }, 0);
   manifestErrors.set(0);
+  revisionBroken.set(0);
   unownedProjects.set(0);
   stateLockHeld.set(0);
 
@@ -386,6 +393,9 @@ export function createMetrics(registry: Registry = new Registry(), options: Metr
     },
     setManifestErrors(count) {
       manifestErrors.set(count);
+    },
+    setRevisionBroken(broken) {
+      revisionBroken.set(broken ? 1 : 0);
     },
 
     setSourceRevision(revision) {

@@ -1,11 +1,13 @@
-// The daemon's view of the fleet for `GET /status` and the status page: every finished pass is
-// folded into a status record (kept in memory and written to the state directory, so that
-// `reconcile status` can read it without the daemon), and a view is built from it on request.
+// The daemon's view of the fleet for `GET /status` and the status page: every finished pass and
+// every reading of the checkout (a broken revision) is folded into the status record (kept in
+// memory and written to the state directory, so that `reconcile status` can read it without the
+// daemon), and a view is built from it on request.
 import type { Logger, PassResult } from '../reconcile/types.js';
 import type { Clock } from '../util/clock.js';
 import { buildFleetView, type FleetView, type FreshnessView, type RolloutView } from '../status/fleet-view.js';
 import { readStatusRecord, statusRecordWriter } from '../status/status-file.js';
-import { emptyStatusRecord, foldFailure, foldPass, retainProjects, type StatusRecord } from '../status/status-record.js';
+import type { ManifestError } from '../manifests/types.js';
+import { emptyStatusRecord, foldFailure, foldManifests, foldPass, retainProjects, type StatusRecord } from '../status/status-record.js';
 import type { PassReport } from './controller.js';
 
 export interface StatusBoardOptions {
@@ -55,6 +57,19 @@ export class StatusBoard {
     const projects = this.#options.live().projects;
     if (projects) this.#record = retainProjects(this.#record, projects);
     this.#writer.write(this.#record);
+  }
+
+  /** Folds a reading of the checkout in (the daemon's onManifests): a broken revision, or a clean one that clears it. */
+  recordManifests(revision: string | undefined, errors: readonly ManifestError[]): void {
+    const next = foldManifests(this.#record, revision, errors, this.#options.clock.now());
+    if (next === this.#record) return;
+    this.#record = next;
+    this.#writer.write(this.#record);
+  }
+
+  /** The record as folded so far. */
+  record(): StatusRecord {
+    return this.#record;
   }
 
   view(): FleetView {

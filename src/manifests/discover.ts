@@ -48,7 +48,9 @@ export async function discoverManifestFiles(root: string): Promise<Discovered> {
     if (!(error instanceof TreeWalkError)) throw error;
     problems.push({ file: error.path, message: walkMessage(error) });
   }
-  // An ignore file that cannot be read leaves what the set holds unknown.
-  problems.push(...rules.problems);
+  // An ignore file that cannot be read leaves what the set holds unknown (one inside a directory
+  // already named as unreadable is that same problem: named once).
+  const named = problems.map((problem) => problem.file);
+  problems.push(...rules.problems.filter((problem) => !named.some((file) => problem.file.startsWith(`${file}/`))));
   return { files: files.sort(), problems };
 }

@@ -1,4 +1,6 @@
 import { isWriteOutcome } from '../reconcile/summary.js';
+import { scrubMessage } from '../util/scrub.js';
+import type { ManifestError } from '../manifests/types.js';
 import type { PassResult } from '../reconcile/types.js';
 
 /** What started a pass: a new revision, the drift schedule, or a request (`POST /reconcile`, a push webhook). */
@@ -16,6 +18,8 @@ const EVENT_TYPES = [
   'revision_applied', 'drift_detected', 'drift_repaired', 'change_blocked', 'resource_failed', 'deletion_done',
   // A rollout's (src/reconcile/rollout/gate.ts).
   'rollout_wave_started', 'rollout_halted', 'rollout_done', 'approval_needed', 'change_waiting',
+  // The daemon's reading of the checkout.
+  'revision_broken',
 ] as const;
 export type NotificationEventType = (typeof EVENT_TYPES)[number];
 
@@ -57,25 +61,13 @@ export interface NotificationEvent {
   /** Rollout events: the Rollout document's name, and the wave. */
   rollout?: string;
   wave?: string;
-  /** approval_needed, change_waiting: the waiting plan entries, each `id action (field paths)`: the plan's summary, never a value. */
+  /** approval_needed, change_waiting: the waiting plan entries, each `id action (field paths)`: the plan's summary, never a value. revision_broken: the first errors, each `file:line field: message`. */
   entries?: string[];
+  /** revision_broken: the last good revision, which stays applied. */
+  lastGoodRevision?: string;
 }
 
-const MAX_REASON = 300;
-
-/**
- * Makes an error message safe to send outside: quoted or back-quoted text, long opaque runs
- * (tokens, keys, hashes), URLs' query strings and e-mail addresses are replaced, since an API
- * answer may echo a value that was sent.
- */
-export function scrubMessage(message: string): string {
-  return message
-    .replace(/(["'`])(?:(?!\1).){0,500}\1/g, '$1…$1')
-    .replace(/\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/g, '…@…')
-    .replace(/(https?:\/\/[^\s?#]+)[?#]\S*/g, '$1?…')
-    .replace(/(?:\b[A-Za-z]+_)?[A-Za-z0-9+/=_-]{24,}/g, (run) => (/^[a-z_]+$/.test(run) ? run : '…'))
-    .slice(0, MAX_REASON);
-}
+export { scrubMessage } from '../util/scrub.js';
 
 function countsOf(result: PassResult): EventCounts {
   const writes = result.outcomes.filter((outcome) => isWriteOutcome(outcome));
@@ -125,7 +117,7 @@ export function eventsFromPass(result: PassResult, context: PassReport, at: numb
     const where = { resource: entry.id, kind: entry.kind, action: entry.action, ...(entry.project ? { project: entry.project } : {}) };
     if (entry.action === 'blocked') {
       events.push({ ...base, type: 'change_blocked', ...where, reason: scrubMessage(entry.reason ?? 'blocked') });
-    } else if (context.priority === 'drift' && !entry.pending) {
+    } else if (context.priority === 'drift' && !entry.pending && !entry.held) {
       events.push({ ...base, type: 'drift_detected', ...where, fields: entry.changes.map((change) => change.path) });
     }
   }
@@ -153,6 +145,29 @@ export function eventsFromPass(result: PassResult, context: PassReport, at: numb
     });
   }
   return events;
+}
+
+/** How many manifest errors a `revision_broken` event names. */
+const BROKEN_ERRORS_NAMED = 5;
+
+/**
+ * The event of a revision of the checkout that does not load: each of its first errors as
+ * `file:line field: message` (scrubbed), and the last good revision, which stays applied. Told
+ * once per revision (its key is the revision).
+ */
+export function eventFromBrokenRevision(check: { revision?: string; errors: readonly ManifestError[]; lastGood?: string }, dryRun: boolean, at: number): NotificationEvent | undefined {
+  const errors = check.errors.filter((error) => error.severity !== 'warning');
+  if (errors.length === 0) return undefined;
+  return {
+    type: 'revision_broken',
+    at,
+    trigger: 'revision',
+    dryRun,
+    ...(check.revision !== undefined ? { revision: check.revision } : {}),
+    reason: scrubMessage(`${errors.length} manifest error${errors.length === 1 ? '' : 's'}${check.lastGood ? `; revision ${check.lastGood.slice(0, 12)} stays applied` : ''}`),
+    entries: errors.slice(0, BROKEN_ERRORS_NAMED).map((error) => scrubMessage(`${error.file}:${error.line}${error.path ? ` ${error.path}` : ''}: ${error.message}`)),
+    ...(check.lastGood ? { lastGoodRevision: check.lastGood } : {}),
+  };
 }
 
 /**

@@ -59,6 +59,8 @@ export function summaryLine(event: NotificationEvent): string {
       return `rollout ${event.rollout}: every wave has ${revision}`;
     case 'approval_needed':
       return `approval needed for ${revision} (reconcile approve --revision ${revision}): ${(event.entries ?? []).length} change${(event.entries ?? []).length === 1 ? '' : 's'}: ${(event.entries ?? []).slice(0, 10).join('; ')}`;
+    case 'revision_broken':
+      return `revision ${revision} is broken: ${event.reason ?? 'manifest errors'}; nothing of it is applied: ${(event.entries ?? []).join('; ')}`;
     case 'change_waiting':
       return `${(event.entries ?? []).length} disruptive change${(event.entries ?? []).length === 1 ? '' : 's'} of ${revision} wait${(event.entries ?? []).length === 1 ? 's' : ''} for a maintenance window: ${(event.entries ?? []).slice(0, 10).join('; ')}`;
   }
@@ -107,6 +109,7 @@ const SLACK_ICONS: Record<NotificationEvent['type'], string> = {
   rollout_done: ':checkered_flag:',
   approval_needed: ':raised_hand:',
   change_waiting: ':hourglass:',
+  revision_broken: ':construction:',
 };
 
 /** Builds the request; resolves the receiver's secret now (a rotated file is picked up). */

@@ -80,9 +80,6 @@ export interface PassOptions {
 export const DEFAULT_ORGANIZATION_WAIT_MS = 60_000;
 const ORGANIZATION_POLL_MS = 2_000;
 
-/** The key of the last pass's statuses in the state directory (read by `reconcile status`). */
-const LAST_PASS_KEY = 'last-pass';
-
 /** A saved plan that no longer matches the live state or the manifests: refused whole. */
 export class StalePlanError extends Error {
   constructor(reason: string) {
@@ -549,19 +546,7 @@ async function record(pass: Pass, plan: PassPlan, applied: AppliedPlan | undefin
     ...(rollout ? { rollout } : {}),
     ...(options.signal?.aborted ? { interrupted: true } : {}),
   };
-  await recordFenced(() =>
-    pass.state.set(LAST_PASS_KEY, {
-      finishedAt: result.finishedAt,
-      dryRun: result.dryRun,
-      result: result.result,
-      ...(result.interrupted ? { interrupted: true } : {}),
-      revision: result.revision,
-      resources,
-      projects,
-      ...(rollout ? { rollout: { ...rollout, events: [] } } : {}),
-    }),
-  );
-  if (lockLost) result.result = 'failed';
+  // The pass returns what it found and did; its callers fold it into the status record (src/status).
   return result;
 }
 

@@ -1,7 +1,7 @@
 // The plan's summary and the per-resource statuses of a pass: computed once, at the end of the
 // pass, from the entries and outcomes whatever happened (the renderers, `reconcile status` and
 // the metrics read these).
-import type { ApplyOutcome, OutcomeAction, Plan, PlanAction, PlanEntry, ResourceStatus } from './types.js';
+import type { ApplyOutcome, OutcomeAction, Plan, PlanAction, PlanEntry, ResourceState, ResourceStatus } from './types.js';
 
 /** Actions that write when applied. */
 const CHANGES: ReadonlySet<OutcomeAction> = new Set(['create', 'update', 'delete']);
@@ -22,6 +22,18 @@ export function isChange(entry: PlanEntry): boolean {
 /** Drift reported under the observe policy (never written). */
 export function isObservedDrift(entry: PlanEntry): boolean {
   return CHANGES.has(entry.action) && entry.observeOnly === true;
+}
+
+/**
+ * The state of a resource known only by its plan entry (no status of the pass names it): the one
+ * rule the status record (src/status) and `reconcile status --live` share with `statusesFor`.
+ */
+export function stateOfPlanEntry(entry: PlanEntry): ResourceState {
+  if (entry.pending) return 'pending';
+  if (entry.action === 'noop') return 'in_sync';
+  if (entry.action === 'blocked') return 'failed';
+  if (entry.held && !entry.observeOnly) return 'held';
+  return entry.action === 'create' ? 'pending' : 'drifted';
 }
 
 export function summarizePlan(entries: PlanEntry[]): Plan {
@@ -80,9 +92,9 @@ export function statusesFor(
         if (after.reason) status.message = after.reason;
       }
     } else if (entry.held && CHANGES.has(entry.action) && !entry.observeOnly) {
-      // Held by the rollout: a later wave's difference is drift, reported until its wave
-      // starts; a change waiting for its window or an approval is pending.
-      status.state = entry.held.reason === 'wave' ? 'drifted' : 'pending';
+      // Held by the rollout (its wave has not started, outside its window, waiting for an
+      // approval): not drift, which is a difference nothing holds back.
+      status.state = 'held';
       status.fields = fields;
       status.message = entry.held.message;
     } else if (CHANGES.has(entry.action)) {

@@ -103,7 +103,16 @@ export interface ApplyOutcome {
   durationMs?: number;
 }
 
-export type ResourceState = 'in_sync' | 'drifted' | 'pending' | 'failed';
+/**
+ * `in_sync`; `drifted`: the live state differs and nothing holds the change back (out-of-band
+ * drift, a dry run, the observe policy); `held`: a change the rollout holds back (its wave has
+ * not started, outside its maintenance window, waiting for an approval); `pending`: converging
+ * on the service's side or not made yet for another reason; `failed`.
+ */
+export type ResourceState = 'in_sync' | 'drifted' | 'held' | 'pending' | 'failed';
+
+/** Every state, in the order counts are shown. */
+export const RESOURCE_STATES: readonly ResourceState[] = ['in_sync', 'drifted', 'held', 'pending', 'failed'];
 
 /** What a pass knows of each managed resource: `reconcile status` and the metrics read it. */
 export interface ResourceStatus {

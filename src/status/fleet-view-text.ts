@@ -1,6 +1,7 @@
 // `reconcile status` (the recorded view, from a daemon or the state directory) as text: one
-// summary line, the freshness, a table of projects, then what is not in sync, the changes
-// that wait and the recent errors. JSON output is the view itself (`GET /status`).
+// summary line, the condition (a broken revision with its errors first), the freshness, a
+// table of projects, then what is not in sync, the changes not made yet (each once: held by
+// the rollout or pending, and why) and the recent errors. JSON output is the view itself (`GET /status`).
 import type { FleetView, PendingView } from './fleet-view.js';
 import { stateTable as table } from '../reconcile/render/format.js';
 import { printable } from '../manifests/printable.js';
@@ -11,9 +12,9 @@ function seconds(value: number | undefined): string {
 
 function pendingRows(changes: PendingView[]): string[][] {
   return [
-    ['PROJECT', 'RESOURCE', 'ACTION', 'WAITING FOR', 'SINCE', 'WHY'],
+    ['PROJECT', 'RESOURCE', 'ACTION', 'STATE', 'WAITING FOR', 'SINCE', 'WHY'],
     // Names and reasons quote the manifests (a rule's name among them): no control character reaches the terminal.
-    ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.waitingFor, c.since, c.reason ?? ''].map(printable)),
+    ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.state, c.waitingFor, c.since, c.reason ?? ''].map(printable)),
   ];
 }
 
@@ -22,8 +23,14 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
   const p = view.summary.projectStates;
   out.push(
     `Status from ${options.from} at ${view.generatedAt}${view.revision ? ` (revision ${view.revision.slice(0, 12)})` : ''}${view.updatedAt ? `, last pass ${view.updatedAt}` : ''}: ` +
-      `${view.summary.projects} projects: ${p.in_sync} in sync, ${p.drifted} drifted, ${p.pending} pending, ${p.failed} failed`,
+      `${view.summary.projects} projects: ${p.in_sync} in sync, ${p.drifted} drifted, ${p.held} held, ${p.pending} pending, ${p.failed} failed`,
   );
+  out.push(`Condition: ${view.condition.state === 'broken-revision' ? 'BROKEN REVISION' : view.condition.state}: ${view.condition.message}`);
+  const broken = view.brokenRevision;
+  if (broken) {
+    out.push(`Broken revision${broken.revision ? ` ${broken.revision.slice(0, 12)}` : ''} since ${broken.since}: ${broken.errorCount} manifest error${broken.errorCount === 1 ? '' : 's'}, nothing of it applied${broken.lastGoodRevision ? `; the last good revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : ''}`);
+    for (const e of broken.errors) out.push(`  ${e.file}:${e.line}${e.column ? `:${e.column}` : ''}${e.field ? ` ${e.field}` : ''}: ${e.message}`);
+  }
   const f = view.freshness;
   out.push(
     `Freshness${f.resync ? ` (--resync ${f.resync})` : ''}: ${f.largestAgeSeconds !== undefined ? `largest observation age ${seconds(f.largestAgeSeconds)}${f.oldestProject ? ` (${f.oldestProject})` : ''}` : 'no project observed yet'}` +
@@ -68,7 +75,7 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
   }
   const pending = view.projects.flatMap((project) => project.pending);
   if (pending.length > 0) {
-    out.push('', 'Changes waiting');
+    out.push('', `Changes not made yet (${view.summary.heldChanges} held by the rollout)`);
     out.push(...table(pendingRows(pending), false, -1).map((line) => `  ${line}`));
   }
   if (view.rollouts?.length) {

@@ -1,15 +1,18 @@
 // The operator's view of the fleet, built from the status record at a moment: what
 // `GET /status` answers, what the status page shows and what `reconcile status` prints
 // without --live. Ages are computed at `now`; project states are the worst of their resources.
-import type { ResourceState } from '../reconcile/types.js';
-import type { PendingChange, RecordedError, ResourceRecord, RolloutView, StatusRecord, WaitReason } from './status-record.js';
+// Its `condition` is the one-glance answer, in the manner of Flux's Ready/Stalled conditions
+// and Argo's sync and health statuses but in one word: a broken revision first, then what
+// failed, what drifted, what the rollout holds and what converges.
+import { RESOURCE_STATES, type ResourceState } from '../reconcile/types.js';
+import { HELD_REASONS, type BrokenRevision, type PendingChange, type RecordedError, type ResourceRecord, type RolloutView, type StatusRecord } from './status-record.js';
 
 export type { RolloutView } from './status-record.js';
 
 export const FLEET_VIEW_VERSION = 1;
 
 /** Worst first: a project takes the first state any of its resources has. */
-const STATE_ORDER: readonly ResourceState[] = ['failed', 'drifted', 'pending', 'in_sync'];
+const STATE_ORDER: readonly ResourceState[] = ['failed', 'drifted', 'held', 'pending', 'in_sync'];
 
 export interface ResourceView extends Omit<ResourceRecord, 'observedAt'> {
   /** `<kind>/<project>/<name>` (`<kind>/<name>` outside a project). */
@@ -21,6 +24,8 @@ export interface ResourceView extends Omit<ResourceRecord, 'observedAt'> {
 
 export interface PendingView extends Omit<PendingChange, 'since'> {
   project: string;
+  /** `held`: the rollout holds it back (its wave, a window, an approval); `pending`: not made yet for another reason (`waitingFor`). */
+  state: 'held' | 'pending';
   /** ISO time since when it waits. */
   since: string;
   waitingSeconds: number;
@@ -52,6 +57,23 @@ export interface ProjectView {
   lastError?: ErrorView;
 }
 
+/**
+ * The fleet at a glance: `broken-revision` (the newest revision of the checkout has manifest
+ * errors; the last good one stays applied), `failed`, `drifted`, `held`, `pending` or `in_sync`,
+ * with a sentence that says what runs, what waits and why, and what broke.
+ */
+export interface ConditionView {
+  state: 'broken-revision' | ResourceState;
+  message: string;
+}
+
+export interface BrokenRevisionView extends Omit<BrokenRevision, 'since'> {
+  /** ISO time since when the newest revision is broken. */
+  since: string;
+  /** The last good revision, still applied. */
+  lastGoodRevision?: string;
+}
+
 /** How fresh the view is: the drift schedule and the stated bound. */
 export interface FreshnessView {
   /** `continuous` or the cron expression of `--resync`. */
@@ -72,6 +94,9 @@ export interface FleetView {
   source: 'daemon' | 'state-dir';
   /** The revision of the manifests the daemon works from (the last that loaded cleanly). */
   revision?: string;
+  condition: ConditionView;
+  /** Present while the newest revision of the checkout has manifest errors. */
+  brokenRevision?: BrokenRevisionView;
   /** ISO time of the last pass recorded. */
   updatedAt?: string;
   dryRun?: boolean;
@@ -82,7 +107,9 @@ export interface FleetView {
     projectStates: Record<ResourceState, number>;
     /** Resources by state. */
     resources: Record<ResourceState, number>;
+    /** Changes not made yet, each listed once under its project; `heldChanges` of them are held by the rollout. */
     pendingChanges: number;
+    heldChanges: number;
   };
   freshness: FreshnessView;
   /** Resources of no project (organizations). */
@@ -90,8 +117,6 @@ export interface FleetView {
   projects: ProjectView[];
   /** Newest first. */
   recentErrors: ErrorView[];
-  /** Changes held for a maintenance window or an approval (absent when there are none). */
-  waiting?: PendingView[];
   rollouts?: RolloutView[];
 }
 
@@ -109,11 +134,37 @@ export interface ViewContext {
   rollouts?: RolloutView[];
 }
 
-/** Held by a rollout for a window or an approval (a later wave's changes are pending, not `waiting`). */
-const HELD: ReadonlySet<WaitReason> = new Set(['window', 'approval']);
-
 function zero(): Record<ResourceState, number> {
-  return { in_sync: 0, drifted: 0, pending: 0, failed: 0 };
+  return Object.fromEntries(RESOURCE_STATES.map((state) => [state, 0])) as Record<ResourceState, number>;
+}
+
+function plural(count: number, word: string): string {
+  return `${count} ${word}${count === 1 ? '' : 's'}`;
+}
+
+/** The one-glance condition of the fleet. */
+function conditionOf(view: Omit<FleetView, 'condition'>): ConditionView {
+  const s = view.summary;
+  const broken = view.brokenRevision;
+  if (broken) {
+    const first = broken.errors[0];
+    const where = first ? `${first.file}:${first.line}${first.field ? ` ${first.field}` : ''}: ${first.message}` : 'manifest errors';
+    const more = broken.errorCount > 1 ? ` (and ${broken.errorCount - 1} more)` : '';
+    const kept = broken.lastGoodRevision ? `; revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : '; nothing of it is applied';
+    return { state: 'broken-revision', message: `broken revision${broken.revision ? ` ${broken.revision.slice(0, 12)}` : ''}: ${where}${more}${kept}` };
+  }
+  const held = view.projects.flatMap((project) => project.pending).filter((change) => change.state === 'held');
+  const reasons = [...new Set(held.map((change) => change.waitingFor))];
+  const parts: string[] = [];
+  if (s.projectStates.failed) parts.push(`${plural(s.projectStates.failed, 'project')} failed`);
+  if (s.projectStates.drifted) parts.push(`${plural(s.projectStates.drifted, 'project')} drifted`);
+  if (held.length) parts.push(`${plural(held.length, 'change')} held (waiting for ${reasons.join(', ')})`);
+  const halted = view.rollouts?.flatMap((rollout) => rollout.waves.filter((wave) => wave.state === 'halted').map((wave) => `rollout ${rollout.name} halted at wave ${wave.name}`)) ?? [];
+  const running = view.rollouts?.flatMap((rollout) => rollout.waves.filter((wave) => wave.state === 'applying' || wave.state === 'soaking').map((wave) => `rollout ${rollout.name}: wave ${wave.name} ${wave.state}`)) ?? [];
+  parts.push(...halted, ...running);
+  const state = STATE_ORDER.find((candidate) => candidate !== 'in_sync' && s.projectStates[candidate] > 0) ?? 'in_sync';
+  if (parts.length === 0) return { state, message: state === 'pending' ? `${plural(s.projectStates.pending, 'project')} converging or not observed yet` : `all ${plural(s.projects, 'project')} in sync` };
+  return { state, message: parts.join('; ') };
 }
 
 function iso(ms: number): string {
@@ -136,8 +187,8 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
   const projects: ProjectView[] = [];
   const projectStates = zero();
   const resources = zero();
-  const waiting: PendingView[] = [];
   let pendingChanges = 0;
+  let heldChanges = 0;
   let oldest: { project: string; at: number } | undefined;
   for (const name of [...new Set(names)].sort()) {
     const project = record.projects[name];
@@ -150,9 +201,15 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
       resources[resource.state] += 1;
       return resourceView(resource, resource.kind === 'Project' ? `Project/${resource.name}` : `${resource.kind}/${name}/${resource.name}`, project?.observedAt, now);
     });
-    const pending = (project?.pending ?? []).map((change) => ({ ...change, project: name, since: iso(change.since), waitingSeconds: age(now, change.since)! }));
+    const pending: PendingView[] = (project?.pending ?? []).map((change) => ({
+      ...change,
+      project: name,
+      state: HELD_REASONS.has(change.waitingFor) ? 'held' : 'pending',
+      since: iso(change.since),
+      waitingSeconds: age(now, change.since)!,
+    }));
     pendingChanges += pending.length;
-    for (const change of pending) if (HELD.has(change.waitingFor)) waiting.push(change);
+    heldChanges += pending.filter((change) => change.state === 'held').length;
     const state = project === undefined ? 'pending' : (STATE_ORDER.find((s) => counts[s] > 0) ?? 'in_sync');
     projectStates[state] += 1;
     projects.push({
@@ -174,15 +231,19 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
     resources[resource.state] += 1;
     return resourceView(resource, `${resource.kind}/${resource.name}`, record.updatedAt || undefined, now);
   });
-  const view: FleetView = {
+  const revision = context.revision ?? record.revision;
+  const view: Omit<FleetView, 'condition'> = {
     version: FLEET_VIEW_VERSION,
     generatedAt: iso(now),
     source: context.source,
-    ...((context.revision ?? record.revision) ? { revision: context.revision ?? record.revision } : {}),
+    ...(revision ? { revision } : {}),
+    ...(record.broken
+      ? { brokenRevision: { ...record.broken, since: iso(record.broken.since), ...(revision && revision !== record.broken.revision ? { lastGoodRevision: revision } : {}) } }
+      : {}),
     ...(record.updatedAt > 0 ? { updatedAt: iso(record.updatedAt) } : {}),
     ...(context.dryRun !== undefined ? { dryRun: context.dryRun } : {}),
     ...(context.shard !== undefined ? { shard: context.shard } : {}),
-    summary: { projects: projects.length, projectStates, resources, pendingChanges },
+    summary: { projects: projects.length, projectStates, resources, pendingChanges, heldChanges },
     freshness: {
       ...context.freshness,
       ...(oldest ? { largestAgeSeconds: age(now, oldest.at)!, oldestProject: oldest.project } : {}),
@@ -191,8 +252,9 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
     projects,
     recentErrors: record.errors.map((error) => ({ ...error, at: iso(error.at) })),
   };
-  if (waiting.length > 0) view.waiting = waiting;
   const rollouts = context.rollouts ?? record.rollouts;
   if (rollouts && rollouts.length > 0) view.rollouts = rollouts;
-  return view;
+  // The condition comes right after the revision in the JSON: the first thing read.
+  const { version, generatedAt, source, ...rest } = view;
+  return { version, generatedAt, source, condition: conditionOf(view), ...rest };
 }

@@ -1,10 +1,14 @@
 // The daemon's read-only status page (`GET /`), rendered on the server from the same view as
 // `GET /status`: plain HTML with landmarks, table headers and text for every state (colour is
 // never the only cue), readable without script; a small inline script refreshes the main
-// region. Every text from the view is escaped; the view itself holds no secret.
+// region. Every value is escaped by the `html` tag (./html.ts) unless it is a fragment the tag
+// made; the view itself holds no secret.
 import { createHash } from 'node:crypto';
 import type { ResourceState } from '../reconcile/types.js';
-import type { FleetView, PendingView, ProjectView, RolloutView } from './fleet-view.js';
+import type { BrokenRevisionView, FleetView, PendingView, ProjectView, RolloutView } from './fleet-view.js';
+import { html, joinHtml, trusted, type SafeHtml } from './html.js';
+
+export { escapeHtml } from './html.js';
 
 export interface StatusPageOptions {
   /** Seconds between refreshes by the page's script (0: none). */
@@ -17,18 +21,13 @@ export interface StatusPageOptions {
 export const RUNBOOK_SECTIONS = {
   drifted: { title: 'ReconcilerDriftPersists', anchor: 'reconcilerdriftpersists' },
   failed: { title: 'ReconcilerPassesFailing', anchor: 'reconcilerpassesfailing' },
+  broken: { title: 'ReconcilerManifestErrors', anchor: 'reconcilermanifesterrors' },
+  held: { title: 'ReconcilerApprovalWaiting', anchor: 'reconcilerapprovalwaiting' },
   stale: { title: 'ReconcilerObservationStale', anchor: 'reconcilerobservationstale' },
   bound: { title: 'ReconcilerObservationBoundTooHigh', anchor: 'reconcilerobservationboundtoohigh' },
 } as const;
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Text for HTML content and quoted attribute values. */
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
-
-const STATE_LABEL: Record<ResourceState, string> = { in_sync: 'in sync', drifted: 'drifted', pending: 'pending', failed: 'failed' };
+const STATE_LABEL: Record<ResourceState | 'broken-revision', string> = { in_sync: 'in sync', drifted: 'drifted', held: 'held', pending: 'pending', failed: 'failed', 'broken-revision': 'broken revision' };
 
 const STYLE = `
 :root{color-scheme:light}
@@ -51,6 +50,8 @@ dd{margin:0}
 .state-in_sync{color:#116329}
 .state-drifted{color:#7d4e00}
 .state-pending{color:#0a3069}
+.state-held{color:#6639ba}
+.broken{border:2px solid #a40e26;padding:.2rem .8rem;margin:.6rem 0}
 .state-failed{color:#a40e26}
 .over{color:#a40e26;font-weight:600}
 .muted{color:#57606a}
@@ -79,8 +80,8 @@ export const STATUS_PAGE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function state(value: ResourceState): string {
-  return `<span class="state state-${value}">${escapeHtml(STATE_LABEL[value])}</span>`;
+function state(value: ResourceState | 'broken-revision'): SafeHtml {
+  return html`<span class="state state-${value}">${STATE_LABEL[value]}</span>`;
 }
 
 function seconds(value: number | undefined): string {
@@ -90,149 +91,161 @@ function seconds(value: number | undefined): string {
   return `${(value / 3_600).toFixed(1)} h`;
 }
 
-function time(iso: string | undefined): string {
-  return iso === undefined ? '<span class="muted">never</span>' : `<time datetime="${escapeHtml(iso)}">${escapeHtml(iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z'))}</time>`;
+function time(iso: string | undefined): SafeHtml {
+  return iso === undefined ? html`<span class="muted">never</span>` : html`<time datetime="${iso}">${iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</time>`;
 }
 
-function shortRevision(revision: string | undefined): string {
-  return revision === undefined ? '<span class="muted">none</span>' : `<code title="${escapeHtml(revision)}">${escapeHtml(revision.slice(0, 12))}</code>`;
+function shortRevision(revision: string | undefined): SafeHtml {
+  return revision === undefined ? html`<span class="muted">none</span>` : html`<code title="${revision}">${revision.slice(0, 12)}</code>`;
 }
 
-function runbookLink(options: StatusPageOptions, section: keyof typeof RUNBOOK_SECTIONS, text?: string): string {
+function runbookLink(options: StatusPageOptions, section: keyof typeof RUNBOOK_SECTIONS, text?: string): SafeHtml {
   const { title, anchor } = RUNBOOK_SECTIONS[section];
-  const label = escapeHtml(text ?? `runbook: ${title}`);
-  return options.runbookUrl ? `<a href="${escapeHtml(`${options.runbookUrl}#${anchor}`)}">${label}</a>` : `<a href="#runbook">${label}</a>`;
+  const label = text ?? `runbook: ${title}`;
+  return options.runbookUrl ? html`<a href="${`${options.runbookUrl}#${anchor}`}">${label}</a>` : html`<a href="#runbook">${label}</a>`;
 }
 
-function ageAgainstBound(project: ProjectView, bound: number | undefined): string {
-  if (project.ageSeconds === undefined) return '<span class="muted">not observed yet</span>';
-  if (bound === undefined || !(bound > 0)) return `${seconds(project.ageSeconds)} <span class="muted">(bound not known yet)</span>`;
+function ageAgainstBound(project: ProjectView, bound: number | undefined): SafeHtml {
+  if (project.ageSeconds === undefined) return html`<span class="muted">not observed yet</span>`;
+  if (bound === undefined || !(bound > 0)) return html`${seconds(project.ageSeconds)} <span class="muted">(bound not known yet)</span>`;
   const ratio = project.ageSeconds / bound;
   const text = `${seconds(project.ageSeconds)} of ${seconds(bound)} (${ratio.toFixed(2)} × bound)`;
-  return ratio > 1 ? `<span class="over">${escapeHtml(text)}, over the bound</span>` : escapeHtml(text);
+  return ratio > 1 ? html`<span class="over">${text}, over the bound</span>` : html`${text}`;
 }
 
-function projectRow(project: ProjectView, view: FleetView, options: StatusPageOptions): string {
-  const detail: string[] = [];
+function projectRow(project: ProjectView, view: FleetView, options: StatusPageOptions): SafeHtml {
+  const detail: SafeHtml[] = [];
   if (project.state === 'drifted') detail.push(runbookLink(options, 'drifted', 'runbook'));
   if (project.state === 'failed') detail.push(runbookLink(options, 'failed', 'runbook'));
-  const notes = project.resources.filter((r) => r.state !== 'in_sync').map((r) => `${escapeHtml(r.kind)} ${escapeHtml(r.name)}: ${state(r.state)}${r.fields?.length ? ` (${escapeHtml(r.fields.join(', '))})` : ''}`);
-  return `<tr data-project="${escapeHtml(project.name)}" data-state="${project.state}">
-<th scope="row">${escapeHtml(project.name)}${project.ref ? ` <span class="muted">(${escapeHtml(project.ref)})</span>` : ''}</th>
-<td>${state(project.state)}${notes.length ? `<br>${notes.join('<br>')}` : ''}${detail.length ? `<br>${detail.join(' ')}` : ''}</td>
-<td>${project.status ? escapeHtml(project.status) : '<span class="muted">unknown</span>'}</td>
+  const notes = project.resources.filter((r) => r.state !== 'in_sync').map((r) => html`${r.kind} ${r.name}: ${state(r.state)}${r.fields?.length ? html` (${r.fields.join(', ')})` : ''}`);
+  return html`<tr data-project="${project.name}" data-state="${project.state}">
+<th scope="row">${project.name}${project.ref ? html` <span class="muted">(${project.ref})</span>` : ''}</th>
+<td>${state(project.state)}${notes.length ? html`<br>${joinHtml(notes, '<br>')}` : ''}${detail.length ? html`<br>${joinHtml(detail, ' ')}` : ''}</td>
+<td>${project.status ?? html`<span class="muted">unknown</span>`}</td>
 <td>${time(project.observedAt)}</td>
 <td>${ageAgainstBound(project, view.freshness.boundSeconds)}</td>
 <td>${shortRevision(project.revision)}</td>
 <td>${project.pending.length}</td>
-<td>${project.lastError ? `${escapeHtml(project.lastError.message)} <span class="muted">(${time(project.lastError.at)})</span>` : '<span class="muted">none</span>'}</td>
+<td>${project.lastError ? html`${project.lastError.message} <span class="muted">(${time(project.lastError.at)})</span>` : html`<span class="muted">none</span>`}</td>
 </tr>`;
 }
 
-function pendingTable(id: string, caption: string, changes: PendingView[]): string {
-  return `<table id="${id}"><caption>${escapeHtml(caption)}</caption>
-<thead><tr><th scope="col">Project</th><th scope="col">Resource</th><th scope="col">Action</th><th scope="col">Waiting for</th><th scope="col">Since</th><th scope="col">Why</th></tr></thead>
-<tbody>${changes
-    .map(
-      (c) =>
-        `<tr><th scope="row">${escapeHtml(c.project)}</th><td>${escapeHtml(`${c.kind} ${c.name}`)}</td><td>${escapeHtml(c.action)}</td><td>${escapeHtml(c.waitingFor)}</td><td>${time(c.since)} <span class="muted">(${seconds(c.waitingSeconds)})</span></td><td>${c.reason ? escapeHtml(c.reason) : ''}</td></tr>`,
-    )
-    .join('\n')}</tbody></table>`;
+/** Every change not made yet, once: held by the rollout (its wave, a window, an approval) or pending for another reason. */
+function changesTable(changes: PendingView[]): SafeHtml {
+  return html`<table id="pending-table"><caption>Changes not made yet: held by the rollout, or pending, and why</caption>
+<thead><tr><th scope="col">Project</th><th scope="col">Resource</th><th scope="col">Action</th><th scope="col">State</th><th scope="col">Waiting for</th><th scope="col">Since</th><th scope="col">Why</th></tr></thead>
+<tbody>${changes.map(
+    (c) =>
+      html`<tr data-state="${c.state}"><th scope="row">${c.project}</th><td>${`${c.kind} ${c.name}`}</td><td>${c.action}</td><td>${state(c.state)}</td><td>${c.waitingFor}</td><td>${time(c.since)} <span class="muted">(${seconds(c.waitingSeconds)})</span></td><td>${c.reason ?? ''}</td></tr>\n`,
+  )}</tbody></table>`;
 }
 
-function rolloutSection(rollouts: RolloutView[]): string {
-  return `<section aria-labelledby="rollouts-title" id="rollouts"><h2 id="rollouts-title">Rollouts</h2>
-${rollouts
-  .map(
-    (rollout) => `<table><caption>Rollout ${escapeHtml(rollout.name)}: waves in order</caption>
+function rolloutSection(rollouts: RolloutView[]): SafeHtml {
+  return html`<section aria-labelledby="rollouts-title" id="rollouts"><h2 id="rollouts-title">Rollouts</h2>
+${rollouts.map(
+  (rollout) => html`<table><caption>Rollout ${rollout.name}: waves in order</caption>
 <thead><tr><th scope="col">Wave</th><th scope="col">State</th><th scope="col">Projects</th><th scope="col">Detail</th></tr></thead>
-<tbody>${rollout.waves
-      .map((wave) => `<tr><th scope="row">${escapeHtml(wave.name)}</th><td>${escapeHtml(wave.state)}</td><td>${escapeHtml(wave.projects.join(', '))}</td><td>${wave.detail ? escapeHtml(wave.detail) : ''}</td></tr>`)
-      .join('\n')}</tbody></table>`,
-  )
-  .join('\n')}</section>`;
+<tbody>${rollout.waves.map((wave) => html`<tr data-state="${wave.state}"><th scope="row">${wave.name}</th><td>${wave.state}</td><td>${wave.projects.join(', ')}</td><td>${wave.detail ?? ''}</td></tr>\n`)}</tbody></table>
+`,
+)}</section>`;
 }
 
-function mainContent(view: FleetView, options: StatusPageOptions): string {
+function brokenSection(broken: BrokenRevisionView, options: StatusPageOptions): SafeHtml {
+  return html`<section aria-labelledby="broken-title" id="broken" class="broken" role="alert"><h2 id="broken-title">Broken revision ${shortRevision(broken.revision)}</h2>
+<p>The newest revision of the manifests has ${broken.errorCount} error${broken.errorCount === 1 ? '' : 's'} (since ${time(broken.since)}): nothing of it is applied. ${
+    broken.lastGoodRevision ? html`The last good revision ${shortRevision(broken.lastGoodRevision)} stays applied.` : 'No earlier revision was applied by this process.'
+  } ${runbookLink(options, 'broken')}</p>
+<table><caption>Manifest errors (the first ${broken.errors.length})</caption>
+<thead><tr><th scope="col">File</th><th scope="col">Line</th><th scope="col">Field</th><th scope="col">Error</th></tr></thead>
+<tbody>${broken.errors.map((e) => html`<tr><th scope="row">${e.file}</th><td>${e.line}${e.column ? `:${e.column}` : ''}</td><td>${e.field ?? ''}</td><td>${e.message}</td></tr>\n`)}</tbody></table></section>`;
+}
+
+function mainContent(view: FleetView, options: StatusPageOptions): SafeHtml {
   const s = view.summary;
   const f = view.freshness;
   const over = f.largestAgeSeconds !== undefined && f.boundSeconds !== undefined && f.largestAgeSeconds > f.boundSeconds;
-  const parts: string[] = [];
-  parts.push(`<section aria-labelledby="summary-title" id="summary"><h2 id="summary-title">Fleet summary</h2>
+  const counts = (c: Record<ResourceState, number>) => `${c.in_sync} in sync, ${c.drifted} drifted, ${c.held} held, ${c.pending} pending, ${c.failed} failed`;
+  const pending = view.projects.flatMap((project) => project.pending);
+  return html`<section aria-labelledby="summary-title" id="summary"><h2 id="summary-title">Fleet summary</h2>
 <dl>
-<dt>Projects</dt><dd>${s.projects}: ${s.projectStates.in_sync} in sync, ${s.projectStates.drifted} drifted, ${s.projectStates.pending} pending, ${s.projectStates.failed} failed</dd>
-<dt>Resources</dt><dd>${s.resources.in_sync} in sync, ${s.resources.drifted} drifted, ${s.resources.pending} pending, ${s.resources.failed} failed</dd>
-<dt>Changes waiting</dt><dd>${s.pendingChanges}</dd>
-<dt>Revision</dt><dd>${shortRevision(view.revision)}${view.dryRun ? ' <span class="muted">(--dry-run: drift is reported, nothing is written)</span>' : ''}</dd>
-<dt>Largest observation age</dt><dd>${f.largestAgeSeconds === undefined ? '<span class="muted">no project observed yet</span>' : `<span${over ? ' class="over"' : ''}>${escapeHtml(seconds(f.largestAgeSeconds))}${f.oldestProject ? ` (${escapeHtml(f.oldestProject)})` : ''}${over ? ', over the bound' : ''}</span>`}${over ? ` ${runbookLink(options, 'stale')}` : ''}</dd>
-<dt>Stated bound</dt><dd>${f.boundSeconds === undefined ? '<span class="muted">not known yet</span>' : escapeHtml(seconds(f.boundSeconds))}${f.resync ? ` <span class="muted">(--resync ${escapeHtml(f.resync)})</span>` : ''}</dd>
-${f.maxObservationAgeSeconds !== undefined ? `<dt>--max-observation-age</dt><dd>${escapeHtml(seconds(f.maxObservationAgeSeconds))}${f.boundSeconds !== undefined && f.boundSeconds > f.maxObservationAgeSeconds ? ` <span class="over">below the bound</span> ${runbookLink(options, 'bound')}` : ''}</dd>` : ''}
+<dt>Condition</dt><dd id="condition" data-state="${view.condition.state}">${state(view.condition.state)}: ${view.condition.message}</dd>
+<dt>Projects</dt><dd>${s.projects}: ${counts(s.projectStates)}</dd>
+<dt>Resources</dt><dd>${counts(s.resources)}</dd>
+<dt>Changes not made yet</dt><dd>${s.pendingChanges} (${s.heldChanges} held by the rollout)</dd>
+<dt>Revision</dt><dd>${shortRevision(view.revision)}${view.dryRun ? html` <span class="muted">(--dry-run: drift is reported, nothing is written)</span>` : ''}</dd>
+<dt>Largest observation age</dt><dd>${
+    f.largestAgeSeconds === undefined
+      ? html`<span class="muted">no project observed yet</span>`
+      : html`<span${over ? trusted(' class="over"') : ''}>${seconds(f.largestAgeSeconds)}${f.oldestProject ? ` (${f.oldestProject})` : ''}${over ? ', over the bound' : ''}</span>`
+  }${over ? html` ${runbookLink(options, 'stale')}` : ''}</dd>
+<dt>Stated bound</dt><dd>${f.boundSeconds === undefined ? html`<span class="muted">not known yet</span>` : seconds(f.boundSeconds)}${f.resync ? html` <span class="muted">(--resync ${f.resync})</span>` : ''}</dd>
+${
+  f.maxObservationAgeSeconds !== undefined
+    ? html`<dt>--max-observation-age</dt><dd>${seconds(f.maxObservationAgeSeconds)}${f.boundSeconds !== undefined && f.boundSeconds > f.maxObservationAgeSeconds ? html` <span class="over">below the bound</span> ${runbookLink(options, 'bound')}` : ''}</dd>`
+    : ''
+}
 <dt>Last pass recorded</dt><dd>${time(view.updatedAt)}</dd>
 <dt>View made</dt><dd>${time(view.generatedAt)}</dd>
-</dl></section>`);
-  parts.push(`<section aria-labelledby="projects-title" id="projects"><h2 id="projects-title">Projects</h2>
+</dl></section>
+${view.brokenRevision ? brokenSection(view.brokenRevision, options) : ''}
+<section aria-labelledby="projects-title" id="projects"><h2 id="projects-title">Projects</h2>
 <table><caption>Sync state of every project (${s.projects})</caption>
-<thead><tr><th scope="col">Project</th><th scope="col">Sync state</th><th scope="col">Live status</th><th scope="col">Last observed</th><th scope="col">Observation age against the bound</th><th scope="col">Revision applied</th><th scope="col">Changes waiting</th><th scope="col">Last error</th></tr></thead>
+<thead><tr><th scope="col">Project</th><th scope="col">Sync state</th><th scope="col">Live status</th><th scope="col">Last observed</th><th scope="col">Observation age against the bound</th><th scope="col">Revision applied</th><th scope="col">Changes not made yet</th><th scope="col">Last error</th></tr></thead>
 <tbody>
-${view.projects.map((project) => projectRow(project, view, options)).join('\n')}
-</tbody></table></section>`);
-  if (view.rollouts && view.rollouts.length > 0) parts.push(rolloutSection(view.rollouts));
-  if (view.waiting && view.waiting.length > 0) {
-    parts.push(`<section aria-labelledby="waiting-title" id="waiting"><h2 id="waiting-title">Changes waiting for a window or an approval</h2>
-${pendingTable('waiting-table', 'Held changes', view.waiting)}</section>`);
-  }
-  const pending = view.projects.flatMap((project) => project.pending);
-  if (pending.length > 0) {
-    parts.push(`<section aria-labelledby="pending-title" id="pending"><h2 id="pending-title">Pending changes</h2>
-${pendingTable('pending-table', 'Changes not made yet, and why', pending)}</section>`);
-  }
-  parts.push(`<section aria-labelledby="errors-title" id="errors"><h2 id="errors-title">Recent errors</h2>
+${joinHtml(view.projects.map((project) => projectRow(project, view, options)), '\n')}
+</tbody></table></section>
+${view.rollouts && view.rollouts.length > 0 ? rolloutSection(view.rollouts) : ''}
+${
+  pending.length > 0
+    ? html`<section aria-labelledby="pending-title" id="pending"><h2 id="pending-title">Changes not made yet</h2>
+${changesTable(pending)}${s.heldChanges > 0 ? html` ${runbookLink(options, 'held')}` : ''}</section>`
+    : ''
+}
+<section aria-labelledby="errors-title" id="errors"><h2 id="errors-title">Recent errors</h2>
 ${
   view.recentErrors.length === 0
-    ? '<p>None recorded.</p>'
-    : `<table><caption>Newest first (scrubbed: quoted text and long opaque strings are elided)</caption>
+    ? html`<p>None recorded.</p>`
+    : html`<table><caption>Newest first (values such as quoted text and long opaque strings are elided; names are kept)</caption>
 <thead><tr><th scope="col">Time</th><th scope="col">Project</th><th scope="col">Resource</th><th scope="col">Error</th></tr></thead>
-<tbody>${view.recentErrors
-        .map((e) => `<tr><td>${time(e.at)}</td><td>${e.project ? escapeHtml(e.project) : ''}</td><td>${e.resource ? escapeHtml(e.resource) : ''}</td><td>${escapeHtml(e.message)}</td></tr>`)
-        .join('\n')}</tbody></table> ${runbookLink(options, 'failed')}`
-}</section>`);
-  return parts.join('\n');
+<tbody>${view.recentErrors.map((e) => html`<tr><td>${time(e.at)}</td><td>${e.project ?? ''}</td><td>${e.resource ?? ''}</td><td>${e.message}</td></tr>\n`)}</tbody></table> ${runbookLink(options, 'failed')}`
+}</section>`;
 }
 
 export function renderStatusPage(view: FleetView, options: StatusPageOptions): string {
   const s = view.summary.projectStates;
-  const runbookList = Object.values(RUNBOOK_SECTIONS)
-    .map(({ title, anchor }) => `<li>${options.runbookUrl ? `<a href="${escapeHtml(`${options.runbookUrl}#${anchor}`)}">${escapeHtml(title)}</a>` : `<code>docs/runbook.md#${escapeHtml(anchor)}</code>`}</li>`)
-    .join('');
+  const runbookList = Object.values(RUNBOOK_SECTIONS).map(({ title, anchor }) =>
+    html`<li>${options.runbookUrl ? html`<a href="${`${options.runbookUrl}#${anchor}`}">${title}</a>` : html`<code>docs/runbook.md#${anchor}</code>`}</li>`,
+  );
   const refresh = options.refreshSeconds > 0;
-  return `<!doctype html>
+  const title = view.condition.state === 'broken-revision' ? `Fleet status: broken revision, ${view.summary.projects} projects` : `Fleet status: ${view.summary.projects} projects, ${s.drifted} drifted, ${s.held} held, ${s.failed} failed`;
+  return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Fleet status: ${view.summary.projects} projects, ${s.drifted} drifted, ${s.failed} failed</title>
-<style>${STYLE}</style>
+<title>${title}</title>
+<style>${trusted(STYLE)}</style>
 </head>
 <body>
 <header>
-<h1>Fleet status${view.shard ? ` (shard ${escapeHtml(view.shard)})` : ''}</h1>
+<h1>Fleet status${view.shard ? ` (shard ${view.shard})` : ''}</h1>
 <nav aria-label="Sections"><ul>
-<li><a href="#summary">Summary</a></li><li><a href="#projects">Projects</a></li>${view.rollouts?.length ? '<li><a href="#rollouts">Rollouts</a></li>' : ''}${view.waiting?.length ? '<li><a href="#waiting">Waiting</a></li>' : ''}<li><a href="#errors">Recent errors</a></li><li><a href="#runbook">Runbook</a></li><li><a href="/status">JSON (/status)</a></li>
+<li><a href="#summary">Summary</a></li>${view.brokenRevision ? html`<li><a href="#broken">Broken revision</a></li>` : ''}<li><a href="#projects">Projects</a></li>${view.rollouts?.length ? html`<li><a href="#rollouts">Rollouts</a></li>` : ''}${view.summary.pendingChanges > 0 ? html`<li><a href="#pending">Changes not made yet</a></li>` : ''}<li><a href="#errors">Recent errors</a></li><li><a href="#runbook">Runbook</a></li><li><a href="/status">JSON (/status)</a></li>
 </ul></nav>
-${refresh ? `<p><input type="checkbox" id="auto-refresh" data-seconds="${options.refreshSeconds}" checked disabled> <label for="auto-refresh">Refresh every ${options.refreshSeconds} s</label> <span id="refresh-note" role="status" class="muted"></span></p>` : ''}
+${refresh ? html`<p><input type="checkbox" id="auto-refresh" data-seconds="${options.refreshSeconds}" checked disabled> <label for="auto-refresh">Refresh every ${options.refreshSeconds} s</label> <span id="refresh-note" role="status" class="muted"></span></p>` : ''}
 </header>
 <main id="main">
 ${mainContent(view, options)}
 </main>
 <footer>
 <section aria-labelledby="runbook-title" id="runbook"><h2 id="runbook-title">Runbook</h2>
-<p>${options.runbookUrl ? `<a href="${escapeHtml(options.runbookUrl)}">The runbook</a>` : 'The runbook is <code>docs/runbook.md</code> in the reconciler\'s documentation (start the daemon with <code>--runbook-url</code> to link it here)'}: what each state and alert means and what to do.</p>
+<p>${options.runbookUrl ? html`<a href="${options.runbookUrl}">The runbook</a>` : html`The runbook is <code>docs/runbook.md</code> in the reconciler's documentation (start the daemon with <code>--runbook-url</code> to link it here)`}: what each state and alert means and what to do.</p>
 <ul>${runbookList}</ul>
 <p class="muted">Read-only. Reload the page for the current view.</p>
 </section>
 </footer>
-${refresh ? `<script>${SCRIPT}</script>` : ''}
+${refresh ? html`<script>${trusted(SCRIPT)}</script>` : ''}
 </body>
 </html>
-`;
+`.text;
 }

@@ -1,11 +1,15 @@
 // What the reconciler remembers of the fleet's condition between processes: per project and
 // resource the state found at the last observation, the revision last applied, the changes
-// that wait and why, and the last errors (scrubbed). Passes (the daemon's and one-shot ones)
-// fold their results into it; `GET /status`, the status page and `reconcile status` without
-// a daemon read it. It holds names, states, times and scrubbed messages only: never a value.
-import { scrubMessage } from '../notify/events.js';
+// that wait and why, the last errors (scrubbed), and a broken newest revision of the checkout.
+// Passes (the daemon's and one-shot ones) and the daemon's reading of each revision fold their
+// results into it, here and nowhere else; `GET /status`, the status page and `reconcile
+// status` (from a daemon or the state directory) read it. It holds names, states, times and
+// scrubbed messages only: never a value.
+import { scrubMessage } from '../util/scrub.js';
+import type { ManifestError } from '../manifests/types.js';
 import { compareVersions } from '../manifests/migrations.js';
-import type { PassResult, PlanEntry, ResourceKind, ResourceState } from '../reconcile/types.js';
+import { stateOfPlanEntry } from '../reconcile/summary.js';
+import type { PassResult, PlanEntry, ResourceKind, ResourceState, WaveState } from '../reconcile/types.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
 
 /** A rollout's progress, wave by wave (present once rollouts are declared). */
@@ -13,8 +17,8 @@ export interface RolloutView {
   name: string;
   waves: Array<{
     name: string;
-    /** `waiting`, `applying`, `soaking`, `done` or `halted`. */
-    state: string;
+    /** The rollout's own state: `waiting`, `applying`, `soaking`, `halted` or `done`. */
+    state: WaveState;
     projects: string[];
     /** In words: why it waits or halted, when it may start. */
     detail?: string;
@@ -45,6 +49,26 @@ export interface ResourceRecord {
  * and `approval` (not approved yet).
  */
 export type WaitReason = 'dry-run' | 'blocked' | 'service' | 'dependency' | 'not-applied' | 'wave' | 'window' | 'approval';
+
+/** The reasons a rollout holds a change back: such a change is `held`, not drift. */
+export const HELD_REASONS: ReadonlySet<WaitReason> = new Set(['wave', 'window', 'approval']);
+
+/** Manifest errors kept in the record (the count says how many there were). */
+export const MAX_BROKEN_ERRORS = 20;
+
+/**
+ * The newest revision of the checkout does not load (manifest errors): nothing of it is
+ * applied, the last good revision stays applied. Cleared when a revision loads cleanly.
+ */
+export interface BrokenRevision {
+  /** The broken revision (absent outside git when no digest could be made). */
+  revision?: string;
+  /** ms since the epoch: when this revision was first found broken. */
+  since: number;
+  errorCount: number;
+  /** The first errors, each naming its file, line and field (messages scrubbed). */
+  errors: Array<{ file: string; line: number; column?: number; field?: string; message: string }>;
+}
 
 export interface PendingChange {
   /** The plan entry id, `<kind>/<project>/<name>`. */
@@ -100,6 +124,8 @@ export interface StatusRecord {
   errors: RecordedError[];
   /** The rollout's wave progress as the last pass left it (a Rollout document). */
   rollouts?: RolloutView[];
+  /** Present while the newest revision of the checkout has manifest errors. */
+  broken?: BrokenRevision;
 }
 
 /** What a pass covered and how it ran. */
@@ -108,6 +134,12 @@ export interface PassScope {
   projects?: string[];
   /** The revision the pass worked from, when the result does not carry it. */
   revision?: string;
+  /**
+   * The pass read the newest checkout (a one-shot run): a pass that loaded clears a broken
+   * revision. A daemon's pass works from its last good revision and leaves that to the reading
+   * of each revision (foldManifests).
+   */
+  newestCheckout?: boolean;
 }
 
 export function emptyStatusRecord(): StatusRecord {
@@ -120,11 +152,14 @@ function ownerOf(item: { kind: string; name: string; project?: string }): string
   return item.kind === 'Project' ? item.name : undefined;
 }
 
-function entryState(entry: PlanEntry): ResourceState {
-  if (entry.pending) return 'pending';
-  if (entry.action === 'noop') return 'in_sync';
-  if (entry.action === 'blocked') return 'failed';
-  return entry.action === 'create' ? 'pending' : 'drifted';
+/**
+ * A recorded error of a project the pass covered still stands only while its resource is
+ * failed (a resource the pass no longer planned left the manifests).
+ */
+function errorStands(error: RecordedError | undefined, resources: ReadonlyMap<string, ResourceRecord>, failed: boolean): error is RecordedError {
+  if (!error) return false;
+  if (error.resource === undefined) return failed;
+  return resources.get(error.resource)?.state === 'failed';
 }
 
 function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outcomes'][number] | undefined): { waitingFor: WaitReason; reason?: string } | undefined {
@@ -139,11 +174,6 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
   return { waitingFor: 'not-applied', reason: 'the pass ended before it' };
 }
 
-/**
- * Folds a finished pass into the record (a new record; the old one is not changed). A pass
- * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
- * no longer saw. An invalid pass (the manifests did not load) changes nothing.
- */
 /**
  * Each project's schema version after the pass: the latest version its history held when
  * planned, or a later one the pass applied (`null` when no migration is recorded).
@@ -160,8 +190,14 @@ function migrationVersions(result: PassResult): Map<string, string | undefined> 
   return versions;
 }
 
+/**
+ * Folds a finished pass into the record (a new record; the old one is not changed). A pass
+ * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
+ * no longer saw. An invalid pass (the manifests did not load) changes nothing but the broken
+ * revision it names (foldManifests).
+ */
 export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
-  if (result.result === 'invalid') return record;
+  if (result.result === 'invalid') return result.manifestErrors.length > 0 ? foldManifests(record, result.revision ?? scope.revision, result.manifestErrors, at) : record;
   const revision = result.revision ?? scope.revision;
   const outcomes = new Map(result.outcomes.map((outcome) => [outcome.entryId, outcome]));
   const statuses = new Map(result.resources.map((status) => [status.id, status]));
@@ -201,7 +237,7 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     });
   }
   for (const entry of result.plan.entries) {
-    const state = entryState(entry);
+    const state = stateOfPlanEntry(entry);
     const status = statuses.get(entry.id);
     addResource(entry.id, entry, {
       kind: entry.kind,
@@ -277,8 +313,9 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     }
     const schemaVersion = schemaVersions.get(name);
     if (schemaVersion) next.schemaVersion = schemaVersion;
+    // An error clears once its resource is applied or read back in sync.
     const lastError = found.errors[found.errors.length - 1] ?? before?.lastError;
-    if (lastError) next.lastError = lastError;
+    if (errorStands(lastError, described, found.failed)) next.lastError = lastError;
     projects[name] = next;
   }
   const fleetResources = fleet.length > 0 || !scope.projects ? fleet.sort(byKindThenName) : record.fleet;
@@ -291,6 +328,38 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     errors: [...errors.reverse(), ...record.errors].slice(0, MAX_RECENT_ERRORS),
     // Every pass of a set with a Rollout carries its whole state; a set without one has none.
     ...(result.rollout ? { rollouts: [rolloutView(result.rollout)] } : {}),
+    ...(record.broken && !scope.newestCheckout ? { broken: record.broken } : {}),
+  };
+}
+
+/**
+ * The reading of a revision of the checkout: with errors, the record says the revision is
+ * broken (naming each error's file and line) and keeps everything else, the last good
+ * revision included; without, a broken revision is cleared.
+ */
+export function foldManifests(record: StatusRecord, revision: string | undefined, errors: readonly ManifestError[], at: number): StatusRecord {
+  const failing = errors.filter((error) => error.severity !== 'warning');
+  if (failing.length === 0) {
+    if (!record.broken) return record;
+    const { broken: _cleared, ...rest } = record;
+    return { ...rest, updatedAt: at };
+  }
+  const same = record.broken && record.broken.revision === revision;
+  return {
+    ...record,
+    updatedAt: at,
+    broken: {
+      ...(revision !== undefined ? { revision } : {}),
+      since: same ? record.broken!.since : at,
+      errorCount: failing.length,
+      errors: failing.slice(0, MAX_BROKEN_ERRORS).map((error) => ({
+        file: error.file,
+        line: error.line,
+        ...(error.column ? { column: error.column } : {}),
+        ...(error.path ? { field: error.path } : {}),
+        message: scrubMessage(`${error.message}${error.hint ? ` (${error.hint})` : ''}`),
+      })),
+    },
   };
 }
 

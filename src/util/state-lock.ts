@@ -4,14 +4,17 @@
 // created atomically (a hard link of a fully written temp file, which fails when the lock
 // exists), naming its holder and renewed by a heartbeat. A lock whose heartbeat is older than
 // the stale timeout belongs to a process that died (SIGKILL, a lost node): it is taken over.
+// A lock of this host whose process is gone (no process with its pid, or one with another
+// start time: the pid was reused) is taken over at once, without waiting for the timeout.
 // Each acquisition gets a generation one above every earlier one (kept in `lock-generation`
 // and in the lock file): the fencing token that every write of the holder is checked against
 // (state-fence.ts), and that its records carry.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { link, mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { kill } from 'node:process';
+import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { Clock } from './clock.js';
 import { LOCK_FILE, registerFence, writeStateFile } from './state-fence.js';
 
@@ -37,6 +40,39 @@ export interface LockHolder {
   id: string;
   /** The fencing token: one above the generation of every earlier holding of the directory. */
   generation: number;
+  /** The holder process's start time as the kernel states it (Linux: field 22 of /proc/PID/stat), so a reused pid is told apart. */
+  processStart?: string;
+}
+
+/** The start time of process `pid` as the kernel records it (Linux), or undefined where it cannot be read. */
+export function processStartTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces or parentheses: fields count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * True when the holder is known to be gone: it ran on this host and no process with its pid
+ * exists now, or the process with its pid started at another time than the one it recorded.
+ * A holder of another host, or one this process cannot judge, is not known to be gone.
+ */
+export function holderIsGone(holder: LockHolder): boolean {
+  if (holder.host !== hostname() || !(holder.pid > 0)) return false;
+  if (holder.pid === process.pid) return holder.processStart !== undefined && holder.processStart !== processStartTime(process.pid);
+  try {
+    kill(holder.pid, 0);
+  } catch (error) {
+    // EPERM: a process exists (another user's); ESRCH: none.
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
+  }
+  if (holder.processStart === undefined) return false;
+  const start = processStartTime(holder.pid);
+  return start !== undefined && start !== holder.processStart;
 }
 
 /** `pid 123 on host-a (reconcile --watch), since 2026-01-01T00:00:00.000Z, last heartbeat 4 s ago`. */
@@ -133,6 +169,8 @@ export class StateLock {
         id: randomBytes(8).toString('hex'),
         generation: Math.max(await lastGeneration(dir), generationIn(tookOver)) + 1,
       };
+      const start = processStartTime(process.pid);
+      if (start !== undefined) holder.processStart = start;
       if (await createExclusive(path, holder)) {
         const lock = new StateLock(path, holder, settings);
         lock.#register(dir);
@@ -142,8 +180,8 @@ export class StateLock {
       }
       const current = await readHolder(path);
       if (current === undefined) continue; // released between our attempt and the read
-      if (now - current.heartbeatAt <= settings.timeoutMs) return { acquired: false, holder: current };
-      // Stale: move it aside (rename succeeds for one taker only), then check that what was
+      if (now - current.heartbeatAt <= settings.timeoutMs && !holderIsGone(current)) return { acquired: false, holder: current };
+      // Stale (or its process is gone): move it aside (rename succeeds for one taker only), then check that what was
       // moved is the stale lock judged above and not a successor's fresh one.
       const aside = `${path}.stale-${randomBytes(6).toString('hex')}`;
       try {
@@ -293,3 +331,40 @@ export async function waitForStateLock(
 export function commandLine(argv: readonly string[] = process.argv): string {
   return ['reconcile', ...argv.slice(2)].join(' ').slice(0, 300);
 }
+
+/** A short lock older than this belongs to a process that died while holding it: it is removed. */
+const SHORT_LOCK_STALE_MS = 10_000;
+
+/**
+ * Runs `action` holding the lock file `path`, created exclusively and removed after: a lock
+ * held for one read and write of a shared file (the request window), not a writer's lock. A
+ * lock file older than 10 s (wall clock, against its modification time) is removed as stale.
+ */
+export async function withShortLock<T>(path: string, action: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const handle = await open(path, 'wx', 0o644);
+      await handle.writeFile(`${process.pid}\n`);
+      await handle.close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const held = await stat(path).catch(() => undefined);
+      if (held && Date.now() - held.mtimeMs > SHORT_LOCK_STALE_MS) await unlink(path).catch(() => undefined);
+      else if (attempt >= 1_000) throw new Error(`${path} stays held: another process is writing the file it guards`);
+      else await new Promise((resolveWait) => setTimeout(resolveWait, Math.min(20, 1 + attempt)));
+    }
+  }
+  try {
+    return await action();
+  } finally {
+    await unlink(path).catch(() => undefined);
+  }
+}
+
+/** Moves a whole state directory to `to` (its parent created first); fails when `to` exists or lies on another device. */
+export async function moveStateDirectory(from: string, to: string): Promise<void> {
+  await mkdir(dirname(to), { recursive: true });
+  await rename(from, to);
+}
+

@@ -81,4 +81,32 @@ describe('window store', () => {
     expect(saved.claim).toBeUndefined();
     expect(await readdir(stateDir)).toEqual([WINDOW_FILE]);
   });
+
+  it('two clients of one state directory at once (a daemon and a dry run) merge their parts: the file counts both, neither twice', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'window-store-'));
+    dirs.push(root);
+    const stateDir = join(root, '.state');
+    const clock = new ManualClock();
+    const writer = (sends: () => number[], loaded: number[] = []) =>
+      new WindowWriter({ stateDir, clock, debounceMs: 10, claimCount: 2, claimMs: 10, snapshot: () => ({ version: 1, windowMs: 60_000, sends: sends(), blockedUntil: 0 }), loaded, onError: () => undefined });
+    const daemonSends = [clock.now() + 1, clock.now() + 2];
+    const daemon = writer(() => daemonSends);
+    daemon.changed();
+    await daemon.flush({ final: true });
+    // The dry run starts from the daemon's window (it counts those sends too), then sends one of its own.
+    const dryLoaded = [...daemonSends];
+    const drySends = [...dryLoaded, clock.now() + 3];
+    const dry = writer(() => drySends, dryLoaded);
+    dry.changed();
+    await dry.flush({ final: true });
+    // The daemon writes again, with one more send: the dry run's part stays.
+    daemonSends.push(clock.now() + 4);
+    daemon.changed();
+    await daemon.flush({ final: true });
+    const file = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+    expect(file.sends).toEqual([clock.now() + 1, clock.now() + 2, clock.now() + 3, clock.now() + 4]);
+    expect(Object.values(file.writers!).map((part) => part.sends.length).sort()).toEqual([1, 3]);
+    // The window's own lock is released after each write.
+    expect(await readdir(stateDir)).not.toContain('request-window.lock');
+  });
 });

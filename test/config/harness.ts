@@ -174,7 +174,11 @@ export function applies(entry: PlanEntry): boolean {
   return !entry.observeOnly && (entry.action === 'create' || entry.action === 'update' || entry.action === 'delete');
 }
 
-/** Applies every entry the engine would apply, as the engine does; returns the requests sent. */
+/**
+ * Hands each entry the engine would apply to its module's apply, one after another in plan
+ * order; returns the requests sent. Not the engine's apply: no `dependsOn` ordering, no rollout
+ * holds, no readiness waits and no read-back (a real pass is `runPass`, src/reconcile/engine.ts).
+ */
 export async function applyAll(h: Harness, planned: Planned): Promise<RequestLogEntry[]> {
   const mark = h.emulator.requests().length;
   for (const entry of planned.entries) if (applies(entry)) await planned.module.apply(entry, planned.scope, planned.ctx);

@@ -30,6 +30,7 @@ export const RECONCILER_METRICS: Record<string, { type: MetricType; labels: stri
   reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'] },
   reconciler_changes_waiting: { type: 'gauge', labels: ['reason'] },
   reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'] },
+  reconciler_revision_broken: { type: 'gauge', labels: [] },
 };
 
 /**
@@ -46,7 +47,6 @@ export const PLANNED_METRICS: Record<string, { type: MetricType; labels: string[
   reconciler_unowned_projects: { type: 'gauge', labels: [] },
   reconciler_state_lock_held: { type: 'gauge', labels: [] },
   reconciler_notifications_total: { type: 'counter', labels: ['receiver', 'result'] },
-  reconciler_revision_broken: { type: 'gauge', labels: [] },
 };
 
 /** git-sync v4's own metrics (`--http-metrics`), scraped from the sidecar under the same job. */

@@ -3,7 +3,7 @@
 // a standard input that is not a terminal do not ask. The emulator's request log tells what
 // was written.
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -56,7 +56,7 @@ function environment(): NodeJS.ProcessEnv {
  * question is on the screen (as a person types it after reading the plan); the transcript is
  * everything the terminal showed, the typed answer's echo included.
  */
-function runOnTerminal(args: string[], env: NodeJS.ProcessEnv, answer?: string): Promise<CliRun & { writesBeforeAnswer?: number }> {
+function runOnTerminal(args: string[], env: NodeJS.ProcessEnv, answer?: string | (() => Promise<void>)): Promise<CliRun & { writesBeforeAnswer?: number }> {
   const command = [NODE, BIN, ...args].map((word) => `'${word.replaceAll("'", "'\\''")}'`).join(' ');
   return new Promise((resolvePromise, reject) => {
     const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
@@ -73,7 +73,8 @@ function runOnTerminal(args: string[], env: NodeJS.ProcessEnv, answer?: string):
       if (answer !== undefined && !answered && stdout.includes(QUESTION)) {
         answered = true;
         writesBeforeAnswer = writes().length;
-        child.stdin.write(`${answer}\r`);
+        if (typeof answer === 'string') child.stdin.write(`${answer}\r`);
+        else answer().catch(reject);
       }
     });
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
@@ -115,6 +116,39 @@ describe('plan, then apply, on a terminal', () => {
     expect(again.stdout).toContain('No changes. The live state matches the manifests.');
     expect(again.stdout).not.toContain(QUESTION);
     expect(screen).not.toContain(CANARY);
+  }, 90_000);
+
+  it('a SIGTERM at the question applies nothing and releases the state lock: the next run starts at once', async () => {
+    const env = environment();
+    let holder: { pid: number; processStart?: string } | undefined;
+    const run = await runOnTerminal([dir], env, async () => {
+      // The command itself (not the terminal's shell) holds the lock and names its pid there.
+      holder = JSON.parse(await readFile(join(env.RECONCILE_STATE_DIR!, 'state.lock'), 'utf8')) as { pid: number; processStart?: string };
+      process.kill(holder.pid, 'SIGTERM');
+    });
+    expect(holder?.processStart).toMatch(/^\d+$/);
+    expect(run.stdout).toContain('Nothing was applied.');
+    expect(writes()).toEqual([]);
+    await expect(readFile(join(env.RECONCILE_STATE_DIR!, 'state.lock'), 'utf8')).rejects.toMatchObject({ code: 'ENOENT' });
+    const next = await runCli([dir, '--dry-run'], env);
+    expectExit(next, 0);
+    expect(next.stderr).not.toContain('locked by');
+  }, 90_000);
+
+  it('a lock left by a killed command (SIGKILL at the question) is taken at once: its process is gone', async () => {
+    const env = environment();
+    const run = await runOnTerminal([dir], env, async () => {
+      const holder = JSON.parse(await readFile(join(env.RECONCILE_STATE_DIR!, 'state.lock'), 'utf8')) as { pid: number };
+      process.kill(holder.pid, 'SIGKILL');
+    });
+    expect(run.stdout).not.toContain('Apply:');
+    expect(writes()).toEqual([]);
+    const left = JSON.parse(await readFile(join(env.RECONCILE_STATE_DIR!, 'state.lock'), 'utf8')) as { pid: number };
+    const next = await runCli([dir, '--yes'], env);
+    expectExit(next, 0);
+    expect(next.stderr).not.toContain('locked by');
+    expect(next.stderr).toContain(`took over the stale state lock of pid ${left.pid}`);
+    expect(next.stdout).toMatch(/^Apply: \d+ succeeded/m);
   }, 90_000);
 
   it('--yes applies without asking', async () => {

@@ -166,8 +166,9 @@ describe('a function deploy the service acknowledges and does not apply', () => 
       expectExit(markdown, 1);
       expect(markdown.stdout).toContain('`Function/fn-p/hello` failed: still differs after the apply');
       expect(markdown.stdout).toContain('Result: **failed**.');
-      const last = JSON.parse(await readFile(join(w.stateDir, 'last-pass.json'), 'utf8'));
-      expect(last.result).toBe('failed');
+      // The status record (the one record of a pass) names the failure.
+      const recorded = JSON.parse(await readFile(join(w.stateDir, 'status.json'), 'utf8'));
+      expect(recorded.projects['fn-p'].resources).toContainEqual(expect.objectContaining({ kind: 'Function', name: 'hello', state: 'failed' }));
     } finally {
       proxy.mode = 'forward';
     }

@@ -46,7 +46,7 @@ const observed: ObservedProjectState = {
 describe('status report', () => {
   it('gives every managed resource a state, its drifted fields and its observation time', () => {
     const report = buildStatusReport(result(), new Map([[observed.ref, observed]]), T + 3000);
-    expect(report.counts).toEqual({ in_sync: 1, drifted: 2, pending: 1, failed: 1 });
+    expect(report.counts).toEqual({ in_sync: 1, drifted: 2, held: 0, pending: 1, failed: 1 });
     const shop = report.projects[0]!;
     expect(shop.resources.map((r) => [r.kind, r.name, r.state])).toEqual([
       ['Branch', 'dev', 'failed'],

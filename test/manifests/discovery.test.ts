@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
 import { TreeWalkError, walkTree } from '../../src/manifests/walk-tree.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';
+import { DIST_BUILT, IS_ROOT, runAsNobody } from './unprivileged.js';
 
 afterAll(cleanupTrees);
 
@@ -39,14 +40,26 @@ describe('discovery: an incomplete tree is an invalid set', () => {
     expect((await loadManifests(root)).errors).toEqual([]);
   });
 
-  it('names an unreadable directory', async () => {
-    if (process.getuid?.() === 0) return; // root reads every directory: the case cannot be built
+  // Root reads every directory: as root the case runs as an unprivileged user (below).
+  it.skipIf(IS_ROOT)('names an unreadable directory', async () => {
     const root = tree({ 'org.yaml': ORG, 'locked/project.yaml': org('locked') });
     chmodSync(join(root, 'locked'), 0o000);
     try {
       const set = await loadManifests(root);
       expect(set.errors.map((e) => e.file)).toEqual(['locked']);
       expect(set.errors[0]!.message).toContain('`locked` cannot be read (EACCES)');
+    } finally {
+      chmodSync(join(root, 'locked'), 0o755);
+    }
+  });
+
+  it.runIf(IS_ROOT && DIST_BUILT)('names an unreadable directory (as root: read as the unprivileged user nobody, with the built modules)', () => {
+    const root = tree({ 'org.yaml': ORG, 'locked/project.yaml': org('locked') });
+    chmodSync(join(root, 'locked'), 0o000);
+    try {
+      const errors = runAsNobody<Array<{ file: string; message: string }>>(`const { loadManifests } = await import(dist + '/manifests/load.js'); return (await loadManifests(${JSON.stringify(root)})).errors;`, [root]);
+      expect(errors.map((e) => e.file)).toEqual(['locked']);
+      expect(errors[0]!.message).toContain('`locked` cannot be read (EACCES)');
     } finally {
       chmodSync(join(root, 'locked'), 0o755);
     }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { isSecretRef, resolveSecretRef, sandboxPlaceholder, SecretReferenceError } from '../../src/manifests/refs.js';
 import { cleanupTrees, tree } from './helpers.js';
+import { DIST_BUILT, IS_ROOT, runAsNobody } from './unprivileged.js';
 
 afterAll(cleanupTrees);
 
@@ -53,12 +54,22 @@ describe('resolveSecretRef', () => {
     expect((error as SecretReferenceError).problem).toBe('too-large');
   });
 
-  it('reports an unreadable file as such', async () => {
-    if (process.getuid?.() === 0) return; // root reads every file: the case cannot be built
+  // Root reads every file: as root the case runs as an unprivileged user (below).
+  it.skipIf(IS_ROOT)('reports an unreadable file as such', async () => {
     const dir = tree({ locked: 'secret' });
     chmodSync(join(dir, 'locked'), 0o000);
     const error = await resolveSecretRef({ valueFrom: { file: 'locked' } }, { baseDir: dir, env: {} }).catch((e: unknown) => e);
     expect((error as SecretReferenceError).problem).toBe('unreadable');
+  });
+
+  it.runIf(IS_ROOT && DIST_BUILT)('reports an unreadable file as such (as root: read as the unprivileged user nobody, with the built modules)', () => {
+    const dir = tree({ locked: 'secret' });
+    chmodSync(join(dir, 'locked'), 0o000);
+    const problem = runAsNobody<string>(
+      `const { resolveSecretRef } = await import(dist + '/manifests/refs.js'); return await resolveSecretRef({ valueFrom: { file: 'locked' } }, { baseDir: ${JSON.stringify(dir)}, env: {} }).then(() => 'read', (e) => e.problem);`,
+      [dir],
+    );
+    expect(problem).toBe('unreadable');
   });
 
   it('in sandbox mode gives a deterministic placeholder for an unresolved reference and says so', async () => {

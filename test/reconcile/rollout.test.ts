@@ -81,7 +81,7 @@ describe('waves', () => {
     expect([...live.keys()].sort()).toEqual(['a']);
     const held = result.plan.entries.filter((e) => e.held);
     expect(held.every((e) => e.held!.reason === 'wave' && (e.wave === 'early' || e.wave === 'rest'))).toBe(true);
-    expect(result.resources.find((r) => r.id === 'Project/b')?.state).toBe('drifted');
+    expect(result.resources.find((r) => r.id === 'Project/b')?.state).toBe('held');
 
     await h.clock.advance(5 * MINUTE);
     result = await h.pass();
@@ -420,11 +420,11 @@ describe('the rollout in the plan, a dry run and a saved plan', () => {
         ],
       },
     ]);
-    expect(view.waiting!.map((w) => [w.id, w.waitingFor])).toEqual([
-      ['ProjectPostgres/a/postgres', 'window'],
-      ['ProjectRestapi/a/restapi', 'approval'],
+    expect(view.projects.find((p) => p.name === 'a')!.pending.map((w) => [w.id, w.state, w.waitingFor])).toEqual([
+      ['ProjectPostgres/a/postgres', 'held', 'window'],
+      ['ProjectRestapi/a/restapi', 'held', 'approval'],
     ]);
-    expect(view.projects.find((p) => p.name === 'b')!.pending.map((w) => [w.id, w.waitingFor])).toEqual([['ProjectRestapi/b/restapi', 'wave']]);
+    expect(view.projects.find((p) => p.name === 'b')!.pending.map((w) => [w.id, w.state, w.waitingFor])).toEqual([['ProjectRestapi/b/restapi', 'held', 'wave']]);
     const page = renderStatusPage(view, { refreshSeconds: 0 });
     expect(page).toContain('id="rollouts"');
     expect(page).toContain('waits for wave canary');

@@ -1,9 +1,10 @@
 import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
-import { LOCK_FILE, StateLock, StateLockHeldError, type LockHolder } from '../../src/util/state-lock.js';
+import { LOCK_FILE, StateLock, StateLockHeldError, processStartTime, type LockHolder } from '../../src/util/state-lock.js';
 
 /** Waits (on I/O turns, not time) until the lock file shows a heartbeat at `at`. */
 async function heartbeatWritten(dir: string, at: number): Promise<void> {
@@ -64,6 +65,42 @@ describe('StateLock', () => {
     const content = JSON.parse(await readFile(join(dir, LOCK_FILE), 'utf8')) as LockHolder;
     expect(content.command).toBe('new');
     if (taken.acquired) await taken.lock.release();
+  });
+
+  it('takes at once a lock of this host whose process is gone (no such pid), however fresh its heartbeat', async () => {
+    const dir = await tempDir();
+    const clock = new ManualClock();
+    // A process that ran and exited: its pid names no process now.
+    const exited = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const pid = Number(exited.stdout);
+    await (await import('node:fs/promises')).mkdir(dir, { recursive: true });
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid, host: hostname(), command: 'reconcile', startedAt: 'then', heartbeatAt: clock.now(), id: 'gone', generation: 4, processStart: '1' }));
+    const taken = await StateLock.acquire({ dir, clock, timeoutMs: 60_000, command: 'new' });
+    expect(taken.acquired).toBe(true);
+    if (!taken.acquired) return;
+    expect(taken.tookOver).toMatchObject({ pid, id: 'gone' });
+    expect(taken.lock.generation).toBe(5);
+    await taken.lock.release();
+  });
+
+  it('takes at once a lock whose pid was reused by a later process (another start time), and keeps a live holder\'s', async () => {
+    const dir = await tempDir();
+    const clock = new ManualClock();
+    await (await import('node:fs/promises')).mkdir(dir, { recursive: true });
+    const ownStart = processStartTime(process.pid);
+    expect(ownStart).toMatch(/^\d+$/);
+    // The parent of this process is alive; with its real start time the lock is held, with another it is not.
+    const parent = process.ppid;
+    const live = { pid: parent, host: hostname(), command: 'reconcile', startedAt: 'then', heartbeatAt: clock.now(), id: 'live', generation: 1, processStart: processStartTime(parent) };
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify(live));
+    expect((await StateLock.acquire({ dir, clock, timeoutMs: 60_000, command: 'new' })).acquired).toBe(false);
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ ...live, id: 'reused', processStart: String(Number(live.processStart) + 1) }));
+    const taken = await StateLock.acquire({ dir, clock, timeoutMs: 60_000, command: 'new' });
+    expect(taken.acquired).toBe(true);
+    if (taken.acquired) await taken.lock.release();
+    // A holder on another host is judged by its heartbeat only.
+    await writeFile(join(dir, LOCK_FILE), JSON.stringify({ ...live, host: `${hostname()}-other`, pid: 999_999_999, id: 'remote' }));
+    expect((await StateLock.acquire({ dir, clock, timeoutMs: 60_000, command: 'new' })).acquired).toBe(false);
   });
 
   it('a holder presumed dead stops as soon as its heartbeat finds a successor', async () => {

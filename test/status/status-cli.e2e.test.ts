@@ -24,7 +24,7 @@ describe('reconcile status from the state directory (built command)', () => {
   it('prints every recorded project with its state, and the failure, with no API variable set', async () => {
     const run = await runCli(['status', '--state-dir', join(dir, 'state')], {});
     expectExit(run, 0);
-    expect(run.stdout).toMatch(/^Status from the state directory .*: 2 projects: 0 in sync, 1 drifted, 0 pending, 1 failed$/m);
+    expect(run.stdout).toMatch(/^Status from the state directory .*: 2 projects: 0 in sync, 1 drifted, 0 held, 0 pending, 1 failed$/m);
     expect(run.stdout).toMatch(/^shop\s+failed\s/m);
     expect(run.stdout).toMatch(/^blog\s+drifted\s/m);
     expect(run.stdout).toContain('TransientError: POST /v1/projects/{ref}/secrets answered 503');

@@ -42,6 +42,25 @@ describe('status page', () => {
     expect(html.match(/<script>/g)).toHaveLength(1);
   });
 
+  it('escapes every value of a broken revision and of held changes: the html tag escapes by default', async () => {
+    const { html, trusted } = await import('../../src/status/html.js');
+    expect(html`<td title="${HOSTILE}">${HOSTILE}</td>${trusted('<br>')}${[HOSTILE, html`<b>${1}</b>`]}${undefined}`.text).toBe(
+      '<td title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&quot;&#39;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&quot;&#39;</td><br>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&quot;&#39;<b>1</b>',
+    );
+    const page = renderStatusPage(
+      view({
+        condition: { state: 'broken-revision', message: HOSTILE },
+        brokenRevision: { revision: HOSTILE, since: '2026-01-01T00:00:00.000Z', errorCount: 1, errors: [{ file: HOSTILE, line: 3, field: HOSTILE, message: HOSTILE }], lastGoodRevision: HOSTILE },
+        rollouts: [{ name: HOSTILE, waves: [{ name: HOSTILE, state: 'halted', projects: [HOSTILE], detail: HOSTILE }] }],
+        projects: view().projects.map((p) => ({ ...p, pending: [{ id: HOSTILE, project: HOSTILE, kind: 'ProjectAuth', name: HOSTILE, action: 'update', state: 'held', waitingFor: 'approval', reason: HOSTILE, since: '2026-01-01T00:00:00.000Z', waitingSeconds: 60 }] })),
+      }),
+      { refreshSeconds: 0 },
+    );
+    expect(page).not.toContain('<script>alert');
+    expect(page).toContain('id="broken"');
+    expect(page.match(/&lt;script&gt;alert/g)!.length).toBeGreaterThan(8);
+  });
+
   it('shows rollout waves and held changes only when there are some', () => {
     const none = renderStatusPage(view(), { refreshSeconds: 0 });
     expect(none).not.toContain('id="rollouts"');
@@ -50,14 +69,14 @@ describe('status page', () => {
     const held = renderStatusPage(
       view({
         rollouts: [{ name: 'tenants', waves: [{ name: 'canary', state: 'soaking', projects: ['shop'], detail: 'soak ends 10:00' }, { name: 'rest', state: 'waiting', projects: ['blog'] }] }],
-        waiting: [{ id: 'ProjectAuth/blog/auth', project: 'blog', kind: 'ProjectAuth', name: 'auth', action: 'update', waitingFor: 'window', reason: 'outside the window sat 02:00-04:00', since: '2026-01-01T00:00:00.000Z', waitingSeconds: 60 }],
+        projects: view().projects.map((p) => ({ ...p, pending: [{ id: 'ProjectAuth/blog/auth', project: 'blog', kind: 'ProjectAuth', name: 'auth', action: 'update', state: 'held', waitingFor: 'window', reason: 'outside the window sat 02:00-04:00', since: '2026-01-01T00:00:00.000Z', waitingSeconds: 60 }] })),
       }),
       { refreshSeconds: 0 },
     );
     expect(held).toContain('id="rollouts"');
     expect(held).toContain('Rollout tenants: waves in order');
     expect(held).toContain('soaking');
-    expect(held).toContain('Changes waiting for a window or an approval');
+    expect(held).toContain('Changes not made yet: held by the rollout, or pending, and why');
     expect(held).toContain('outside the window sat 02:00-04:00');
   });
 

@@ -168,10 +168,16 @@ export async function executePass(context: CommandContext, request: PassRequest)
     }
     savedPlan = checked.savedPlan;
   }
-  // A dry run writes nothing but its request window; a sandbox's fleet is its own.
+  // A dry run changes nothing; a sandbox's fleet is its own.
   if (!dryRun && !sandbox) requireShard(sharded.map, sharded.shard);
 
-  // The lock comes before the session: opening the client already writes the request window.
+  // A writer holds the state directory's lock, taken before the session (opening the client
+  // writes the request window). A dry run takes none: it writes no record of the state
+  // directory (the pass records nothing of its own, and a dry run's status is not recorded);
+  // only the request window, whose writes share it with a running daemon under a lock of their
+  // own (api/window-store.ts). With OAuth, the rotated refresh token is written there too: a
+  // dry run then takes the lock as a writer does.
+  const needsLock = !dryRun || oauthInStateDir(context.env);
   let lock: StateLock | undefined;
   const lost = new AbortController();
   const takeLock = async (stateDir: string): Promise<boolean> => {
@@ -207,7 +213,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       if (!(await takeLock(session.stateDir))) return EXIT.error;
     } else {
       const stateDir = stateDirOf(context.settings, sharded.shard?.name);
-      if (!(await takeLock(stateDir))) return EXIT.error;
+      if (needsLock && !(await takeLock(stateDir))) return EXIT.error;
       session = await openApiSession(context.settings, context.env, {
         log,
         ...(sharded.shard
@@ -287,12 +293,12 @@ export async function executePass(context: CommandContext, request: PassRequest)
     }
     // A halted rollout is a failed apply, whether the halting pass failed or its health check did.
     if ((anyFailed || (!dryRun && result.rollout?.halted !== undefined)) && result.result === 'success') result = { ...result, result: 'failed' };
-    // What an apply found and did, for `reconcile status` without a daemon (a dry run writes nothing but its request window).
+    // What an apply found and did, for `reconcile status` without a daemon (a dry run records nothing).
     // A lock found lost by a fenced write is marked at once, before the heartbeat's report.
     const lockLost = () => lost.signal.aborted || ((lock as StateLock | undefined)?.signal.aborted ?? false);
     if (!dryRun && !lockLost()) {
       const { recordPassInStateDir } = await import('../../status/status-file.js');
-      await recordPassInStateDir(session.stateDir, result, {}, systemClock.now()).catch((error: unknown) =>
+      await recordPassInStateDir(session.stateDir, result, { newestCheckout: true }, systemClock.now()).catch((error: unknown) =>
         log.warn({ err: error, stateDir: session!.stateDir }, 'recording the status in the state directory failed; reconcile status shows an older view'),
       );
     }
@@ -308,6 +314,11 @@ export async function executePass(context: CommandContext, request: PassRequest)
     await session?.close();
     await (lock as StateLock | undefined)?.release();
   }
+}
+
+/** OAuth whose rotated refresh token is kept in the state directory (no MANAGEMENT_API_OAUTH_REFRESH_TOKEN_FILE). */
+function oauthInStateDir(env: NodeJS.ProcessEnv): boolean {
+  return Boolean(env.MANAGEMENT_API_OAUTH_CLIENT_ID) && !env.MANAGEMENT_API_OAUTH_REFRESH_TOKEN_FILE;
 }
 
 /**

@@ -56,7 +56,7 @@ async function revisionAsked(context: CommandContext, projects: readonly string[
     context.stderr.write(`reconcile: approve: ${found}\n`);
     return 1;
   }
-  const waiting = (found.view.waiting ?? []).filter((change) => change.waitingFor === 'approval' && (projects.length === 0 || projects.includes(change.project)));
+  const waiting = found.view.projects.flatMap((project) => project.pending).filter((change) => change.waitingFor === 'approval' && (projects.length === 0 || projects.includes(change.project)));
   // A checkout without git has no commit: its revision is the one its held changes name (`--revision content-...`).
   const named = new Set(waiting.flatMap((change) => /--revision (\S+)/.exec(change.reason ?? '')?.[1] ?? []));
   const revision = found.view.revision ?? (named.size === 1 ? [...named][0] : undefined);

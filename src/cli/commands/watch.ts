@@ -20,7 +20,7 @@ import { StatusBoard } from '../../daemon/status-board.js';
 import { statusRoutes, type StatusRouteSettings } from '../../daemon/status-routes.js';
 import { projectNames } from '../../daemon/change-set.js';
 import { NotificationsConfigError, type NotificationSettings } from '../../notify/config.js';
-import { eventsFromPass } from '../../notify/events.js';
+import { eventFromBrokenRevision, eventsFromPass } from '../../notify/events.js';
 import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../notification-settings.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
@@ -311,7 +311,9 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     metrics.setStateLockHeld(true);
     if (taken.tookOver) {
       const age = clock.now() - taken.tookOver.heartbeatAt;
-      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}`);
+      // `holderGone`: its process no longer exists (taken at once), else its heartbeat was older than the timeout.
+      const gone = age <= timeoutMs;
+      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, holderGone: gone, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}${gone ? ': its process is gone' : ''}`);
     }
     log.info({ stateDir, generation: taken.lock.generation }, 'holding the state directory lock');
     return true;
@@ -436,6 +438,11 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     onPass: (result, report) => {
       notifier?.publish(eventsFromPass(result, report, clock.now()));
       statusBoard.recordPass(result, report);
+    },
+    onManifests: (check) => {
+      const broken = eventFromBrokenRevision(check, settings.dryRun, clock.now());
+      if (broken) notifier?.publish([broken]);
+      statusBoard.recordManifests(check.revision, check.errors);
     },
   });
 

@@ -1,6 +1,7 @@
 // `reconcile status`: every managed resource of every project, in sync / drifted / pending /
 // failed with the time it was last observed, plus the observed-only facts of each project.
 // Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
+import { stateOfPlanEntry } from '../summary.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
 import { rolloutLines, stateTable as table } from '../render/format.js';
@@ -82,19 +83,7 @@ function iso(ms: number | undefined): string | undefined {
 }
 
 /** The state of an entry for which the pass reported no ResourceStatus. */
-function stateOfEntry(entry: PlanEntry): ResourceState {
-  if (entry.pending) return 'pending';
-  switch (entry.action) {
-    case 'noop':
-      return 'in_sync';
-    case 'blocked':
-      return 'failed';
-    case 'create':
-      return 'pending';
-    default:
-      return 'drifted';
-  }
-}
+const stateOfEntry = stateOfPlanEntry;
 
 function fromStatus(status: ResourceStatus): StatusResource {
   const out: StatusResource = { id: status.id, kind: status.kind, name: status.name, state: status.state };
@@ -158,7 +147,7 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
       if (outcome.error) item.message = `${outcome.error.type}: ${outcome.error.message}`;
     }
   }
-  const counts: Record<ResourceState, number> = { in_sync: 0, drifted: 0, pending: 0, failed: 0 };
+  const counts: Record<ResourceState, number> = { in_sync: 0, drifted: 0, held: 0, pending: 0, failed: 0 };
   for (const r of all) counts[r.state] += 1;
 
   const projectNames = new Set<string>([...result.projects.map((p) => p.name), ...all.flatMap((r) => (r.project ? [r.project] : []))]);
@@ -265,7 +254,7 @@ function observedLines(state: ObservedProjectState): string[] {
 export function renderStatusText(report: StatusReport, options: { color: boolean }): string {
   const out: string[] = [];
   const c = report.counts;
-  out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.pending} pending, ${c.failed} failed`);
+  out.push(`Status at ${report.generatedAt}${report.revision ? ` (revision ${report.revision})` : ''}: ${c.in_sync} in sync, ${c.drifted} drifted, ${c.held ? `${c.held} held, ` : ''}${c.pending} pending, ${c.failed} failed`);
   if (report.freshness) out.push(freshnessLine(report.freshness));
   if (report.rollout) {
     out.push(...rolloutLines(report.rollout));

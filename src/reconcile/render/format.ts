@@ -154,7 +154,7 @@ export function refusedLine(result: PassResult): string | undefined {
   return `The saved plan is refused (${refused} reason${refused === 1 ? '' : 's'} below): nothing was applied. Make a new plan.`;
 }
 
-const STATE_COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', pending: '\u001b[36m', failed: '\u001b[31m' };
+const STATE_COLORS: Record<ResourceState, string> = { in_sync: '\u001b[32m', drifted: '\u001b[33m', held: '\u001b[35m', pending: '\u001b[36m', failed: '\u001b[31m' };
 const RESET = '\u001b[0m';
 
 /**
