@@ -66,7 +66,12 @@ function mergeWindow(mine: PersistedWindow, id: string, loaded: readonly number[
     const earlier = found.writers && typeof found.writers === 'object' ? found.writers : { earlier: { sends: found.sends!, ...(found.claim ? { claim: found.claim } : {}), blockedUntil: found.blockedUntil ?? 0 } };
     for (const [other, part] of Object.entries(earlier)) {
       if (other === id || !part || !Array.isArray(part.sends)) continue;
-      const kept: WriterPart = { sends: part.sends.filter((at) => typeof at === 'number' && at > since), blockedUntil: typeof part.blockedUntil === 'number' ? part.blockedUntil : 0, ...(part.claim && part.claim.until >= now ? { claim: part.claim } : {}) };
+      const sends = part.sends.filter((at) => typeof at === 'number' && at > since);
+      // A claim that ended inside the window stands for sends its writer has not written yet
+      // (they go with its next claim): counted as sends at its end, never dropped.
+      const ended = part.claim && finite(part.claim.count) && finite(part.claim.until) && part.claim.until < now && part.claim.until > since ? part.claim : undefined;
+      if (ended) for (let i = 0; i < Math.min(ended.count, 100_000); i++) sends.push(ended.until);
+      const kept: WriterPart = { sends, blockedUntil: typeof part.blockedUntil === 'number' ? part.blockedUntil : 0, ...(part.claim && part.claim.until >= now ? { claim: part.claim } : {}) };
       if (current(kept)) parts[other] = kept;
     }
   }

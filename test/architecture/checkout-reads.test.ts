@@ -26,6 +26,7 @@ const READS_ELSEWHERE: Readonly<Record<string, string>> = {
   'cli/version.ts': "the package's package.json",
   'cli/commands/daemon-post.ts': 'the trigger token file named by a flag',
   'cli/commands/status.ts': 'the status token file named by a flag',
+  'cli/state-dir.ts': 'the state directory, and the one a working directory held before it followed the manifests directory',
   'cli/commands/export.ts': "the export's own output directory, listed before it is written",
   'daemon/freshness-file.ts': 'the state directory',
   'daemon/trigger.ts': 'the trigger and webhook secret files (refused inside the checkout)',
