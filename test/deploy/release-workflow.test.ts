@@ -215,6 +215,7 @@ describe('release workflow', () => {
       const manifest = JSON.parse(spawnSync('tar', ['-xzOf', tarball, 'package/package.json'], { encoding: 'utf8' }).stdout) as Record<string, unknown>;
       expect(manifest.scripts).toBeUndefined();
       expect(manifest.devDependencies).toBeUndefined();
+      expect(manifest.allowScripts).toBeUndefined();
       expect(manifest.repository).toEqual({ type: 'git', url: 'git+https://github.com/acme/fleet-reconciler.git' });
       expect(manifest.bin).toEqual({ reconcile: 'dist/cli/bin.js' });
       const listing = spawnSync('tar', ['-tzvf', tarball, 'package/dist/cli/bin.js'], { encoding: 'utf8' }).stdout;
