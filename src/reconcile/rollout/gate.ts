@@ -246,11 +246,11 @@ export class RolloutGate {
         (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && (!r.selector || matchesSelector(r.selector, document)),
       );
       if (rule && !isApproved(this.#approvals, this.#revision, project)) {
-        entry.held = { reason: 'approval', message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
+        entry.held = { reason: 'approval', name: rule.name, message: `needs approval (${rule.name}): reconcile approve --revision ${shortRevision(this.#revision)}` };
       } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
         const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
         const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
-        entry.held = { reason: 'window', message, ...(opening ? { until: opening.at! } : {}) };
+        entry.held = { reason: 'window', name: opening?.name ?? windows.map(({ window }) => window.name).join(', '), message, ...(opening ? { until: opening.at! } : {}) };
       }
       if (entry.held) {
         const reason = entry.held.reason as 'window' | 'approval';
@@ -377,6 +377,7 @@ export class RolloutGate {
       waiting,
       revisions: Object.fromEntries(Object.entries(this.#revisions).filter(([name]) => this.#config.projects.has(name))),
       ...(next ? { next } : {}),
+      soakMs: this.#config.soakMs,
       events: this.#events,
     };
   }
