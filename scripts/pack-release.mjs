@@ -2,7 +2,7 @@
 // Packs the package as it is published and attached to a release:
 //   node scripts/pack-release.mjs [--repository URL] [OUT_DIR]     (OUT_DIR default: the current directory)
 // It is `npm pack` of the built project (run `npm run build` first), with the manifest's
-// `scripts` and `devDependencies` left out: `prepare` builds a checkout of this project, and in
+// `scripts`, `devDependencies` and `allowScripts` left out: `prepare` builds a checkout of this project, and in
 // an installed package npm would only list it as an install script to approve. The package
 // therefore has no install-time script at all. `--repository URL` records the source repository
 // in the manifest (`repository.url`), which a registry checks a provenance statement against. Prints the tarball's path, and nothing else, on
@@ -47,6 +47,8 @@ try {
   const manifest = JSON.parse(readFileSync(join(staged, 'package.json'), 'utf8'));
   delete manifest.scripts;
   delete manifest.devDependencies;
+  // npm reads allowScripts from the project being installed, never from a dependency.
+  delete manifest.allowScripts;
   if (repository) manifest.repository = { type: 'git', url: repository.startsWith('git+') ? repository : `git+${repository}.git` };
   writeFileSync(join(staged, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   process.stdout.write(`${pack(staged, out)}\n`);

@@ -198,9 +198,13 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
         `rate limited (429): sending again in ${seconds(blockedMs)}s, ${stall.queued} ${stall.queued === 1 ? 'request' : 'requests'} waiting`,
       );
     } else {
+      // Why: the window's sends, some of them perhaps by earlier runs that kept it in the state directory.
+      const now = clock.now();
+      const earlier = (initial?.sends ?? []).filter((t) => t > now - rate.windowMs && t <= now).length;
+      const why = earlier > 0 ? ` (${earlier} of the requests of the last ${rate.windowMs / 1000}s were sent by earlier runs with this state directory, whose request window this run continues)` : '';
       log.info(
-        { wait: 'budget', queued: stall.queued, nextInS: seconds(stall.waitMs), limit: rate.limit, windowS: rate.windowMs / 1000 },
-        `waiting for the request budget (${rate.limit} per ${rate.windowMs / 1000}s): ${stall.queued} queued, next slot in ${seconds(stall.waitMs)}s`,
+        { wait: 'budget', queued: stall.queued, nextInS: seconds(stall.waitMs), limit: rate.limit, windowS: rate.windowMs / 1000, earlierRuns: earlier },
+        `waiting for the request budget (${rate.limit} per ${rate.windowMs / 1000}s): ${stall.queued} queued, next slot in ${seconds(stall.waitMs)}s${why}`,
       );
     }
     return true;

@@ -112,6 +112,11 @@ export function parseCommandLine(
   return { command, positionals, values, lists, flags };
 }
 
+/** A command line the command cannot run: the one problem, and where the usage is (not the usage itself). */
+function usageProblem(message: string): string {
+  return `reconcile: ${message}\nreconcile: \`reconcile --help\` lists every command and option\n`;
+}
+
 export async function main(argv: string[], io: Partial<Pick<CommandContext, 'stdout' | 'stderr' | 'stdin' | 'env' | 'cwd'>> = {}): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
@@ -120,7 +125,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   try {
     parsed = parseCommandLine(argv, env);
   } catch (error) {
-    stderr.write(`reconcile: ${usageMessage(error)}\n\n${USAGE}`);
+    stderr.write(usageProblem(usageMessage(error)));
     return 1;
   }
   if (parsed.values.help) {
@@ -148,7 +153,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     settings = parseSettings({ ...parsed, env, cwd });
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    stderr.write(`reconcile: ${error.message}\n\n${USAGE}`);
+    stderr.write(usageProblem(error.message));
     return 1;
   }
   // The state directory belongs to the manifests directory; a state at its old default place is moved or used, never replaced.
@@ -182,7 +187,7 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     });
   } catch (error) {
     if (error instanceof UsageError) {
-      stderr.write(`reconcile: ${error.message}\n\n${USAGE}`);
+      stderr.write(usageProblem(error.message));
       return 1;
     }
     throw error;

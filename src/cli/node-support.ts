@@ -15,6 +15,7 @@ export function nodeSupported(version: string): boolean {
 export function unsupportedNodeMessage(version: string): string {
   return (
     `reconcile: Node ${version} is not supported; Node 22.22 or later is required (the LTS lines 22 and 24 are supported).\n` +
-    'reconcile: to run it with npx in this project, add Node 24 as a dev dependency: npm install --save-dev node@24 (or install Node 24, or 22.22 or later, on the machine).\n'
+    'reconcile: to run it with npx in this project, add Node 24 as a dev dependency: npm install --save-dev node@24 (or install Node 24, or 22.22 or later, on the machine).\n' +
+    `reconcile: npm's EBADENGINE warnings on Node ${version} say the same; they stop once npm itself runs on Node 22.22 or later.\n`
   );
 }

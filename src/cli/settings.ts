@@ -122,8 +122,8 @@ export interface ParsedOptions {
  * within the spec's 60 per minute for one identity: a daemon and a CI dry run (or a person at a
  * terminal) sharing a token never exceed it, whatever each does.
  */
-const DAEMON_DEFAULT_RATE = '45/60s';
-const ONE_SHOT_DEFAULT_RATE = '15/60s';
+export const DAEMON_DEFAULT_RATE = '45/60s';
+export const ONE_SHOT_DEFAULT_RATE = '15/60s';
 
 function text(values: ParsedValues, name: string): string | undefined {
   const value = values[name];

@@ -109,7 +109,8 @@ function checkDocument(file: string, dir: string, source: SourceDocument, extraK
     apiVersion: API_VERSION,
     kind: manifestKind,
     metadata: value.metadata,
-    spec: value.spec,
+    // A kind whose spec is all optional may leave it out: the same as `spec: {}`.
+    spec: value.spec ?? {},
     source: { file, line: source.start.line, column: source.start.column, dir },
   } as AnyDocument;
   registerLocator(document, source.locate);

@@ -337,8 +337,17 @@ function organizationDefs(openapi: OpenApiDocument): Record<string, JsonSchema> 
   };
 }
 
+/** Whether a spec has something to say when left out: a required field, or a rule that {} fails. */
+function specNeedsFields(spec: JsonSchema | undefined): boolean {
+  if (!spec) return true;
+  const required = (spec as { required?: unknown }).required;
+  return (Array.isArray(required) && required.length > 0) || ['anyOf', 'oneOf', 'allOf', 'minProperties', 'not', 'if'].some((key) => key in spec);
+}
+
 function documentSchema(kind: string, description: string, defs: Record<string, JsonSchema>): JsonSchema {
   const specDef = `${kind}Spec`;
+  // A spec whose fields are all optional may be left out (it reads as `spec: {}`).
+  const required = specNeedsFields(defs[specDef]) ? ['apiVersion', 'kind', 'metadata', 'spec'] : ['apiVersion', 'kind', 'metadata'];
   const usesSecretRef = JSON.stringify(defs).includes('#/$defs/SecretRef');
   const shared: Record<string, JsonSchema> = { Metadata: SHARED_DEFS.Metadata!, Policy: SHARED_DEFS.Policy! };
   if (usesSecretRef) shared.SecretRef = SHARED_DEFS.SecretRef!;
@@ -354,7 +363,7 @@ function documentSchema(kind: string, description: string, defs: Record<string, 
       metadata: { description: 'Name (unique per kind), labels and annotations of this document.', $ref: '#/$defs/Metadata' },
       spec: { description: `The desired state: ${description.replace(/\.$/, '').replace(/^An? /, 'the ').replace(/^A project's/, "the project's")}.`, $ref: `#/$defs/${specDef}` },
     },
-    required: ['apiVersion', 'kind', 'metadata', 'spec'],
+    required,
     additionalProperties: false,
     $defs: { ...shared, ...defs },
   };

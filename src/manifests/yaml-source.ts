@@ -1,6 +1,6 @@
 // Parses one manifest file into documents and keeps, for each, a way back from a field path
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node } from 'yaml';
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node, type YAMLError } from 'yaml';
 import { parseFastYaml } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
@@ -143,6 +143,35 @@ function tooDeep(root: Node | null | undefined): Node | undefined {
 }
 
 /**
+ * The parser's errors, located on the line that is wrong. A line indented deeper than the key
+ * above it makes the parser read both lines as one implicit key (MULTILINE_IMPLICIT_KEY, with
+ * BLOCK_AS_IMPLICIT_KEY at the same place), reported where the line above starts its value:
+ * that error is moved to the first character of the deeper line, said plainly, and its twin
+ * dropped.
+ */
+function syntaxProblems(errors: readonly YAMLError[], text: string, position: (offset: number) => Position): LocatedProblem[] {
+  const multiline = errors.filter((error) => error.code === 'MULTILINE_IMPLICIT_KEY');
+  const problems: LocatedProblem[] = [];
+  for (const error of errors) {
+    if (error.code === 'BLOCK_AS_IMPLICIT_KEY' && multiline.some((other) => other.pos[0] === error.pos[0])) continue;
+    if (error.code === 'MULTILINE_IMPLICIT_KEY') {
+      const indentOf = (offset: number) => {
+        const lineStart = text.lastIndexOf('\n', Math.max(0, offset - 1)) + 1;
+        return { lineStart, indent: /^[ \t]*/.exec(text.slice(lineStart, lineStart + 200))![0].length };
+      };
+      const first = indentOf(error.pos[0]);
+      const last = indentOf(error.pos[1]);
+      if (last.lineStart > first.lineStart && last.indent > first.indent) {
+        problems.push({ ...position(last.lineStart + last.indent), message: 'YAML syntax: this line is indented deeper than the key above it (keys of one mapping start at the same column)' });
+        continue;
+      }
+    }
+    problems.push({ ...position(error.pos[0]), message: `YAML syntax: ${firstLine(error.message)}` });
+  }
+  return problems;
+}
+
+/**
  * Every YAML feature, syntax errors and the limits on nesting, aliases and documents. Plain
  * block YAML is read by the fast reader, without a syntax tree; the full parser composes the
  * tree of such a file only when an error asks where a field is.
@@ -195,7 +224,7 @@ function parseComposed(text: string): ParsedFile {
   const source = new SourceText(text, { documents: parsed, lineCounter });
   const documents: SourceDocument[] = [];
   parsed.forEach((doc, index) => {
-    const docErrors = doc.errors.map((error) => ({ ...position(error.pos[0]), message: `YAML syntax: ${firstLine(error.message)}` }));
+    const docErrors = syntaxProblems(doc.errors, text, position);
     if (docErrors.length) {
       problems.push(...docErrors);
       return;

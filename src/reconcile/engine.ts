@@ -28,6 +28,7 @@ import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
 import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
+import { rateText, readsForecast, sendingMs } from './forecast.js';
 import { openRolloutGate, projectOfEntry, withRenamedRecords, type RolloutGate } from './rollout/gate.js';
 import { revisionOfSet } from './document-files.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
@@ -74,6 +75,11 @@ export interface PassOptions {
    * sandbox runs them at its lifecycle speed.
    */
   rolloutClock?: Clock;
+  /**
+   * Said with the forecast of the plan's reads when they take a minute or more (for example how
+   * a run of its own may have a larger budget).
+   */
+  budgetNote?: string;
 }
 
 /** How long a shard's apply waits for an organization another shard creates, and how often it looks. */
@@ -345,7 +351,9 @@ function pinsOf(documents: readonly AnyDocument[]): PassPlan['pins'] {
 async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed: PassResult }> {
   const byProject = documentsByProject(pass.documents);
   try {
-    const works = await Promise.all(observed.fleet.projects.map((unit) => planProject(pass, newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()))));
+    const fresh = observed.fleet.projects.map((unit) => newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()));
+    forecastReads(pass, fresh);
+    const works = await Promise.all(fresh.map((work) => planProject(pass, work)));
     return { ...observed, works, pins: pinsOf(pass.documents) };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
@@ -353,6 +361,29 @@ async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed
     else pass.log.error({ error: describeError(error).message }, 'observing the projects failed: nothing is applied');
     return observationFailed(pass, error);
   }
+}
+
+/**
+ * Before the projects are read: how many reads remain (one or more per kind each running project
+ * manages; a project being created or not running reads nothing yet) and how long they take at
+ * the client's budget, so a long wait is announced before it starts.
+ */
+function forecastReads(pass: Pass, works: readonly ProjectWork[]): void {
+  let reads = 0;
+  for (const work of works) {
+    const status = work.unit.live?.status;
+    if (!work.unit.live || !isRunning(status)) continue;
+    const ctx = pass.contextFor(work.unit.name);
+    reads += pass.kinds.filter((kind) => kind.manages(work.scope, ctx)).length;
+  }
+  if (reads === 0) return;
+  const { limit, windowMs } = pass.options.client.budget();
+  const rate = { limit, windowMs };
+  const long = sendingMs(reads, rate) >= 60_000;
+  pass.log.info(
+    { reads, projects: works.length, rateLimit: rateText(rate), forecastS: Math.round(sendingMs(reads, rate) / 1000) },
+    `planning the projects: ${readsForecast(reads, rate)}${long && pass.options.budgetNote ? `; ${pass.options.budgetNote}` : ''}`,
+  );
 }
 
 /** One project's kinds: planned now, deferred until it exists (a creation) or runs, or not at all (paused). */

@@ -65,7 +65,7 @@ export interface PlanEntry {
    * for the gate of the wave before (or the rollout is halted); `window`: a disruptive change
    * outside its maintenance window; `approval`: a change its revision's approval has not covered.
    */
-  held?: { reason: 'wave' | 'window' | 'approval'; message: string; until?: number };
+  held?: { reason: 'wave' | 'window' | 'approval'; message: string; until?: number; /** The approval rule's or the window's name. */ name?: string };
 }
 
 export interface Plan {
@@ -358,5 +358,7 @@ export interface RolloutSummary {
   revisions: ProjectRevisions;
   /** When the rollout can move on by itself: the end of a soak, a wave that may start now, a window that opens. */
   next?: { at: number; reason: 'soak' | 'wave' | 'window'; projects?: string[] };
+  /** How long each wave soaks once applied (ms): the plan's forecast counts it. */
+  soakMs?: number;
   events: RolloutEvent[];
 }

@@ -39,11 +39,19 @@ describe('command line', () => {
     expect(env.stderr).toContain('Expected RECONCILE_LOG_LEVEL to be one of');
   });
 
-  it('refuses an unknown option with the usage', async () => {
+  it('refuses an unknown option in one line, with a pointer to --help instead of the usage', async () => {
     const result = await run(['--no-such-flag']);
     expect(result.code).toBe(1);
-    expect(result.stderr.split('\n')[0]).toBe('reconcile: unknown option --no-such-flag');
-    expect(result.stderr).toContain('Usage:');
+    expect(result.stderr).toBe('reconcile: unknown option --no-such-flag\nreconcile: `reconcile --help` lists every command and option\n');
+  });
+
+  it('refuses a command missing what it needs in one line and the hint, not the usage text', async () => {
+    const result = await run(['approve'], {});
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(
+      'reconcile: approve: set --trigger-token-file PATH (or RECONCILE_TRIGGER_TOKEN_FILE) to the token the daemon was started with\n' +
+        'reconcile: `reconcile --help` lists every command and option\n',
+    );
   });
 
   it('suggests the option or command a typo was close to, once', async () => {

@@ -125,3 +125,9 @@ export function chromiumTool(): Tool {
   const path = process.env.CHROMIUM_PATH ?? which('chromium') ?? which('chromium-browser');
   return path ? { path } : { missing: 'chromium not found on PATH (apt-get install chromium)' };
 }
+
+/** Debian's OCI registry (`apt-get install docker-registry`), for the chart's publish-and-install test. */
+export function registryTool(): Tool {
+  const path = which('docker-registry');
+  return path ? { path } : { missing: 'docker-registry not found on PATH (apt-get install docker-registry)' };
+}

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findSecretReferences } from '../../src/manifests/check-refs.js';
@@ -69,6 +69,18 @@ describe('the examples repository', async () => {
     const references = findSecretReferences(set.documents);
     expect(references.length).toBeGreaterThanOrEqual(10);
     expect(references.every((r) => 'env' in r.ref.valueFrom || 'file' in r.ref.valueFrom)).toBe(true);
+  });
+
+  it('holds a Migrations document with its SQL files and a Rollout, as a complete manifests repository does', () => {
+    const [migrations] = kinds('Migrations') as Array<{ spec: { project?: string; path: string }; source: { dir: string } }>;
+    expect(migrations).toBeDefined();
+    expect(kinds('Project').map((p) => p.metadata.name)).toContain(migrations!.spec.project);
+    const files = readdirSync(resolve(migrations!.source.dir, migrations!.spec.path)).filter((f) => f.endsWith('.sql'));
+    expect(files.length).toBeGreaterThanOrEqual(1);
+    for (const file of files) expect(file).toMatch(/^\d+_[\w-]+\.sql$/);
+    const [rollout] = kinds('Rollout') as Array<{ spec: { windows?: unknown[]; approvals?: unknown[] } }>;
+    expect(rollout?.spec.windows?.length).toBeGreaterThanOrEqual(1);
+    expect(rollout?.spec.approvals?.length).toBeGreaterThanOrEqual(1);
   });
 
   it('is what the README quick start runs', () => {

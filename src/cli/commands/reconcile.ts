@@ -25,6 +25,8 @@ import { shardAuthInputs } from '../../shards/credentials.js';
 import { credentialPathProblems } from '../credential-paths.js';
 import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
 import { requireShard, stateDirOf } from '../process-scope.js';
+import { DAEMON_DEFAULT_RATE, ONE_SHOT_DEFAULT_RATE } from '../settings.js';
+import { parseRate } from '../../util/rate.js';
 
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -51,9 +53,12 @@ export function outputFormat(context: Pick<CommandContext, 'settings'>): OutputF
   return value as OutputFormat;
 }
 
+/** A pull request's plan carries the apply's forecast at the budget a daemon has by default. */
+const DAEMON_FORECAST = { rate: parseRate(DAEMON_DEFAULT_RATE), budget: "the daemon's default budget" };
+
 export function render(result: PassResult, format: OutputFormat, color: boolean, heading?: { dir: string; environment: string }): string {
   if (format === 'json') return renderJson(result);
-  if (format === 'markdown') return renderMarkdown(result, heading ? { heading } : {});
+  if (format === 'markdown') return renderMarkdown(result, { ...(heading ? { heading } : {}), forecast: DAEMON_FORECAST });
   return renderText(result, { color });
 }
 
@@ -82,6 +87,14 @@ export function exitCode(result: PassResult, detailed: boolean): number {
   if (detailed && result.dryRun && result.plan.hasChanges) return EXIT.changes;
   return EXIT.success;
 }
+
+/**
+ * Said with a long forecast when the run has the one-shot default budget: the default leaves a
+ * daemon on the same identity its share; an identity of its own may have the whole of it.
+ */
+export const ONE_SHOT_BUDGET_NOTE =
+  `this run has the one-shot default budget (${ONE_SHOT_DEFAULT_RATE}, so that a daemon on the same identity keeps ${DAEMON_DEFAULT_RATE}); ` +
+  'a CI identity of its own (another user\'s token: the limit is per user) runs at the full budget with --rate-limit 50/60s';
 
 /** One-shot runs log to stderr so that stdout carries only the plan. */
 export function commandLogger(context: CommandContext): Logger {
@@ -240,6 +253,7 @@ export async function executePass(context: CommandContext, request: PassRequest)
       signal: AbortSignal.any([context.signal, lost.signal, ...(lock ? [(lock as StateLock).signal] : [])]),
       ...(session.clock ? { clock: session.clock } : {}),
       ...(session.rolloutClock ? { rolloutClock: session.rolloutClock } : {}),
+      ...(!sandbox && context.settings.rateLimit === undefined && !sharded.shard?.rate ? { budgetNote: ONE_SHOT_BUDGET_NOTE } : {}),
     };
     // On a terminal, a one-shot apply shows the plan and asks first; what is applied is then
     // exactly the plan shown (checked entry for entry, as a saved plan is).

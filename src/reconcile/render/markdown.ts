@@ -3,6 +3,8 @@
 // block so that GitHub colours it (+ added, - removed, ! changed). A comment holds at most
 // 65536 characters: a long plan shows fewer entries, never a cut table, fence or <details>.
 import type { FieldChange, PassResult, PlanEntry } from '../types.js';
+import type { RateSpec } from '../../util/rate.js';
+import { applyForecast, applyForecastLine } from '../forecast.js';
 import {
   foldTemplateChanges, isTemplateChange, projectOf, templateChangeLine, type TemplateChange,
   changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
@@ -21,6 +23,8 @@ interface MarkdownOptions {
   heading?: { dir: string; environment: string };
   /** Longest output in characters; entries past what fits are counted, not shown. */
   maxLength?: number;
+  /** A dry run with changes: the apply's forecast at this budget (`budget` names it, e.g. "the daemon's default budget"). */
+  forecast?: { rate: RateSpec; budget: string };
 }
 
 /** Text inside a fenced block: a fence in a value must not close it. */
@@ -70,6 +74,9 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   out.push(`**${summaryLine(result)}** (${mode}${result.revision ? `, revision \`${inline(result.revision)}\`` : ''})`, '');
   const rollout = rolloutLines(result.rollout);
   if (rollout.length > 0) out.push(...rollout.map(inline), '');
+  if (options.forecast && result.dryRun && result.plan.hasChanges) {
+    out.push(inline(applyForecastLine(applyForecast(result, options.forecast.rate), options.forecast.rate, options.forecast.budget)), '');
+  }
 
   const entries = visibleEntries(result);
   const deletions = entries.filter((e) => e.action === 'delete' && !e.observeOnly);

@@ -302,11 +302,11 @@ export class RolloutGate {
       if ((rules.length > 0 || unplaced) && !isApproved(this.#approvals, this.#revision, project)) {
         const names = [...rules.map((r) => r.name), ...windows.map(({ window }) => window.name)];
         const why = unplaced ? `labels unknown (removed, and its inventory record predates labels): held under ${names.join(', ')}` : rules[0]!.name;
-        entry.held = { reason: 'approval', message: `needs approval (${why}): reconcile approve --revision ${shortRevision(this.#revision)}${unplaced ? ` --project ${project}` : ''}` };
+        entry.held = { reason: 'approval', name: rules[0]?.name ?? names[0]!, message: `needs approval (${why}): reconcile approve --revision ${shortRevision(this.#revision)}${unplaced ? ` --project ${project}` : ''}` };
       } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
         const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
         const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
-        entry.held = { reason: 'window', message, ...(opening ? { until: opening.at! } : {}) };
+        entry.held = { reason: 'window', name: opening?.name ?? windows.map(({ window }) => window.name).join(', '), message, ...(opening ? { until: opening.at! } : {}) };
       }
       if (entry.held) {
         const reason = entry.held.reason as 'window' | 'approval';
@@ -433,6 +433,7 @@ export class RolloutGate {
       waiting,
       revisions: Object.fromEntries(Object.entries(this.#revisions).filter(([name]) => this.#config.projects.has(name))),
       ...(next ? { next } : {}),
+      soakMs: this.#config.soakMs,
       events: this.#events,
     };
   }
