@@ -496,13 +496,17 @@ export class RolloutGate {
 
   /**
    * This revision's rules become the rules as last applied once the revision is applied whole:
-   * a pass over every project that held nothing, and where nothing failed, was left undone or
-   * could not be observed. Until then the former rules keep holding its changes. A state
-   * directory without the record gets this revision's rules at once (nothing to hold by).
+   * a pass that held nothing, and where nothing failed, was left undone or could not be
+   * observed, with no change of the revision still waiting; a pass over some projects (an
+   * approval's, a window's) only when every other project is at the revision too. Until then
+   * the former rules keep holding its changes. A state directory without the record gets this
+   * revision's rules at once (nothing to hold by).
    */
   async #recordRules(entries: readonly PlanEntry[], succeeded: boolean): Promise<void> {
     if (this.#recorded === this.#revision) return;
-    const whole = this.#passProjects === undefined && succeeded && !entries.some((e) => e.held || e.reason?.startsWith('could not observe'));
+    const everyProject = this.#passProjects === undefined
+      || [...this.#config.projects.values()].every((project) => project.spec.policy?.suspend === true || this.#revisions[project.metadata.name]?.revision === this.#revision);
+    const whole = everyProject && succeeded && Object.keys(this.#record.waiting).length === 0 && !entries.some((e) => e.held || e.reason?.startsWith('could not observe'));
     if (this.#recorded !== undefined && !whole) return;
     const config = this.#config;
     const shard = this.#options.shard?.name;
