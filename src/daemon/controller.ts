@@ -18,7 +18,7 @@ import { rolloutConfig } from '../reconcile/rollout/config.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
 import { loadInventory } from '../reconcile/inventory.js';
 import { revisionOfSet } from '../reconcile/document-files.js';
-import { addApproval, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
+import { addApproval, readAppliedRules, resumeRollout, type ResumeAnswer } from '../reconcile/rollout/records.js';
 
 /** What the daemon asks of a pass (the engine's PassOptions minus what the daemon wires itself). */
 export interface DaemonPassRequest {
@@ -599,7 +599,8 @@ export class Daemon {
   async approve(request: ApproveRequest): Promise<ApproveAnswer> {
     const current = this.#current;
     if (this.#stopped || !current || !this.#options.stateDir) return { status: 'not-ready' };
-    if (!rolloutConfig(current.set.documents)) return { status: 'no-rollout' };
+    // A revision that removed the Rollout is still held by its rules as last applied: approvable.
+    if (!rolloutConfig(current.set.documents) && (await readAppliedRules(openStateStore(this.#options.stateDir)))?.rollout === undefined) return { status: 'no-rollout' };
     const revision = this.#revisionOf(current);
     if (request.revision !== undefined && request.revision !== revision && !sameRevision(current.revision, request.revision)) {
       return { status: 'stale-revision', revision: request.revision, current: revision };

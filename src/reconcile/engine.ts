@@ -30,6 +30,7 @@ import { documentsByProject, newWork, pendingEntries, planModules, type ProjectW
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
 import { rateText, readsForecast, sendingMs } from './forecast.js';
 import { openRolloutGate, projectOfEntry, withRenamedRecords, type RolloutGate } from './rollout/gate.js';
+import { readAppliedRules } from './rollout/records.js';
 import { revisionOfSet } from './document-files.js';
 import { callerOf, scopedApi, type RequestTally } from './scoped-api.js';
 import { secretResolver, type SecretResolver } from './secret-check.js';
@@ -420,7 +421,8 @@ async function planProject(pass: Pass, work: ProjectWork): Promise<ProjectWork> 
 async function gate(pass: Pass, plan: PassPlan): Promise<RolloutGate | undefined> {
   const { options } = pass;
   // Without git, the revision is the documents and every file they read (document-files.ts).
-  const ordered = pass.documents.some((document) => document.kind === 'Rollout');
+  // A revision that removed the Rollout is still judged under its rules as last applied.
+  const ordered = pass.documents.some((document) => document.kind === 'Rollout') || (await readAppliedRules(pass.state))?.rollout !== undefined;
   const rollout = await openRolloutGate({
     documents: pass.documents,
     state: pass.state,

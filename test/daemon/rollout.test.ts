@@ -375,4 +375,36 @@ spec:
     const record = JSON.parse(await import('node:fs/promises').then((fs) => fs.readFile(join(s.stateDir, 'approvals.json'), 'utf8'))) as { approvals: Array<{ revision: string; by: string; projects?: string[] }> };
     expect(record.approvals).toEqual([expect.objectContaining({ revision: commitId(13), by: 'ops-token', projects: ['b'] })]);
   }, 120_000);
+
+  it('holds a change of the commit that removes the Rollout under its approval rule until approved; the next commit is not held', async () => {
+    const refs = await refsOf(s.client);
+    const files = (rows: number) => {
+      const next: Record<string, string> = pair('  postgres:\n    max_connections: 140\n', `  restapi:\n    max_rows: ${rows}\n`, '');
+      delete next['rollout.yaml'];
+      return next;
+    };
+    await s.source.worktree(commitId(15), files(500));
+    await s.source.publish(commitId(15), { removePrevious: commitId(14) });
+    await s.daemon.reload();
+    await s.daemon.idle();
+    const waiting = s.daemon.rollout()!.waiting;
+    expect(waiting.map((w) => [w.id, w.reason])).toEqual([['ProjectRestapi/b/restapi', 'approval']]);
+    expect(waiting[0]!.message).toContain('the Rollout ops was removed in this revision; its approval rule api-limits still holds changes of this revision');
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(250);
+
+    // The revision has no Rollout, but the removed one's rules hold it: it can be approved.
+    const approved = await cli(['approve', '--revision', commitId(15), '--daemon-url', s.server.url, '--trigger-token-file', s.tokenFile]);
+    expect(approved.stderr).toBe('');
+    expect(approved.code).toBe(0);
+    await s.daemon.idle();
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(500);
+
+    // Commit 15 is applied whole: the next commit is judged without the removed Rollout's rules.
+    await s.source.worktree(commitId(16), files(600));
+    await s.source.publish(commitId(16), { removePrevious: commitId(15) });
+    await s.daemon.reload();
+    await s.daemon.idle();
+    expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(600);
+    expect(s.daemon.rollout()).toBeUndefined();
+  }, 120_000);
 });

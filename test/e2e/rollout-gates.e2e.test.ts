@@ -189,3 +189,108 @@ spec:
     expect(await query.json()).toEqual([{ n: 0 }]);
   }, 120_000);
 });
+
+describe('changing the rules in the same commit as a guarded change', () => {
+  const RULED = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: fleet }
+spec:
+  approvals:
+    - { name: enterprise-deletions, classes: [deletion], selector: { labels: { plan: enterprise } } }
+`;
+  // The same Rollout without its approval rule (a window that never holds a deletion stays).
+  const LOOSENED = `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: fleet }
+spec:
+  windows:
+    - { name: nights, schedule: ${CLOSED}, duration: 1h, classes: [postgres-restart] }
+`;
+
+  it('holds the deletion for approval when the Rollout is removed with the project', async () => {
+    const { dir, env } = await checkout('rollout-removed', {
+      'org.yaml': ORG,
+      'rollout.yaml': RULED,
+      'rules-ent.yaml': project('rules-ent', '{ plan: enterprise }'),
+    });
+    expectExit(await runCli([dir], env), 0);
+    expect(await liveNames()).toContain('rules-ent');
+    await rm(join(dir, 'rollout.yaml'));
+    await rm(join(dir, 'rules-ent.yaml'));
+    // Twice: the first pass must not record the removal while the change it would free is held.
+    for (let pass = 0; pass < 2; pass++) {
+      const run = await runCli([dir], env);
+      expectExit(run, 0);
+      expect(run.stdout).toMatch(
+        /Project\/rules-ent delete .*waiting for approval: needs approval \(enterprise-deletions; the Rollout fleet was removed in this revision; its approval rule enterprise-deletions still holds changes of this revision\): reconcile approve --revision content-[0-9a-f]{12}/,
+      );
+      expect(await liveNames()).toContain('rules-ent');
+    }
+  }, 120_000);
+
+  it('holds the deletion when only the approval rule is removed with it, and no longer once a revision without the rule was applied', async () => {
+    const { dir, env } = await checkout('rule-removed', {
+      'org.yaml': ORG,
+      'rollout.yaml': RULED,
+      'rules-one.yaml': project('rules-one', '{ plan: enterprise }'),
+      'rules-two.yaml': project('rules-two', '{ plan: enterprise }'),
+    });
+    expectExit(await runCli([dir], env), 0);
+    const recorded = JSON.parse(await readFile(join(env.RECONCILE_STATE_DIR!, 'rollout-rules.json'), 'utf8')) as { rules: { rollout: string; approvals: Array<{ name: string }> } };
+    expect(recorded.rules.rollout).toBe('fleet');
+    expect(recorded.rules.approvals.map((rule) => rule.name)).toEqual(['enterprise-deletions']);
+
+    // One commit removes the rule and the project it guards.
+    await writeFile(join(dir, 'rollout.yaml'), LOOSENED);
+    const removed = await readFile(join(dir, 'rules-one.yaml'), 'utf8');
+    await rm(join(dir, 'rules-one.yaml'));
+    for (let pass = 0; pass < 2; pass++) {
+      const run = await runCli([dir], env);
+      expectExit(run, 0);
+      expect(run.stdout).toMatch(
+        /Project\/rules-one delete .*waiting for approval: needs approval \(enterprise-deletions; the approval rule enterprise-deletions was removed in this revision; it still holds changes of this revision\)/,
+      );
+      expect(await liveNames()).toEqual(expect.arrayContaining(['rules-one', 'rules-two']));
+    }
+    // A dry run says the same and records nothing.
+    const dry = await runCli(['--dry-run', dir], env);
+    expectExit(dry, 0);
+    expect(dry.stdout).toMatch(/Project\/rules-one delete .*needs approval \(enterprise-deletions; the approval rule enterprise-deletions was removed/);
+
+    // The next commit brings the project back (nothing held): that revision is applied whole,
+    // and its rules (no approval rule) become the rules as last applied.
+    await writeFile(join(dir, 'rules-one.yaml'), removed);
+    expectExit(await runCli([dir], env), 0);
+    const after = JSON.parse(await readFile(join(env.RECONCILE_STATE_DIR!, 'rollout-rules.json'), 'utf8')) as { rules: { approvals: unknown[] } };
+    expect(after.rules.approvals).toEqual([]);
+    // A deletion in the revision after it is no longer held by the removed rule.
+    await rm(join(dir, 'rules-two.yaml'));
+    const run = await runCli([dir], env);
+    expectExit(run, 0);
+    expect(run.stdout).not.toMatch(/needs approval/);
+    expect(await liveNames()).not.toContain('rules-two');
+    expect(await liveNames()).toContain('rules-one');
+  }, 180_000);
+
+  it('reads a state directory without the record: the first pass records the rules and holds nothing extra, later commits are held', async () => {
+    const { dir, env } = await checkout('rules-upgraded', {
+      'org.yaml': ORG,
+      'rollout.yaml': RULED,
+      'rules-old.yaml': project('rules-old', '{ plan: enterprise }'),
+    });
+    expectExit(await runCli([dir], env), 0);
+    // A state directory written before the rules were recorded.
+    const file = join(env.RECONCILE_STATE_DIR!, 'rollout-rules.json');
+    await rm(file);
+    const first = await runCli([dir], env);
+    expectExit(first, 0);
+    expect(first.stdout).not.toMatch(/waiting for/);
+    expect((JSON.parse(await readFile(file, 'utf8')) as { rules: { rollout: string } }).rules.rollout).toBe('fleet');
+    await writeFile(join(dir, 'rollout.yaml'), LOOSENED);
+    await rm(join(dir, 'rules-old.yaml'));
+    const run = await runCli([dir], env);
+    expectExit(run, 0);
+    expect(run.stdout).toMatch(/Project\/rules-old delete .*needs approval \(enterprise-deletions; the approval rule enterprise-deletions was removed in this revision/);
+    expect(await liveNames()).toContain('rules-old');
+  }, 120_000);
+});

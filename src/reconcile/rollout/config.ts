@@ -48,6 +48,8 @@ export interface RolloutConfig {
   elsewhere: Map<number, string[]>;
   /** The shard the Rollout orders (`spec.shard`), when it names one. */
   shard?: string;
+  /** The declared waves' selectors and shares (a removed project is placed by its recorded labels). */
+  declared: ReadonlyArray<{ name: string; selector?: RolloutSelector; share?: string }>;
 }
 
 /** What a selector reads of a project: its labels and its organization's manifest name. */
@@ -98,7 +100,7 @@ export function sharePoint(wave: string, project: string): number {
   return (digest.readUInt32BE(0) / 2 ** 32) * 100;
 }
 
-function parseShare(share: string | undefined): number {
+export function parseShare(share: string | undefined): number {
   return share === undefined ? 100 : Number(share.slice(0, -1));
 }
 
@@ -155,6 +157,7 @@ export function rolloutConfig(documents: readonly AnyDocument[], elsewhere: Else
     })),
     projects,
     elsewhere: others,
+    declared: spec.waves ?? [],
     ...(spec.shard !== undefined ? { shard: spec.shard } : {}),
   };
 }

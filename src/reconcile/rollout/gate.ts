@@ -7,17 +7,17 @@
 // projects are applied and read back, and halts the rollout on a failure in the current wave.
 // A dry run runs `hold` (reads only) and never `record`: nothing of it is kept.
 import { createHash } from 'node:crypto';
-import type { AnyDocument, ShardScope } from '../../manifests/types.js';
+import type { AnyDocument, ProjectDocument, ShardScope } from '../../manifests/types.js';
 import type { Inventory } from '../inventory.js';
 import type { Clock } from '../../util/clock.js';
 import { isChange } from '../summary.js';
 import type { ApplyOutcome, Logger, PlanEntry, RolloutEvent, RolloutSummary, StateStore } from '../types.js';
 import { changeClasses } from './change-class.js';
-import { placementOf, rolloutConfig, selects, type Placement, type RolloutConfig } from './config.js';
+import { parseShare, placementOf, rolloutConfig, selects, sharePoint, type ApprovalRule, type Placement, type RolloutConfig, type WindowRule } from './config.js';
 import type { RolloutSelector } from '../../manifests/schema-types.js';
 import {
-  isApproved, readApprovals, readProjectRevisions, readRollout, writeProjectRevisions, writeRollout,
-  type Approval, type ProjectRevisions, type RolloutRecord, type WaitingChange, type WaveState,
+  isApproved, readAppliedRules, readApprovals, readProjectRevisions, readRollout, writeAppliedRules, writeProjectRevisions, writeRollout,
+  type AppliedRules, type Approval, type ProjectRevisions, type RolloutRecord, type WaitingChange, type WaveState,
 } from './records.js';
 import { windowState, type WindowState } from './windows.js';
 
@@ -99,13 +99,60 @@ function entryLine(entry: PlanEntry): string {
   return `${entry.id} ${entry.action}${paths.length ? ` (${paths.join(', ')})` : ''}`;
 }
 
+/** Two windows or two approval rules that hold the same changes at the same times. */
+function sameRule(a: WindowRule | ApprovalRule, b: WindowRule | ApprovalRule): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/**
+ * The rules the Rollout had as last applied, to judge this revision under as well as its own:
+ * a revision that loosens or removes a rule (or the whole Rollout) is still held by it. Only
+ * the rules that differ from this revision's are kept (an unchanged rule judges the same).
+ */
+interface PreviousRules {
+  /** The Rollout of the recorded rules, and whether this revision removed it. */
+  rollout: string;
+  removed: boolean;
+  windows: WindowRule[];
+  approvals: ApprovalRule[];
+  /** This revision's rules by name (to tell a removed rule from a loosened one). */
+  windowNames: ReadonlySet<string>;
+  approvalNames: ReadonlySet<string>;
+}
+
+function previousRules(applied: AppliedRules | undefined, config: RolloutConfig | undefined): PreviousRules | undefined {
+  if (!applied || applied.rollout === undefined) return undefined;
+  const windows = applied.windows.filter((window) => !config?.windows.some((mine) => sameRule(mine, window)));
+  const approvals = applied.approvals.filter((rule) => !config?.approvals.some((mine) => sameRule(mine, rule)));
+  if (windows.length === 0 && approvals.length === 0) return undefined;
+  return {
+    rollout: applied.rollout,
+    removed: config === undefined || config.name !== applied.rollout,
+    windows,
+    approvals,
+    windowNames: new Set(config?.windows.map((window) => window.name) ?? []),
+    approvalNames: new Set(config?.approvals.map((rule) => rule.name) ?? []),
+  };
+}
+
+/** A Rollout this revision removed: no waves, its recorded rules only (it orders nothing any more). */
+function removedConfig(name: string, documents: readonly AnyDocument[]): RolloutConfig {
+  const projects = new Map(documents.filter((d): d is ProjectDocument => d.kind === 'Project').map((d) => [d.metadata.name, d]));
+  return { name, waves: [], waveOf: new Map(), soakMs: 0, windows: [], approvals: [], projects, elsewhere: new Map(), declared: [] };
+}
+
 export async function openRolloutGate(options: GateOptions): Promise<RolloutGate | undefined> {
-  const config = rolloutConfig(options.documents, options.shard?.elsewhere);
+  const found = rolloutConfig(options.documents, options.shard?.elsewhere);
   // A Rollout for one shard orders that shard's process only (a plan of the whole fleet has none).
-  if (!config || (config.shard !== undefined && config.shard !== options.shard?.name)) return undefined;
+  const config = found && (found.shard === undefined || found.shard === options.shard?.name) ? found : undefined;
+  const recorded = await readAppliedRules(options.state);
+  const applied = recorded && recorded.shard === options.shard?.name ? recorded : undefined;
+  const previous = previousRules(applied, config);
+  if (!config && !previous) return undefined;
   const revision = options.revision ?? contentRevision(options.documents);
-  const [stored, approvals, revisions] = await Promise.all([readRollout(options.state, config.name), readApprovals(options.state), readProjectRevisions(options.state)]);
-  return new RolloutGate(config, revision, stored, approvals, revisions, options);
+  const effective = config ?? removedConfig(previous!.rollout, options.documents);
+  const [stored, approvals, revisions] = await Promise.all([readRollout(options.state, effective.name), readApprovals(options.state), readProjectRevisions(options.state)]);
+  return new RolloutGate(effective, revision, stored, approvals, revisions, options, { previous, applied: applied?.revision, ordering: config !== undefined });
 }
 
 export class RolloutGate {
@@ -116,13 +163,27 @@ export class RolloutGate {
   readonly #revisions: ProjectRevisions;
   readonly #options: GateOptions;
   readonly #events: RolloutEvent[] = [];
-  readonly #windows = new Map<string, WindowState>();
+  readonly #windows = new Map<WindowRule, WindowState>();
+  /** The rules as last applied that differ from this revision's: they hold its changes too. */
+  readonly #previous: PreviousRules | undefined;
+  /** The revision of the rules as last applied; undefined in an older state directory without the record. */
+  readonly #recorded: string | undefined;
+  /** This revision has a Rollout for this process (else only a removed one's recorded rules judge it). */
+  readonly #ordering: boolean;
+  /** The projects of the pass (`hold`); undefined: every project. */
+  #passProjects: ReadonlySet<string> | undefined;
   #advanceNow = false;
   /** When to look at the health of an applied wave again (not healthy yet right after its apply). */
   #recheckAt: number | undefined;
 
-  constructor(config: RolloutConfig, revision: string, stored: RolloutRecord | undefined, approvals: readonly Approval[], revisions: ProjectRevisions, options: GateOptions) {
+  constructor(
+    config: RolloutConfig, revision: string, stored: RolloutRecord | undefined, approvals: readonly Approval[], revisions: ProjectRevisions, options: GateOptions,
+    rules: { previous?: PreviousRules | undefined; applied?: string | undefined; ordering: boolean } = { ordering: true },
+  ) {
     this.#config = config;
+    this.#previous = rules.previous;
+    this.#recorded = rules.applied;
+    this.#ordering = rules.ordering;
     this.#revision = revision;
     this.#approvals = approvals;
     this.#revisions = { ...revisions };
@@ -150,7 +211,14 @@ export class RolloutGate {
 
   #waveIndex(project: string | undefined): number {
     if (project !== undefined && this.#config.waveOf.has(project)) return this.#config.waveOf.get(project)!;
-    // A removed project's deletion goes with the last wave.
+    // A removed project goes with the wave its recorded labels fall in (as it was placed when
+    // declared; the implicit last wave, or the last one, when none takes it or its labels are unknown).
+    const record = project !== undefined ? this.#options.inventory?.projects[project] : undefined;
+    if (project !== undefined && record?.labels) {
+      const place = { labels: record.labels, organization: record.organization };
+      const index = this.#config.declared.findIndex((wave) => selects(wave.selector, place) && sharePoint(wave.name, project) < parseShare(wave.share));
+      if (index !== -1 && index < this.#record.waves.length) return index;
+    }
     return this.#record.waves.length - 1;
   }
 
@@ -255,18 +323,29 @@ export class RolloutGate {
     }
   }
 
-  #window(name: string, index: number, now: number): WindowState {
-    let state = this.#windows.get(name);
+  #window(window: WindowRule, now: number): WindowState {
+    let state = this.#windows.get(window);
     if (!state) {
-      state = windowState(this.#config.windows[index]!, now);
-      this.#windows.set(name, state);
+      state = windowState(window, now);
+      this.#windows.set(window, state);
     }
     return state;
+  }
+
+  /** Why a rule as last applied still holds this revision's change (the plan says so). */
+  #stillHolds(kind: 'approval rule' | 'window', name: string): string {
+    const previous = this.#previous!;
+    if (previous.removed) return `the Rollout ${previous.rollout} was removed in this revision; its ${kind} ${name} still holds changes of this revision`;
+    const names = kind === 'window' ? previous.windowNames : previous.approvalNames;
+    return names.has(name)
+      ? `the ${kind} ${name} was loosened in this revision; as last applied it still holds changes of this revision`
+      : `the ${kind} ${name} was removed in this revision; it still holds changes of this revision`;
   }
 
   /** Marks the entries the pass must not write (`held`) and each entry's wave; moves the rollout on first. */
   async hold(entries: readonly PlanEntry[], passProjects: ReadonlySet<string> | undefined): Promise<void> {
     const now = this.#options.clock.now();
+    this.#passProjects = passProjects;
     const config = this.#config;
     if (this.#record.waves.length > 0) await this.#advance(entries, passProjects === undefined);
     const waiting: Record<string, WaitingChange> = Object.fromEntries(
@@ -289,24 +368,36 @@ export class RolloutGate {
       const document = config.projects.get(project);
       const classes = changeClasses(entry, document);
       const places = placementsOf(project, config, this.#options.inventory);
-      const windows = config.windows
-        .map((window, i) => ({ window, i }))
-        .filter(({ window }) => selectsAny(window.selector, places) && window.classes.some((c) => classes.includes(c)));
+      // This revision's rules, and those of the Rollout as last applied that it loosened or
+      // removed: the stricter wins (a change is held if either set holds it).
+      const windowsOf = (list: readonly WindowRule[]) => list.filter((window) => selectsAny(window.selector, places) && window.classes.some((c) => classes.includes(c)));
+      const rulesOf = (list: readonly ApprovalRule[]) =>
+        list.filter((r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && selectsAny(r.selector, places));
+      const windowSets = [windowsOf(config.windows), windowsOf(this.#previous?.windows ?? [])];
+      const windows = windowSets.flat();
       // An approval is asked for first (so a change that also needs a window is approved before it opens).
-      const rules = config.approvals.filter(
-        (r) => (!r.classes || r.classes.some((c) => classes.includes(c))) && (!r.kinds || r.kinds.includes(entry.kind)) && selectsAny(r.selector, places),
-      );
+      const current = rulesOf(config.approvals);
+      const former = rulesOf(this.#previous?.approvals ?? []).filter((r) => !current.some((mine) => mine.name === r.name));
+      const rules = [...current, ...former];
       // A project the selectors cannot place is held under every rule that could apply (fail
       // closed), and a window alone does not let it through: a person approves it.
       const unplaced = places === 'unknown' && (rules.length > 0 || windows.length > 0);
       if ((rules.length > 0 || unplaced) && !isApproved(this.#approvals, this.#revision, project)) {
-        const names = [...rules.map((r) => r.name), ...windows.map(({ window }) => window.name)];
-        const why = unplaced ? `labels unknown (removed, and its inventory record predates labels): held under ${names.join(', ')}` : rules[0]!.name;
+        const names = [...new Set([...rules.map((r) => r.name), ...windows.map((window) => window.name)])];
+        const notes = former.map((r) => `; ${this.#stillHolds('approval rule', r.name)}`).join('');
+        const why = unplaced ? `labels unknown (removed, and its inventory record predates labels): held under ${names.join(', ')}` : `${rules[0]!.name}${notes}`;
         entry.held = { reason: 'approval', name: rules[0]?.name ?? names[0]!, message: `needs approval (${why}): reconcile approve --revision ${shortRevision(this.#revision)}${unplaced ? ` --project ${project}` : ''}` };
-      } else if (windows.length > 0 && !creating.has(project) && !windows.some(({ window, i }) => this.#window(window.name, i, now).open)) {
-        const opening = windows.map(({ window, i }) => ({ name: window.name, at: this.#window(window.name, i, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0];
-        const message = `${classes.join(', ')}: waits for maintenance window ${opening ? `${opening.name} (opens ${new Date(opening.at!).toISOString()})` : windows.map(({ window }) => window.name).join(', ')}`;
-        entry.held = { reason: 'window', name: opening?.name ?? windows.map(({ window }) => window.name).join(', '), message, ...(opening ? { until: opening.at! } : {}) };
+      } else if (!creating.has(project)) {
+        // Each set holds the change while every window of it that applies is closed.
+        const holding = windowSets.filter((set) => set.length > 0 && !set.some((window) => this.#window(window, now).open));
+        if (holding.length > 0) {
+          // The change may go once every holding set opens: the latest of their next openings.
+          const openings = holding.map((set) => set.map((window) => ({ window, at: this.#window(window, now).opensAt })).filter((w) => w.at !== undefined).sort((a, b) => a.at! - b.at!)[0]);
+          const opening = openings.every((w) => w !== undefined) ? openings.sort((a, b) => b!.at! - a!.at!)[0] : undefined;
+          const named = opening ? `${opening.window.name} (opens ${new Date(opening.at!).toISOString()})` : holding.flat().map((window) => window.name).join(', ');
+          const notes = holding.includes(windowSets[1]!) ? windowSets[1]!.map((window) => `; ${this.#stillHolds('window', window.name)}`).join('') : '';
+          entry.held = { reason: 'window', name: opening?.window.name ?? holding.flat().map((window) => window.name).join(', '), message: `${classes.join(', ')}: waits for maintenance window ${named}${notes}`, ...(opening ? { until: opening.at! } : {}) };
+        }
       }
       if (entry.held) {
         const reason = entry.held.reason as 'window' | 'approval';
@@ -400,6 +491,32 @@ export class RolloutGate {
     }
     await writeRollout(this.#options.state, this.#record);
     await writeProjectRevisions(this.#options.state, this.#revisions);
+    await this.#recordRules(entries, failed.size === 0 && unfinished.size === 0);
+  }
+
+  /**
+   * This revision's rules become the rules as last applied once the revision is applied whole:
+   * a pass that held nothing, and where nothing failed, was left undone or could not be
+   * observed, with no change of the revision still waiting; a pass over some projects (an
+   * approval's, a window's) only when every other project is at the revision too. Until then
+   * the former rules keep holding its changes. A state directory without the record gets this
+   * revision's rules at once (nothing to hold by).
+   */
+  async #recordRules(entries: readonly PlanEntry[], succeeded: boolean): Promise<void> {
+    if (this.#recorded === this.#revision) return;
+    const everyProject = this.#passProjects === undefined
+      || [...this.#config.projects.values()].every((project) => project.spec.policy?.suspend === true || this.#revisions[project.metadata.name]?.revision === this.#revision);
+    const whole = everyProject && succeeded && Object.keys(this.#record.waiting).length === 0 && !entries.some((e) => e.held || e.reason?.startsWith('could not observe'));
+    if (this.#recorded !== undefined && !whole) return;
+    const config = this.#config;
+    const shard = this.#options.shard?.name;
+    await writeAppliedRules(this.#options.state, {
+      revision: this.#revision,
+      ...(this.#ordering ? { rollout: config.name, windows: config.windows, approvals: config.approvals } : { windows: [], approvals: [] }),
+      ...(shard !== undefined ? { shard } : {}),
+      at: this.#options.clock.now(),
+    });
+    if (this.#previous) this.#options.log.info({ rollout: this.#previous.rollout, revision: this.#revision }, 'rollout: the revision is applied; the rules it loosened or removed hold no more changes');
   }
 
   summary(): RolloutSummary {

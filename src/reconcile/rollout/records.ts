@@ -3,7 +3,11 @@
 //   rollouts/<name>    the rollout of the current revision: each wave's state, a halt, waiting changes
 //   approvals          approvals, each for one revision (and optionally some projects), with when and by whom
 //   project-revisions  each project's applied revision
+//   rollout-rules      the windows and approval rules of the last revision applied whole (the gate
+//                      judges a revision under them and under its own: a rule loosened or removed
+//                      by a revision still holds that revision's changes)
 import type { ProjectRevisions, StateStore, WaitingChange, WaveState } from '../types.js';
+import type { ApprovalRule, WindowRule } from './config.js';
 
 export type { ProjectRevisions, WaitingChange, WaveState } from '../types.js';
 
@@ -42,7 +46,22 @@ export interface Approval {
   by: string;
 }
 
+/** The rules of a Rollout as last applied: what a later revision is judged under as well as its own. */
+export interface AppliedRules {
+  /** The revision whose rules these are. */
+  revision: string;
+  /** The Rollout's name; absent: that revision had no Rollout (its rules are none). */
+  rollout?: string;
+  /** The shard the Rollout ordered (`spec.shard`), when it named one. */
+  shard?: string;
+  windows: WindowRule[];
+  /** Kinds expanded to entry kinds, as the gate matches them. */
+  approvals: ApprovalRule[];
+  at: number;
+}
+
 const APPROVALS_KEY = 'approvals';
+const RULES_KEY = 'rollout-rules';
 const REVISIONS_KEY = 'project-revisions';
 
 export const rolloutKey = (name: string): string => `rollouts/${name.replace(/[^A-Za-z0-9._-]/g, '_')}`;
@@ -78,6 +97,18 @@ export async function readProjectRevisions(state: StateStore): Promise<ProjectRe
 
 export async function writeProjectRevisions(state: StateStore, revisions: ProjectRevisions): Promise<void> {
   await state.set(REVISIONS_KEY, { projects: revisions });
+}
+
+/** The rules as last applied; undefined in a state directory written before they were recorded. */
+export async function readAppliedRules(state: StateStore): Promise<AppliedRules | undefined> {
+  const found = await state.get<{ rules?: AppliedRules }>(RULES_KEY);
+  const rules = found?.rules;
+  if (!rules || typeof rules.revision !== 'string') return undefined;
+  return { ...rules, windows: Array.isArray(rules.windows) ? rules.windows : [], approvals: Array.isArray(rules.approvals) ? rules.approvals : [] };
+}
+
+export async function writeAppliedRules(state: StateStore, rules: AppliedRules): Promise<void> {
+  await state.set(RULES_KEY, { rules });
 }
 
 export type ResumeAnswer =
