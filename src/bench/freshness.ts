@@ -299,11 +299,7 @@ export async function freshnessThroughWrites(options: WritePassOptions): Promise
       ratioBefore = Math.max(ratioBefore, (await sample()).ratio);
     }
     const boundBefore = await bound();
-    for (let i = 0; i < options.changed; i++) {
-      const file = join(harness.fleet.dir, 'projects', `${harness.fleet.projectNames[i]}.yaml`);
-      const text = await readFile(file, 'utf8');
-      await writeFile(file, text.replace(`https://app-${i}.example.com`, `https://app-${i}-next.example.com`));
-    }
+    await changeProjects(harness, options.changed);
     write = { at: clock.now(), requests: 0 };
     const reading = work(daemon.reload());
     let ratioThrough = 0;
@@ -343,5 +339,14 @@ export async function freshnessThroughWrites(options: WritePassOptions): Promise
     for (let i = 0; i < 4 && stopping; i++) await clock.advance(500);
     await stopping;
     await harness.close();
+  }
+}
+
+/** A new revision that changes the first `changed` projects of the fleet (each one's site URL). */
+async function changeProjects(harness: FleetHarness, changed: number): Promise<void> {
+  for (let i = 0; i < changed; i++) {
+    const file = join(harness.fleet.dir, 'projects', `${harness.fleet.projectNames[i]}.yaml`);
+    const text = await readFile(file, 'utf8');
+    await writeFile(file, text.replace(`https://app-${i}.example.com`, `https://app-${i}-next.example.com`));
   }
 }

@@ -19,14 +19,14 @@ import { describeError, redactingLogger, Redactor, withRedactor } from './descri
 import type { FleetApplyContext, FleetInput, FleetObservation } from './fleet.js';
 import { IntentLog } from './intents.js';
 import { loadInventory, saveInventory, type Inventory } from './inventory.js';
-import { isPausedStatus, isRunning, refOf } from './kinds/project.js';
+import { isRunning, refOf } from './kinds/project.js';
 import { observeFleet } from './observe.js';
 import { PassOutcomes } from './pass-outcomes.js';
 import { PassState } from './pass-state.js';
 import { servicesNeeded } from './project-readiness.js';
 import type { Refusal } from './plan-file.js';
 import { effectivePolicy } from './policy.js';
-import { documentsByProject, newWork, pendingEntries, planModules, type ProjectWork } from './project-work.js';
+import { documentsByProject, newWork, planProject, type ProjectWork } from './project-work.js';
 import { FLEET_MODULES, KIND_MODULES } from './registry.js';
 import { rateText, readsForecast, sendingMs } from './forecast.js';
 import { openRolloutGate, projectOfEntry, withRenamedRecords, type RolloutGate } from './rollout/gate.js';
@@ -354,7 +354,7 @@ async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed
   try {
     const fresh = observed.fleet.projects.map((unit) => newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()));
     forecastReads(pass, fresh);
-    const works = await Promise.all(fresh.map((work) => planProject(pass, work)));
+    const works = await Promise.all(fresh.map((work) => planProject(work, pass.kinds, pass.contextFor(work.unit.name), pass.log)));
     return { ...observed, works, pins: pinsOf(pass.documents) };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).
@@ -385,30 +385,6 @@ function forecastReads(pass: Pass, works: readonly ProjectWork[]): void {
     { reads, projects: works.length, rateLimit: rateText(rate), forecastS: Math.round(sendingMs(reads, rate) / 1000) },
     `planning the projects: ${readsForecast(reads, rate)}${long && pass.options.budgetNote ? `; ${pass.options.budgetNote}` : ''}`,
   );
-}
-
-/** One project's kinds: planned now, deferred until it exists (a creation) or runs, or not at all (paused). */
-async function planProject(pass: Pass, work: ProjectWork): Promise<ProjectWork> {
-  const unit = work.unit;
-  if (unit.entry?.action === 'blocked' && !unit.live) return work;
-  const status = unit.live?.status;
-  if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
-    return { ...work, modulesSkipped: `paused (status ${status}): configuration is not checked while paused` };
-  }
-  // A project this pass creates: its kinds are planned from the manifests alone (the live side is
-  // the service's default), applied as planned once it is ready.
-  if (!unit.live) return { ...work, deferred: true, ...(await planModules(unit.name, work.scope, pass.kinds, pass.contextFor(unit.name), pass.log)) };
-  if (!isRunning(status)) {
-    // A project that exists but is not running (restored by this pass, coming up, upgrading)
-    // cannot be read: each managed kind is pending until it runs, and an apply plans them once
-    // the project is ready (its first plan of them). Never planned blind: a blind plan would set
-    // up replicas or providers it already has, or replace a root key without its confirmation.
-    const scope = { ...work.scope };
-    delete scope.ref;
-    const waiting = { ...work, scope, deferred: true, planWhenReady: true };
-    return { ...waiting, entries: pendingEntries(waiting, pass.kinds, pass.contextFor(unit.name), `the project is ${status ?? 'not running'}: its configuration is planned once it runs`) };
-  }
-  return { ...work, ...(await planModules(unit.name, work.scope, pass.kinds, pass.contextFor(unit.name), pass.log)) };
 }
 
 /**

@@ -4,7 +4,7 @@ import { UnauthorizedError } from '../api/errors.js';
 import type { AnyDocument } from '../manifests/types.js';
 import { describeError } from './describe-error.js';
 import { makeEntry } from './diff.js';
-import { refOf, type ProjectUnit } from './kinds/project.js';
+import { isPausedStatus, isRunning, refOf, type ProjectUnit } from './kinds/project.js';
 import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope } from './types.js';
 
 /** The plan of one project's kinds: the same scope goes to every module. */
@@ -121,4 +121,31 @@ export function pendingEntries(work: ProjectWork, kinds: readonly KindModule[], 
       entry.pending = true;
       return entry;
     });
+}
+
+/**
+ * One project's kinds, as every pass plans them: planned now, deferred until it exists (a
+ * creation) or runs, or not at all (paused or blocked).
+ */
+export async function planProject(work: ProjectWork, kinds: readonly KindModule[], ctx: KindContext, log: Logger): Promise<ProjectWork> {
+  const unit = work.unit;
+  if (unit.entry?.action === 'blocked' && !unit.live) return work;
+  const status = unit.live?.status;
+  if (unit.live && isPausedStatus(status) && unit.document.spec.paused !== false) {
+    return { ...work, modulesSkipped: `paused (status ${status}): configuration is not checked while paused` };
+  }
+  // A project this pass creates: its kinds are planned from the manifests alone (the live side is
+  // the service's default), applied as planned once it is ready.
+  if (!unit.live) return { ...work, deferred: true, ...(await planModules(unit.name, work.scope, kinds, ctx, log)) };
+  if (!isRunning(status)) {
+    // A project that exists but is not running (restored by this pass, coming up, upgrading)
+    // cannot be read: each managed kind is pending until it runs, and an apply plans them once
+    // the project is ready (its first plan of them). Never planned blind: a blind plan would set
+    // up replicas or providers it already has, or replace a root key without its confirmation.
+    const scope = { ...work.scope };
+    delete scope.ref;
+    const waiting = { ...work, scope, deferred: true, planWhenReady: true };
+    return { ...waiting, entries: pendingEntries(waiting, kinds, ctx, `the project is ${status ?? 'not running'}: its configuration is planned once it runs`) };
+  }
+  return { ...work, ...(await planModules(unit.name, work.scope, kinds, ctx, log)) };
 }

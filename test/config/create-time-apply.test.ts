@@ -6,7 +6,7 @@ import { postgresVersionConfig } from '../../src/reconcile/kinds/config/postgres
 import { readReplicasConfig } from '../../src/reconcile/kinds/config/read-replicas.js';
 import { vanitySubdomainConfig } from '../../src/reconcile/kinds/config/vanity-subdomain.js';
 import { ProjectRefUnknownError } from '../../src/reconcile/kinds/common.js';
-import { applyAll, createLiveProject, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
+import { applyAll, applyModuleAlone, createLiveProject, planWith, projectDocument, startHarness, writes, type Harness } from './harness.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -20,7 +20,8 @@ describe('create-time apply steps', () => {
   it('fail with a typed error while the project has no ref', async () => {
     const document = projectDocument('never-created', { vanity_subdomain: { vanity_subdomain: 'never-created' } });
     const fresh = await planWith(h, vanitySubdomainConfig, document, undefined);
-    await expect(applyAll(h, fresh)).rejects.toBeInstanceOf(ProjectRefUnknownError);
+    // The module's own guard: a pass applies nothing of a project without a ref (it creates it first).
+    await expect(applyModuleAlone(h, fresh)).rejects.toBeInstanceOf(ProjectRefUnknownError);
   });
 
   it('converge the custom hostname, vanity subdomain, read replicas and version once the project exists', async () => {

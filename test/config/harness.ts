@@ -1,5 +1,8 @@
 // Test harness of the configuration sections: a real emulator over loopback HTTP on a manual
-// clock, the real client with a scaled budget, and the KindContext the engine would give.
+// clock, the real client with a scaled budget, and the KindContext the engine would give. A
+// section is planned and applied through the engine's own steps (test/support/project-pass.ts:
+// `planProject`, then `applyProject` with the pass's outcomes, readiness wait and read-back),
+// one module at a time.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +16,8 @@ import type { ProjectDocument, ProjectSpec, SecretRef } from '../../src/manifest
 import type { KindContext, KindModule, Logger, PlanEntry, ProjectScope, StateStore } from '../../src/reconcile/types.js';
 import { ManualClock } from '../../src/util/clock.js';
 import { PassState } from '../../src/reconcile/pass-state.js';
+import type { ProjectWork } from '../../src/reconcile/project-work.js';
+import { applyKinds, planKinds } from '../support/project-pass.js';
 
 export const silentLog: Logger = { debug() {}, info() {}, warn() {}, error() {} };
 
@@ -151,9 +156,14 @@ export interface Planned {
   requests: RequestLogEntry[];
   ctx: KindContext;
   scope: ProjectScope;
+  /** The project's part of the plan, as the pass planned it (`entries` are its entries and failures). */
+  work: ProjectWork;
 }
 
-/** Plans one module for one project and returns the entries with the requests it sent. */
+/**
+ * Plans one module for one project as a pass plans the project's kinds (a kind that cannot be
+ * read is a `could not observe` entry) and returns the entries with the requests it sent.
+ */
 export async function planWith(
   h: Harness,
   module: KindModule,
@@ -164,9 +174,8 @@ export async function planWith(
   const scope = await scopeFor(h, document, ref);
   const ctx = contextFor(h, document, { ...options, ...(ref ? { refs: { [document.metadata.name]: ref } } : {}) });
   const mark = h.emulator.requests().length;
-  if (!module.manages(scope, ctx)) return { module, entries: [], requests: [], ctx, scope };
-  const entries = await module.plan(scope, ctx);
-  return { module, entries, requests: h.emulator.requests().slice(mark), ctx, scope };
+  const work = await planKinds(scope, [module], ctx, silentLog);
+  return { module, entries: [...work.entries, ...work.failures], requests: h.emulator.requests().slice(mark), ctx, scope, work };
 }
 
 /** True when the engine would hand the entry to its module's apply: a write, not under observe. */
@@ -175,11 +184,35 @@ export function applies(entry: PlanEntry): boolean {
 }
 
 /**
- * Hands each entry the engine would apply to its module's apply, one after another in plan
- * order; returns the requests sent. Not the engine's apply: no `dependsOn` ordering, no rollout
- * holds, no readiness waits and no read-back (a real pass is `runPass`, src/reconcile/engine.ts).
+ * Applies the planned entries through the engine's `applyProject` (after the readiness wait when
+ * the project was planned before it existed, then the read-back); returns the requests sent.
+ * Rejects with the first error the module's apply threw, after the apply has run as a pass runs it.
  */
 export async function applyAll(h: Harness, planned: Planned): Promise<RequestLogEntry[]> {
+  const mark = h.emulator.requests().length;
+  const work = { ...planned.work, scope: planned.scope, entries: planned.entries };
+  const applied = await applyKinds(work, [planned.module], planned.ctx, h.clock, silentLog);
+  if (applied.errors.length > 0) throw applied.errors[0];
+  return h.emulator.requests().slice(mark);
+}
+
+/**
+ * The module's own plan alone, outside the pass's steps. A pass does not call it for a project
+ * that is not running (an upgrade in progress): it plans a pending entry per kind instead.
+ * For tests of what the module itself reports there.
+ */
+export async function planModuleAlone(h: Harness, module: KindModule, document: ProjectDocument, ref: string): Promise<Planned> {
+  const planned = await planWith(h, module, document, ref);
+  const mark = h.emulator.requests().length;
+  const entries = module.manages(planned.scope, planned.ctx) ? await module.plan(planned.scope, planned.ctx) : [];
+  return { ...planned, entries, requests: h.emulator.requests().slice(mark) };
+}
+
+/**
+ * The module's own apply of each write, outside the pass's steps: a pass never applies a kind
+ * of a project without a ref (it creates the project first). For tests of the module's own guards.
+ */
+export async function applyModuleAlone(h: Harness, planned: Planned): Promise<RequestLogEntry[]> {
   const mark = h.emulator.requests().length;
   for (const entry of planned.entries) if (applies(entry)) await planned.module.apply(entry, planned.scope, planned.ctx);
   return h.emulator.requests().slice(mark);

@@ -1,6 +1,7 @@
-// Drives the sub-resource kind modules against the emulator over real HTTP with the real
-// client, the way the engine does (plan every managed kind of every project, then apply the
-// planned changes), so each kind's behaviour is tested on its own.
+// Drives the registry's kind modules against the emulator over real HTTP with the real client,
+// through the engine's own steps (test/support/project-pass.ts: every managed kind of every
+// project planned, then applied in registry order with the pass's outcomes and read-back), so
+// each kind's behaviour is tested as a pass runs it.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,13 +14,12 @@ import type { AnyDocument, ManifestKind, ProjectDocument, ProjectSpec, SecretRef
 import { openStateStore } from '../../src/reconcile/state.js';
 import { PassState } from '../../src/reconcile/pass-state.js';
 import type { ApplyOutcome, KindContext, KindModule, Logger, PlanEntry, ProjectScope } from '../../src/reconcile/types.js';
-import { secretsKind } from '../../src/reconcile/kinds/secrets.js';
-import { functionsKind } from '../../src/reconcile/kinds/functions.js';
-import { ssoProvidersKind } from '../../src/reconcile/kinds/sso-providers.js';
-import { branchesKind } from '../../src/reconcile/kinds/branches.js';
+import { KIND_MODULES, SUB_RESOURCES } from '../../src/reconcile/registry.js';
 import { systemClock } from '../../src/util/clock.js';
+import { applyKinds, planKinds } from '../support/project-pass.js';
 
-export const SUB_RESOURCE_KINDS: readonly KindModule[] = [secretsKind, functionsKind, ssoProvidersKind, branchesKind];
+/** The registry's sub-resource kinds, in apply order. */
+export const SUB_RESOURCE_KINDS: readonly KindModule[] = SUB_RESOURCES;
 
 /** Collects log lines so tests can search them for canaries. */
 export function memoryLogger(): Logger & { lines: string[] } {
@@ -92,10 +92,17 @@ export function scope(project: ProjectDocument, documents: AnyDocument[]): Proje
 
 export interface KindsPass {
   entries: PlanEntry[];
+  /** The outcomes of the kinds' entries. */
   outcomes: ApplyOutcome[];
+  /** The outcomes of the steps that write nothing (the read-back after a project's writes). */
+  steps: ApplyOutcome[];
 }
 
-/** One pass over the sub-resource kinds: plan every managed kind of every project, then (unless dry) apply. */
+/**
+ * One pass over the projects' kinds (the registry's): each project's managed kinds planned, then
+ * (unless dry) applied as a pass applies them. `outcomes` are those of the kinds' entries; the
+ * steps that write nothing (the read-back) are in `steps`.
+ */
 export async function runKinds(h: Harness, scopes: ProjectScope[], options: { dryRun: boolean }): Promise<KindsPass> {
   const ctx: KindContext = {
     api: h.api,
@@ -109,25 +116,16 @@ export async function runKinds(h: Harness, scopes: ProjectScope[], options: { dr
   };
   const entries: PlanEntry[] = [];
   const outcomes: ApplyOutcome[] = [];
+  const steps: ApplyOutcome[] = [];
   for (const project of scopes) {
-    const planned = (await Promise.all(SUB_RESOURCE_KINDS.filter((k) => k.manages(project, ctx)).map((k) => k.plan(project, ctx)))).flat();
-    entries.push(...planned);
+    const work = await planKinds(project, KIND_MODULES, ctx, h.log);
+    entries.push(...work.entries, ...work.failures);
     if (options.dryRun) continue;
-    await Promise.all(
-      planned.map(async (entry) => {
-        // What the engine hands to a module's apply: writes, never under the observe policy.
-        if (entry.observeOnly || (entry.action !== 'create' && entry.action !== 'update' && entry.action !== 'delete')) return;
-        const module = SUB_RESOURCE_KINDS.find((k) => k.kind === entry.kind)!;
-        try {
-          await module.apply(entry, project, ctx);
-          outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'success' });
-        } catch (error) {
-          outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'failed', error: { type: (error as Error).name, message: (error as Error).message } });
-        }
-      }),
-    );
+    const applied = await applyKinds(work, KIND_MODULES, ctx, systemClock, h.log);
+    outcomes.push(...applied.outcomes);
+    steps.push(...applied.steps);
   }
-  return { entries, outcomes };
+  return { entries, outcomes, steps };
 }
 
 /** Requests the emulator logged after `since` (an index into the log), as `METHOD route`. */

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { createProject, doc, projectDoc, startHarness, type Harness } from './harness.js';
+import { applyKinds, planKinds } from '../support/project-pass.js';
 import { migrationsKind } from '../../src/reconcile/kinds/migrations.js';
 import { systemClock } from '../../src/util/clock.js';
 import { openStateStore } from '../../src/reconcile/state.js';
@@ -44,24 +45,14 @@ function context(documents: AnyDocument[]): KindContext {
   };
 }
 
-/** Plans, then (unless dry) applies each write in order, as a project's apply does. */
+/** Plans, then (unless dry) applies the project's migrations through the engine's own steps. */
 async function run(documents: AnyDocument[], dryRun = false): Promise<{ entries: PlanEntry[]; outcomes: ApplyOutcome[]; writing: number }> {
   const ctx = context(documents);
   const scope: ProjectScope = { name: 'shop', document: project, ref, status: 'ACTIVE_HEALTHY', documents };
-  const entries = await migrationsKind.plan(scope, ctx);
+  const work = await planKinds(scope, [migrationsKind], ctx, h.log);
+  const entries = [...work.entries, ...work.failures];
   const since = h.emulator.requests().length;
-  const outcomes: ApplyOutcome[] = [];
-  if (!dryRun) {
-    for (const entry of entries) {
-      if (entry.action !== 'create' || entry.observeOnly) continue;
-      try {
-        await migrationsKind.apply(entry, scope, ctx);
-        outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'success' });
-      } catch (error) {
-        outcomes.push({ entryId: entry.id, kind: entry.kind, action: entry.action, result: 'failed', error: { type: (error as Error).name, message: (error as Error).message } });
-      }
-    }
-  }
+  const outcomes = dryRun ? [] : (await applyKinds(work, [migrationsKind], ctx, systemClock, h.log)).outcomes;
   const writing = h.emulator.requests().slice(since).filter((r) => r.route === '/v1/projects/{ref}/database/query' && r.sql?.readOnly !== true).length;
   return { entries, outcomes, writing };
 }

@@ -1,0 +1,143 @@
+// A kind is one module: a made-up kind whose documents read files of the checkout (seed-kind.ts,
+// a file facet like Migrations') is added with its module and one registry line, and nothing
+// else. The registry line is the one mocked here (KIND_MODULES and SUB_RESOURCES with the kind
+// appended); the daemon's change detection and the revision of a checkout without git then map a
+// changed file of the kind to the projects the kind says, through the registry alone.
+import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.mock('../../src/reconcile/registry.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../../src/reconcile/registry.js')>();
+  const { seedKind } = await import('./seed-kind.js');
+  return { ...original, SUB_RESOURCES: [...original.SUB_RESOURCES, seedKind], KIND_MODULES: [...original.KIND_MODULES, seedKind] };
+});
+
+import { projectChanges, snapshotFiles, type SourceSnapshot } from '../../src/daemon/change-set.js';
+import { loadManifests } from '../../src/manifests/load.js';
+import { buildSchemas } from '../../src/manifests/schema-source.js';
+import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
+import { CONFIG_SECTIONS, DOCUMENT_SCHEMAS, KIND_MODULES } from '../../src/reconcile/registry.js';
+import { REPO } from '../manifests/helpers.js';
+import { seedKind } from './seed-kind.js';
+import { sha256Hex } from '../../src/reconcile/kinds/common.js';
+import { createProject, projectDoc, runKinds, scope, startHarness } from '../kinds/harness.js';
+
+const openapi = JSON.parse(readFileSync(join(REPO, 'schemas/api/openapi.json'), 'utf8'));
+/** The kind as the loader takes it before `npm run generate:schemas` has written its schema. */
+const IN_MEMORY = { Seed: buildSchemas(openapi, CONFIG_SECTIONS, [...DOCUMENT_SCHEMAS, seedKind.document!]).Seed! };
+
+const ORG = 'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: acme\nspec: {}\n';
+const project = (name: string) => `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: ${name}\nspec:\n  organization: acme\n  region: eu-west-1\n`;
+const SEED = `apiVersion: reconciler/v1
+kind: Seed
+metadata:
+  name: fixtures
+spec:
+  projects: [shop, blog]
+  directory: ../data/fixtures
+`;
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kind-with-files-'));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function write(files: Record<string, string>): Promise<void> {
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+}
+
+async function snapshot(): Promise<SourceSnapshot> {
+  const set = await loadManifests(dir, { kinds: IN_MEMORY });
+  expect(set.errors).toEqual([]);
+  return { set, files: await snapshotFiles(set, dir) };
+}
+
+describe('a kind with files, added as its module and one registry line', () => {
+  beforeEach(async () => {
+    await write({
+      'fleet.yaml': ORG,
+      'projects/shop.yaml': project('shop'),
+      'projects/blog.yaml': project('blog'),
+      'projects/docs.yaml': project('docs'),
+      'seeds/fixtures.yaml': SEED,
+      'data/fixtures/users.csv': 'id,name\n1,ada\n',
+      'data/other.csv': 'unrelated\n',
+    });
+  });
+
+  it('is in the registry the rest of the code reads', () => {
+    expect(KIND_MODULES).toContain(seedKind);
+  });
+
+  it('says which files a document reads and which projects they affect, through the registry', async () => {
+    const { set } = await snapshot();
+    const seed = set.documents.find((d) => d.kind === ('Seed' as never))!;
+    expect(documentDependencies(seed, set)).toEqual({ paths: ['seeds/fixtures.yaml', 'data/fixtures/'], projects: ['shop', 'blog'] });
+  });
+
+  it('maps a changed, added or removed file of the kind to the projects the kind names, and no other', async () => {
+    const before = await snapshot();
+    await write({ 'data/fixtures/users.csv': 'id,name\n1,ada\n2,grace\n' });
+    const changed = projectChanges(before, await snapshot());
+    expect(changed).toEqual({ everything: false, projects: new Set(['shop', 'blog']), files: new Set(['data/fixtures/users.csv']) });
+
+    const beforeAdd = await snapshot();
+    await write({ 'data/fixtures/orders.csv': 'id\n' });
+    expect(projectChanges(beforeAdd, await snapshot()).projects).toEqual(new Set(['shop', 'blog']));
+
+    const beforeRemove = await snapshot();
+    await rm(join(dir, 'data/fixtures/orders.csv'));
+    expect(projectChanges(beforeRemove, await snapshot())).toEqual({ everything: false, projects: new Set(['shop', 'blog']), files: new Set(['data/fixtures/orders.csv']) });
+
+    // A file beside the directory is read by no document: no project changes.
+    const beforeOther = await snapshot();
+    await write({ 'data/other.csv': 'still unrelated\n' });
+    expect(projectChanges(beforeOther, await snapshot())).toEqual({ everything: false, projects: new Set(), files: new Set(['data/other.csv']) });
+  });
+
+  it('follows the document: naming another project moves the change to it', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED.replace('[shop, blog]', '[docs]') });
+    const before = await snapshot();
+    await write({ 'data/fixtures/users.csv': 'id,name\n' });
+    expect(projectChanges(before, await snapshot()).projects).toEqual(new Set(['docs']));
+  });
+
+  it('makes a changed file a new revision of a checkout without git', async () => {
+    const first = await revisionOfSet(await loadManifests(dir, { kinds: IN_MEMORY }));
+    await write({ 'data/other.csv': 'read by nothing\n' });
+    expect(await revisionOfSet(await loadManifests(dir, { kinds: IN_MEMORY }))).toBe(first);
+    await write({ 'data/fixtures/users.csv': 'id,name\n9,zed\n' });
+    expect(await revisionOfSet(await loadManifests(dir, { kinds: IN_MEMORY }))).not.toBe(first);
+  });
+});
+
+describe('a kind with files, through the real plan and apply steps', () => {
+  it('plans one entry a file, applies them in registry order, and then has nothing to do', async () => {
+    const h = await startHarness();
+    try {
+      await mkdir(join(h.root, 'data'), { recursive: true });
+      await writeFile(join(h.root, 'data', 'users.csv'), 'id,name\n1,ada\n');
+      const ref = await createProject(h, 'shop');
+      const shop = projectDoc('shop', ref, h.root);
+      const seed = { apiVersion: 'reconciler/v1', kind: 'Seed', metadata: { name: 'fixtures' }, spec: { projects: ['shop'], directory: 'data' }, source: { file: 'seed.yaml', line: 1, column: 1, dir: h.root } } as never;
+      const first = await runKinds(h, [scope(shop, [seed])], { dryRun: false });
+      expect(first.entries.filter((e) => e.kind === seedKind.kind)).toEqual([expect.objectContaining({ id: 'Seed/shop/fixtures/users.csv', action: 'create' })]);
+      expect(first.outcomes).toEqual([expect.objectContaining({ entryId: 'Seed/shop/fixtures/users.csv', result: 'success' })]);
+      expect(first.steps).toEqual([expect.objectContaining({ entryId: 'Project/shop#verify', result: 'success' })]);
+      expect((await h.api.listAllSecrets(ref)).find((s) => s.name === 'SEED_USERS_CSV')?.value).toBe(sha256Hex('id,name\n1,ada\n'));
+      const steady = await runKinds(h, [scope(shop, [seed])], { dryRun: true });
+      expect(steady.entries.map((e) => e.action)).toEqual(['noop']);
+    } finally {
+      await h.close();
+    }
+  });
+});

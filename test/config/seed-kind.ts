@@ -1,0 +1,89 @@
+// A made-up kind whose documents read files of the checkout, like Migrations: a `Seed` names a
+// directory and the projects it seeds; each file below the directory becomes the project secret
+// `SEED_<FILE>`. Everything about the kind is in this module, its file facet included.
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, resolve, sep } from 'node:path';
+import type { AnyDocument, ManifestKind } from '../../src/manifests/types.js';
+import { POLICY } from '../../src/manifests/schema-source.js';
+import { makeEntry } from '../../src/reconcile/diff.js';
+import { projectDependency, refAtApply, sha256Hex, sourceOf } from '../../src/reconcile/kinds/common.js';
+import type { KindModule, ProjectScope, ResourceKind } from '../../src/reconcile/types.js';
+
+export interface SeedDocument {
+  kind: 'Seed';
+  metadata: { name: string };
+  spec: { projects: string[]; directory: string };
+  source: AnyDocument['source'];
+}
+
+export const SEED = 'Seed' as ResourceKind;
+const secretName = (file: string) => `SEED_${file.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/** The Seed documents (of all `documents`) that seed the project. */
+function seedsOf(project: string, documents: readonly AnyDocument[]): SeedDocument[] {
+  return documents.filter((d) => d.kind === ('Seed' as ManifestKind)).map((d) => d as unknown as SeedDocument).filter((d) => d.spec.projects.includes(project));
+}
+
+/** The files of a seed, by name, with their content. */
+async function seedFiles(seed: SeedDocument): Promise<Map<string, string>> {
+  const directory = resolve(seed.source.dir, seed.spec.directory);
+  const files = new Map<string, string>();
+  for (const entry of await readdir(directory, { withFileTypes: true })) {
+    if (entry.isFile()) files.set(entry.name, await readFile(join(directory, entry.name), 'utf8'));
+  }
+  return files;
+}
+
+export const seedKind: KindModule = {
+  kind: SEED,
+  document: {
+    kind: 'Seed',
+    description: 'Files a project is seeded with, one secret a file.',
+    defs: () => ({
+      SeedSpec: {
+        title: 'SeedSpec',
+        description: 'A directory of the checkout whose files become secrets of the projects named.',
+        type: 'object',
+        properties: {
+          projects: { type: 'array', items: { type: 'string', minLength: 1 }, minItems: 1, description: 'metadata.name of each Project the files seed.' },
+          directory: { type: 'string', minLength: 1, description: 'The directory, relative to the manifest file.' },
+          policy: POLICY,
+        },
+        required: ['projects', 'directory'],
+        additionalProperties: false,
+      },
+    }),
+  },
+  files: {
+    readAt: 'pass',
+    reads: (document, root) => {
+      const seed = document as unknown as SeedDocument;
+      return [`${relative(root, resolve(root, seed.source.dir, seed.spec.directory)).split(sep).join('/')}/`];
+    },
+    affects: (document, documents) => {
+      const declared = new Set(documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
+      return (document as unknown as SeedDocument).spec.projects.filter((name) => declared.has(name));
+    },
+  },
+  manages: (scope, ctx) => seedsOf(scope.name, ctx.documents).length > 0,
+  async plan(scope: ProjectScope, ctx) {
+    const live = scope.ref === undefined ? [] : await ctx.api.listAllSecrets(scope.ref);
+    const entries = [];
+    for (const seed of seedsOf(scope.name, ctx.documents)) {
+      for (const [file, content] of await seedFiles(seed)) {
+        const current = live.find((secret) => secret.name === secretName(file));
+        const base = { kind: SEED, project: scope.name, name: `${seed.metadata.name}/${file}`, source: sourceOf(seed as unknown as AnyDocument), dependsOn: projectDependency(scope) };
+        if (current?.value === sha256Hex(content)) entries.push(makeEntry({ ...base, changes: [] }));
+        else entries.push(makeEntry({ ...base, action: current ? 'update' : 'create', changes: [{ path: 'content', after: sha256Hex(content) }] }));
+      }
+    }
+    return entries;
+  },
+  async apply(entry, scope, ctx) {
+    const [seedName, file] = entry.name.split('/') as [string, string];
+    const seed = seedsOf(scope.name, ctx.documents).find((d) => d.metadata.name === seedName)!;
+    const content = (await seedFiles(seed)).get(file);
+    if (content === undefined) throw new Error(`Seed \`${seedName}\`: \`${file}\` is gone from \`${seed.spec.directory}\``);
+    await ctx.api.bulkCreateSecrets(refAtApply(scope, ctx), [{ name: secretName(file), value: content }], { priority: 'write' });
+  },
+};
