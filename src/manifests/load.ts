@@ -215,6 +215,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   }
   const located = errors.map((error) => ({
     ...error,
+    file: printable(error.file),
     path: printable(error.path),
     message: printable(error.message),
     ...(error.hint !== undefined ? { hint: printable(error.hint) } : {}),
