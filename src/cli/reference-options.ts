@@ -14,7 +14,14 @@ export function referenceOptions(context: Pick<CommandContext, 'settings' | 'env
     .map((dir) => dir.trim())
     .filter((dir) => dir !== '')
     .map((dir) => resolve(context.cwd, dir));
-  const credentialFiles = [settings.tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE, context.env[OAUTH_ENV.refreshTokenFile]]
+  const credentialFiles = [
+    settings.tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE,
+    context.env[OAUTH_ENV.refreshTokenFile],
+    settings.triggerTokenFile ?? context.env.RECONCILE_TRIGGER_TOKEN_FILE,
+    settings.statusTokenFile ?? context.env.RECONCILE_STATUS_TOKEN_FILE,
+    settings.webhookSecretFile ?? context.env.RECONCILE_WEBHOOK_SECRET_FILE,
+    context.env.RECONCILE_NOTIFY_SECRET_FILE,
+  ]
     .filter((file): file is string => typeof file === 'string' && file.trim() !== '')
     .map((file) => resolve(context.cwd, file.trim()));
   return { secretDirs, stateDir: settings.stateDir, credentialFiles };

@@ -722,8 +722,8 @@ export class Daemon {
 
   /**
    * The on-demand pass that answers a request for these projects (undefined: everything)
-   * without starting one: it covers them (the same set, or everything), finished less than the
-   * trigger interval ago, and the revision has not changed since; none is waiting for them
+   * without starting one: it covers them (each project by a pass of a set that held it, or of
+   * everything), finished less than the trigger interval ago, and the revision has not changed since; none is waiting for them
    * (then the request joins that one). One running meanwhile starts no second: a steady stream
    * of requests runs at most two passes per interval, not one after another.
    */
@@ -736,12 +736,20 @@ export class Daemon {
     if (this.#onDemand.get(key)?.queued || this.#onDemand.get('*')?.queued) return undefined;
     const now = this.#options.clock.now();
     const revision = this.#revisionOf(current);
-    const candidates = [this.#finishedOnDemand.get(key), this.#finishedOnDemand.get('*')].filter(
-      (pass): pass is FinishedOnDemand => pass !== undefined && pass.revision === revision && now - pass.finishedAt < interval,
-    );
-    const latest = candidates.sort((a, b) => b.finishedAt - a.finishedAt)[0];
-    if (!latest) return undefined;
-    const next = latest.finishedAt + interval;
+    const fresh = [...this.#finishedOnDemand].filter(([, pass]) => pass.revision === revision && now - pass.finishedAt < interval);
+    const latestOf = (covers: (passKey: string) => boolean) =>
+      fresh.filter(([passKey]) => covers(passKey)).sort(([, a], [, b]) => b.finishedAt - a.finishedAt)[0]?.[1];
+    // Each project asked for is covered by a recent pass of a set that held it (or of
+    // everything): a request for another combination of recently passed projects starts
+    // nothing, so distinct sets cannot each start a pass. The pass that answers is the one
+    // whose interval ends first, a failed one before it.
+    const covering = projects
+      ? projects.map((project) => latestOf((passKey) => passKey === '*' || passKey.split(',').includes(project)))
+      : [latestOf((passKey) => passKey === '*')];
+    if (covering.some((pass) => pass === undefined)) return undefined;
+    const passes = [...new Set(covering as FinishedOnDemand[])].sort((a, b) => a.finishedAt - b.finishedAt);
+    const latest = passes.find((pass) => pass.result !== 'success') ?? passes[0]!;
+    const next = passes[0]!.finishedAt + interval;
     return {
       status: 'recent',
       projects: asked,

@@ -277,7 +277,10 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
           const body = bodyObject(request);
           if ('error' in body) return json(400, { message: body.error });
           const revision = body.revision ?? request.query.get('revision') ?? undefined;
-          if (revision !== undefined && (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision))) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
+          // An approval names the revision its reviewer saw: without one it would approve
+          // whatever is current when the request arrives, a commit landed since included.
+          if (revision === undefined) return json(400, { message: '`revision` is required: an approval names the revision it approves (the one the plan, `reconcile status` or the approval_needed notification shows)' });
+          if (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision)) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
           const projects = requestedProjects(request);
           if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
           const answer = await approve({ ...(revision !== undefined ? { revision: revision as string } : {}), ...(projects ? { projects } : {}), by });

@@ -42,7 +42,7 @@ export class CheckoutFiles {
   /** The checkout's root, symbolic links resolved. */
   readonly root: string;
   readonly #inputs = new Map<string, string>();
-  /** Real paths of secret files (`valueFrom.file`), with the document that names each: never read as a checkout file. */
+  /** Real paths of secret files (`valueFrom.file`) and credential files, with why each is refused: never read as a checkout file. */
   readonly #secretFiles = new Map<string, string>();
 
   private constructor(root: string) {
@@ -135,16 +135,25 @@ export class CheckoutFiles {
    * otherwise be parsed, and a syntax error quote the secret.
    */
   sealSecretFile(path: string, by: string): void {
+    this.#seal(path, `is the secret file ${by} names (valueFrom.file): a secret is read only as a secret reference`);
+  }
+
+  /** The same for one of the reconciler's own credential files (its token file, ...). */
+  sealCredentialFile(path: string): void {
+    this.#seal(path, "is one of the reconciler's own credential files: never read as a checkout file");
+  }
+
+  #seal(path: string, detail: string): void {
     try {
-      this.#secretFiles.set(realpathSync(path), by);
+      this.#secretFiles.set(realpathSync(path), detail);
     } catch {
       // Not there: nothing can link to it.
     }
   }
 
   #secretRefusal(real: string): CheckoutRefusal | undefined {
-    const by = this.#secretFiles.get(real);
-    return by === undefined ? undefined : { problem: 'secret-file', detail: `is the secret file ${by} names (valueFrom.file): a secret is read only as a secret reference` };
+    const detail = this.#secretFiles.get(real);
+    return detail === undefined ? undefined : { problem: 'secret-file', detail };
   }
 
   /**

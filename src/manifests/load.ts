@@ -144,6 +144,9 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   const policy = referencePolicy(root, options.references);
   // Every file below is read through the checkout's walker, which records it for the revision.
   const checkout = CheckoutFiles.resolved(root);
+  // The reconciler's own credential files are never read as checkout files either (a migration
+  // file linked to the token file would be parsed, and its syntax error quote the token).
+  for (const file of policy.credentialFiles) checkout.sealCredentialFile(file);
 
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
@@ -216,6 +219,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   }
   const located = errors.map((error) => ({
     ...error,
+    file: printable(error.file),
     path: printable(error.path),
     message: printable(error.message),
     ...(error.hint !== undefined ? { hint: printable(error.hint) } : {}),

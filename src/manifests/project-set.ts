@@ -112,10 +112,7 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     if (first) fail(element.at.pointer.startsWith('/spec/') && element.at.file === set.file ? element.at.pointer : '/spec/generators', `two elements have the key \`${element.key}\`: ${first.label} and ${element.label}`, 'every element needs a key of its own: it is the identity its project is pinned to');
     seen.set(element.key, element);
   }
-  const limit = set.spec.maxProjects ?? DEFAULT_MAX_PROJECTS;
-  if (elements.length > limit) {
-    fail(set.spec.maxProjects === undefined ? '/spec/generators' : '/spec/maxProjects', `the generators make ${elements.length} projects, more than this set's limit of ${limit} (maxProjects${set.spec.maxProjects === undefined ? `, default ${DEFAULT_MAX_PROJECTS}` : ''}): refused, nothing of the set is loaded`, 'raise spec.maxProjects if the set is meant to be this large');
-  }
+  refuseAboveLimit(set, elements.length);
   const summary: ProjectSetSummary = { name: set.name, file: set.file, line: set.locate('').line, projects: [] };
   const byName = new Map<string, Element>();
   for (const element of elements) {
@@ -148,6 +145,14 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
   out.sets.push(summary);
 }
 
+/** A set whose generators make more projects than its limit is refused whole. */
+function refuseAboveLimit(set: ProjectSetInput, count: number): void {
+  const limit = set.spec.maxProjects ?? DEFAULT_MAX_PROJECTS;
+  if (count <= limit) return;
+  const pointer = set.spec.maxProjects === undefined ? '/spec/generators' : '/spec/maxProjects';
+  throw new SetError(set.file, set.locate(pointer), pointer, `the generators make ${count} projects, more than this set's limit of ${limit} (maxProjects${set.spec.maxProjects === undefined ? `, default ${DEFAULT_MAX_PROJECTS}` : ''}): refused, nothing of the set is loaded`, 'raise spec.maxProjects if the set is meant to be this large');
+}
+
 // ---- generators
 
 function elementsOf<E>(generator: ProjectSetGenerator, index: number, set: ProjectSetInput, context: ExpandContext<E>, out: Expanded<E>): Element[] {
@@ -159,6 +164,8 @@ function elementsOf<E>(generator: ProjectSetGenerator, index: number, set: Proje
     const [first, second] = generator.matrix!.generators;
     const a = sourceElements(first!, `${base}/matrix/generators/0`, `spec.generators[${index}].matrix.generators[0]`, set, context, out);
     const b = sourceElements(second!, `${base}/matrix/generators/1`, `spec.generators[${index}].matrix.generators[1]`, set, context, out);
+    // Counted before it is built: two long lists would otherwise make their whole product first.
+    refuseAboveLimit(set, a.length * b.length);
     elements = a.flatMap((x) => b.map((y) => combine(x, y, set, `${base}/matrix`)));
   }
   if (elements.length === 0) {

@@ -69,8 +69,23 @@ export async function loadInventory(state: StateStore): Promise<Inventory> {
     version: INVENTORY_VERSION,
     updatedAt: stored.updatedAt ?? 0,
     organizations: stored.organizations ?? {},
-    projects: stored.projects ?? {},
+    projects: withReadableLabels(stored.projects ?? {}),
   };
+}
+
+/**
+ * Labels that are not a mapping of strings (a hand-edited or damaged record) are dropped: the
+ * record then reads as one from before labels were recorded, which the rollout's gates hold
+ * under every rule (fail closed), never as labels no selector matches.
+ */
+function withReadableLabels(projects: Record<string, InventoryProject>): Record<string, InventoryProject> {
+  for (const record of Object.values(projects)) {
+    const labels: unknown = record.labels;
+    if (labels === undefined) continue;
+    const readable = typeof labels === 'object' && labels !== null && !Array.isArray(labels) && Object.values(labels).every((value) => typeof value === 'string');
+    if (!readable) delete record.labels;
+  }
+  return projects;
 }
 
 export async function saveInventory(state: StateStore, inventory: Inventory, now: number): Promise<void> {

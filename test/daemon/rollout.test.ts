@@ -355,6 +355,10 @@ spec:
     expect(stale.stderr).toContain('409');
     const anonymous = await fetch(`${s.server.url}/approve`, { method: 'POST', body: JSON.stringify({ revision: commitId(13) }) });
     expect(anonymous.status).toBe(401);
+    // The endpoint itself wants the revision: a request without one approves nothing.
+    const unnamedRequest = await fetch(`${s.server.url}/approve`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: '{"projects":["b"]}' });
+    expect(unnamedRequest.status).toBe(400);
+    expect(((await unnamedRequest.json()) as { message: string }).message).toContain('`revision` is required');
     await s.daemon.idle();
     expect((await s.client.api.getRestapiServiceConfig(refs.get('b')!)).max_rows).toBe(100);
 

@@ -230,6 +230,29 @@ describe('POST /reconcile and push webhooks', () => {
     expect(await (await post('/reconcile', '{"projects":["a"]}', { authorization: `Bearer ${TOKEN}` })).json()).toMatchObject({ status: 'started', projects: ['a'] });
   });
 
+  it('within the interval, another combination of recently passed projects starts no pass', async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    expect(await (await post('/reconcile', '{"projects":["a"]}', auth)).json()).toMatchObject({ status: 'started', pass: 1 });
+    await daemon.idle();
+    await clock.advance(5_000);
+    expect(await (await post('/reconcile', '{"projects":["b"]}', auth)).json()).toMatchObject({ status: 'started', pass: 2 });
+    await daemon.idle();
+    await clock.advance(10_000);
+    const before = writes().length;
+    // Each of a and b had its own pass: `a,b`, `b,a`, `a` and `b` are all answered from them,
+    // by the pass whose interval ends first (a's, 15 s from now).
+    for (const projects of ['["a","b"]', '["b","a"]', '["a","a"]', '["b"]']) {
+      const answer = await post('/reconcile', `{"projects":${projects}}`, auth);
+      expect(await answer.json()).toMatchObject({ status: 'recent' });
+    }
+    expect(await (await post('/reconcile', '{"projects":["b","a"]}', auth)).json()).toMatchObject({ status: 'recent', pass: 1, nextPassAt: new Date(clock.now() + 15_000).toISOString() });
+    await daemon.idle();
+    expect(writes().length).toBe(before);
+    // Once a's pass is older than the interval, a request that holds a starts a pass.
+    await clock.advance(15_000);
+    expect(await (await post('/reconcile', '{"projects":["b","a"]}', auth)).json()).toMatchObject({ status: 'started' });
+  });
+
   it('a queued pass over everything covers a later request for one project', async () => {
     let release!: () => void;
     gate = new Promise<void>((resolveHeld) => (release = resolveHeld));

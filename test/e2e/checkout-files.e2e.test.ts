@@ -121,6 +121,22 @@ spec:
     await expectRefused(dir, /\.migrations\/2_x\.sql.*is the secret file smtp\.yaml names \(valueFrom\.file\)/);
   }, 120_000);
 
+  it("a migration file that links to the reconciler's own token file in the checkout is refused, and the token never printed", async () => {
+    const dir = await checkout('own-token-link', '.migrations');
+    await writeFile(join(dir, '.token'), `${emulator.token}\n`);
+    await symlink(join(dir, '.token'), join(dir, '.migrations', '2_x.sql'));
+    const from = emulator.requests().length;
+    const { MANAGEMENT_API_TOKEN: _token, ...withoutToken } = env;
+    const runs = [await runCli(['validate', dir, '--token-file', join(dir, '.token')], {}), await runCli([dir], { ...withoutToken, MANAGEMENT_API_TOKEN_FILE: join(dir, '.token') })];
+    for (const run of runs) {
+      expectExit(run, 1);
+      const output = run.stdout + run.stderr;
+      expect(output).toMatch(/\.migrations\/2_x\.sql.*is one of the reconciler's own credential files/);
+      expect(output).not.toContain(emulator.token);
+    }
+    expect(emulator.requests().slice(from)).toEqual([]);
+  }, 120_000);
+
   it('a link that stays inside the checkout is read as the file it names', async () => {
     const dir = await checkout('inside-link', '.migrations');
     await mkdir(join(dir, 'sql'));

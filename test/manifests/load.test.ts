@@ -145,4 +145,12 @@ describe('examples/', () => {
     expect(set.errors).toEqual([]);
     expect(set.documents.length).toBe((await loadManifests(EXAMPLES)).documents.length);
   });
+
+  it('escapes control and bidirectional characters in the file name an error is located in', async () => {
+    const root = tree({ 'org.yaml': ORG, 'd\u001b[2K\u001b[1A\u202e/x.yaml': 'apiVersion: reconciler/v1\nkind: Nope\n' });
+    const set = await loadManifests(root);
+    expect(set.errors.map((error) => error.file)).toEqual(['d\\u001b[2K\\u001b[1A\\u202e/x.yaml']);
+    // eslint-disable-next-line no-control-regex
+    expect(set.errors.flatMap((error) => [error.file, error.message]).join(' ')).not.toMatch(/[\u001b\u202e]/);
+  });
 });

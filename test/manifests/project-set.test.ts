@@ -173,6 +173,14 @@ describe('loading a ProjectSet', () => {
       expect(errors[0]).toMatchObject({ file: 'tenants/org.yaml', message: expect.stringContaining('a manifest document in the values directory `tenants`') });
     });
 
+    it('a matrix above the limit is refused by its count, before any combination is made', async () => {
+      // Every combination would fail (both generators set `ring`, differently): the limit speaks first,
+      // so two long lists never build their whole product.
+      const list = (name: string, ring: string) => `          - list: { keyField: ${name}, elements: [ ${Array.from({ length: 40 }, (_, i) => `{ ${name}: ${name}${i}, ring: ${ring} }`).join(', ')} ] }\n`;
+      const errors = await errorsOf({ 'set.yaml': set(`    - matrix:\n        generators:\n${list('tenant', 'a')}${list('env', 'b')}`, TEMPLATE, '\n  maxProjects: 1000') });
+      expect(errors.map((e) => `${e.file} ${e.path} ${e.message}`)).toEqual([expect.stringContaining('set.yaml /spec/maxProjects the generators make 1600 projects, more than this set\'s limit of 1000')]);
+    });
+
     it('an invalid set: its own errors alone, its values files not reported as documents without a kind', async () => {
       const errors = await errorsOf({ 'set.yaml': set('    - values: { path: tenants }\n', TEMPLATE, '\n  maxProjects: many'), 'tenants/acme.yaml': 'tenant: acme\n' });
       expect(errors.map((e) => `${e.file} ${e.path}`)).toEqual(['set.yaml /spec/maxProjects']);

@@ -84,6 +84,16 @@ describe('loadInventory', () => {
     await writeFile(join(dir, 'inventory.json'), JSON.stringify({ version: 99 }));
     await expect(loadInventory(openStateStore(dir))).rejects.toThrow(UnsupportedStateError);
   });
+
+  it('reads labels that are not a mapping of strings as unknown (as a record from before labels), never as labels', async () => {
+    const record = (labels: unknown) => ({ ref: 'abcdefghijklmnopqrst', name: 'p', organization: 'o', deletion: 'delete', labels });
+    await writeFile(
+      join(dir, 'inventory.json'),
+      JSON.stringify({ version: 1, projects: { a: record({ plan: ['enterprise'] }), b: record('plan=enterprise'), c: record(null), d: record({ plan: 'enterprise' }), e: record({}) } }),
+    );
+    const { projects } = await loadInventory(openStateStore(dir));
+    expect(Object.fromEntries(Object.entries(projects).map(([name, p]) => [name, p.labels]))).toEqual({ a: undefined, b: undefined, c: undefined, d: { plan: 'enterprise' }, e: {} });
+  });
 });
 
 describe('scopedApi', () => {
