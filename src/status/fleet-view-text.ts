@@ -25,11 +25,11 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
     `Status from ${options.from} at ${view.generatedAt}${view.revision ? ` (revision ${view.revision.slice(0, 12)})` : ''}${view.updatedAt ? `, last pass ${view.updatedAt}` : ''}: ` +
       `${view.summary.projects} projects: ${p.in_sync} in sync, ${p.drifted} drifted, ${p.held} held, ${p.pending} pending, ${p.failed} failed`,
   );
-  out.push(`Condition: ${view.condition.state === 'broken-revision' ? 'BROKEN REVISION' : view.condition.state}: ${view.condition.message}`);
+  out.push(`Condition: ${view.condition.state === 'broken-revision' ? 'BROKEN REVISION' : view.condition.state}: ${printable(view.condition.message)}`);
   const broken = view.brokenRevision;
   if (broken) {
     out.push(`Broken revision${broken.revision ? ` ${broken.revision.slice(0, 12)}` : ''} since ${broken.since}: ${broken.errorCount} manifest error${broken.errorCount === 1 ? '' : 's'}, nothing of it applied${broken.lastGoodRevision ? `; the last good revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : ''}`);
-    for (const e of broken.errors) out.push(`  ${e.file}:${e.line}${e.column ? `:${e.column}` : ''}${e.field ? ` ${e.field}` : ''}: ${e.message}`);
+    for (const e of broken.errors) out.push(printable(`  ${e.file}:${e.line}${e.column ? `:${e.column}` : ''}${e.field ? ` ${e.field}` : ''}: ${e.message}`));
   }
   const f = view.freshness;
   out.push(
@@ -44,13 +44,13 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
       [
         ['PROJECT', 'STATE', 'LAST OBSERVED', 'AGE', 'REVISION', 'WAITING', 'LAST ERROR'],
         ...view.projects.map((project) => [
-          project.name,
+          printable(project.name),
           project.state,
           project.observedAt ?? 'never',
           seconds(project.ageSeconds),
           project.revision?.slice(0, 12) ?? '-',
           String(project.pending.length),
-          project.lastError?.message ?? '-',
+          printable(project.lastError?.message ?? '-'),
         ]),
       ],
       options.color,
@@ -60,14 +60,14 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
   const schemas = view.projects.filter((project) => project.schemaVersion !== undefined);
   if (schemas.length > 0) {
     out.push('', 'Schema versions (Migrations)');
-    out.push(...table([['PROJECT', 'VERSION'], ...schemas.map((project) => [project.name, project.schemaVersion!])], options.color, -1).map((line) => `  ${line}`));
+    out.push(...table([['PROJECT', 'VERSION'], ...schemas.map((project) => [project.name, project.schemaVersion!].map(printable))], options.color, -1).map((line) => `  ${line}`));
   }
   const notInSync = [...view.fleet.map((r) => ({ project: '', r })), ...view.projects.flatMap((project) => project.resources.map((r) => ({ project: project.name, r })))].filter(({ r }) => r.state !== 'in_sync');
   if (notInSync.length > 0) {
     out.push('', 'Not in sync');
     out.push(
       ...table(
-        [['PROJECT', 'RESOURCE', 'STATE', 'DETAIL'], ...notInSync.map(({ project, r }) => [project || '-', `${r.kind}/${r.name}`, r.state, [r.fields?.length ? `fields: ${r.fields.join(', ')}` : '', r.message ?? ''].filter(Boolean).join('; ')])],
+        [['PROJECT', 'RESOURCE', 'STATE', 'DETAIL'], ...notInSync.map(({ project, r }) => [project || '-', `${r.kind}/${r.name}`, r.state, [r.fields?.length ? `fields: ${r.fields.join(', ')}` : '', r.message ?? ''].filter(Boolean).join('; ')].map(printable))],
         options.color,
         2,
       ).map((line) => `  ${line}`),

@@ -91,8 +91,22 @@ describe('rules as last applied', () => {
     const change: PlanEntry = { id: 'ProjectAuth/c/auth', kind: 'ProjectAuth', project: 'c', name: 'auth', action: 'update', changes: [{ path: 'site_url', before: 'a', after: 'b' }] };
     const entries = [deletion('gone'), deletion('unknown'), change];
     await pass(files, state, clock, entries, recorded, 'r1');
-    expect(entries.map((e) => e.wave)).toEqual(['canary', 'rest', 'canary']);
+    expect(entries.map((e) => e.wave)).toEqual(['canary', 'after-every-wave', 'canary']);
     expect(entries[0]!.held).toBeUndefined();
     expect(entries[1]!.held?.reason).toBe('wave');
+  });
+  it('deletes a removed project no wave takes after every wave, never beside the canary', async () => {
+    const state = memoryState();
+    const clock = new ManualClock();
+    // One declared wave and no project left for `rest`: the canary is the last wave.
+    const waves = '  waves:\n    - { name: canary, selector: { labels: { ring: canary } } }\n';
+    const recorded = inventory({ 'ten-a': { tier: 'tenant' } });
+    const files = { 'r.yaml': rollout('', waves), 'p.yaml': project('c', '{ ring: canary }') };
+    const change: PlanEntry = { id: 'ProjectAuth/c/auth', kind: 'ProjectAuth', project: 'c', name: 'auth', action: 'update', changes: [{ path: 'site_url', before: 'a', after: 'b' }] };
+    const entries = [deletion('ten-a'), change];
+    await pass(files, state, clock, entries, recorded, 'r1');
+    expect(entries.map((e) => e.wave)).toEqual(['after-every-wave', 'canary']);
+    expect(entries[0]!.held).toMatchObject({ reason: 'wave', message: expect.stringContaining('waits for wave canary') });
+    expect(entries[1]!.held).toBeUndefined();
   });
 });

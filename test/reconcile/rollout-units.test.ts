@@ -124,8 +124,8 @@ describe('names in what is printed', () => {
     const lines = rolloutLines({ name: hostile, revision: 'content-0123456789ab', waves: [{ name: hostile, state: 'halted', projects: 1, members: ['p'] }], halted: { wave: hostile, reason: hostile, at: 0 }, waiting: [], revisions: {} });
     expect(lines.join('\n')).not.toContain('\u001b');
     const view = {
-      generatedAt: '2026-11-28T00:00:00.000Z', source: 'daemon', summary: { projects: 0, projectStates: { in_sync: 0, drifted: 0, pending: 0, failed: 0 }, pendingChanges: 1 },
-      freshness: {}, fleet: [], recentErrors: [], projects: [{ name: 'p', state: 'pending', resources: [], pending: [{ project: 'p', kind: 'ProjectRestapi', name: 'restapi', action: 'update', waitingFor: 'approval', since: '2026-11-28T00:00:00.000Z', waitingSeconds: 1, reason: hostile }] }],
+      generatedAt: '2026-11-28T00:00:00.000Z', source: 'daemon', condition: { state: 'held', message: hostile }, summary: { projects: 0, projectStates: { in_sync: 0, drifted: 0, held: 1, pending: 0, failed: 0 }, pendingChanges: 1, heldChanges: 1 },
+      freshness: {}, fleet: [], recentErrors: [], projects: [{ name: 'p', state: 'pending', resources: [], pending: [{ project: 'p', kind: 'ProjectRestapi', name: 'restapi', action: 'update', state: 'held', waitingFor: 'approval', since: '2026-11-28T00:00:00.000Z', waitingSeconds: 1, reason: hostile }] }],
       rollouts: [{ name: hostile, waves: [{ name: hostile, state: 'halted', projects: ['p'], detail: hostile }] }],
     };
     const text = renderFleetViewText(view as never, { color: false, from: 'test' });

@@ -155,6 +155,9 @@ export async function openRolloutGate(options: GateOptions): Promise<RolloutGate
   return new RolloutGate(effective, revision, stored, approvals, revisions, options, { previous, applied: applied?.revision, ordering: config !== undefined });
 }
 
+/** The wave a plan names for a removed project no declared wave takes: it goes after every wave. */
+export const AFTER_EVERY_WAVE = 'after-every-wave';
+
 export class RolloutGate {
   readonly #config: RolloutConfig;
   readonly #revision: string;
@@ -212,14 +215,15 @@ export class RolloutGate {
   #waveIndex(project: string | undefined): number {
     if (project !== undefined && this.#config.waveOf.has(project)) return this.#config.waveOf.get(project)!;
     // A removed project goes with the wave its recorded labels fall in (as it was placed when
-    // declared; the implicit last wave, or the last one, when none takes it or its labels are unknown).
+    // declared); when none takes it or its labels are unknown, after every wave (index
+    // `waves.length`): it waits until the last wave is done, never with an earlier one.
     const record = project !== undefined ? this.#options.inventory?.projects[project] : undefined;
     if (project !== undefined && record?.labels) {
       const place = { labels: record.labels, organization: record.organization };
       const index = this.#config.declared.findIndex((wave) => selects(wave.selector, place) && sharePoint(wave.name, project) < parseShare(wave.share));
       if (index !== -1 && index < this.#record.waves.length) return index;
     }
-    return this.#record.waves.length - 1;
+    return this.#record.waves.length;
   }
 
   #members(index: number): string[] {
@@ -240,7 +244,7 @@ export class RolloutGate {
     const state = outside
       ? `${gate.state}; it has projects of other shards (${outside.join(', ')}) whose progress this shard cannot see, so it never counts as done here: one Rollout per shard`
       : gate.state === 'soaking' && gate.soakUntil !== undefined ? `soaking until ${new Date(gate.soakUntil).toISOString()}` : gate.state;
-    return `wave ${waves[index]!.name} waits for wave ${gate.name} (${state})`;
+    return `${index < waves.length ? `wave ${waves[index]!.name}` : 'a removed project no wave takes (it goes after every wave)'} waits for wave ${gate.name} (${state})`;
   }
 
   /** The project's wave may not be written yet (a later wave, or the rollout halted before it). */
@@ -358,7 +362,7 @@ export class RolloutGate {
       const project = projectOfEntry(entry);
       if (project === undefined) continue;
       const index = this.#waveIndex(project);
-      if (this.#record.waves.length > 0) entry.wave = this.#record.waves[index]!.name;
+      if (this.#record.waves.length > 0) entry.wave = this.#record.waves[index]?.name ?? AFTER_EVERY_WAVE;
       if (!isChange(entry)) continue;
       const byWave = this.#heldByWave(index);
       if (byWave) {
