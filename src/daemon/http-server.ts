@@ -44,6 +44,9 @@ export interface GetRequest {
 /** Connections the daemon's port holds at once; more are closed as they arrive (docs/operations.md). */
 export const MAX_CONNECTIONS = 64;
 
+/** Connections one client address may hold at once: a single noisy client leaves room for the probes. */
+export const MAX_CONNECTIONS_PER_ADDRESS = 32;
+
 /** Whether an address is the host's own (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
 export function isLoopback(address: string | undefined): boolean {
   if (address === undefined) return false;
@@ -250,13 +253,31 @@ export async function startHttpServer(address: ListenAddress, endpoints: HttpEnd
   server.maxConnections = MAX_CONNECTIONS;
   let lastDropLog = Number.NEGATIVE_INFINITY;
   let dropped = 0;
-  server.on('drop', () => {
+  const drop = () => {
     dropped++;
     const now = performance.now();
     if (now - lastDropLog < 60_000) return;
     lastDropLog = now;
-    log.warn({ maxConnections: MAX_CONNECTIONS, dropped }, 'too many connections to the daemon\'s port: new ones are closed until some end');
+    log.warn({ maxConnections: MAX_CONNECTIONS, maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS, dropped }, 'too many connections to the daemon\'s port: new ones are closed until some end');
     dropped = 0;
+  };
+  server.on('drop', drop);
+  // Nor can one client address take every place: past its share, its new connections are closed.
+  const perAddress = new Map<string, number>();
+  server.on('connection', (socket) => {
+    const key = socket.remoteAddress ?? '';
+    const held = perAddress.get(key) ?? 0;
+    if (held >= MAX_CONNECTIONS_PER_ADDRESS) {
+      drop();
+      socket.destroy();
+      return;
+    }
+    perAddress.set(key, held + 1);
+    socket.once('close', () => {
+      const left = (perAddress.get(key) ?? 1) - 1;
+      if (left > 0) perAddress.set(key, left);
+      else perAddress.delete(key);
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

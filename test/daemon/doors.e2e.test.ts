@@ -1,5 +1,6 @@
-// The built daemon's port holds at most 64 connections (MAX_CONNECTIONS, docs/operations.md): a
-// client that opens more finds each one past the cap closed without an answer, and once its
+// The built daemon's port holds at most 64 connections (MAX_CONNECTIONS, docs/operations.md), 32
+// of them from one client address: a client that opens more finds each one past the cap closed
+// without an answer, and once its
 // connections end the port answers again. Without a status token, `GET /status` answers the
 // loopback client (the test binds to loopback only; other addresses are refused, see
 // test/status/status-page.test.ts).
@@ -8,7 +9,7 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_CONNECTIONS } from '../../src/daemon/http-server.js';
+import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS } from '../../src/daemon/http-server.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { DaemonProcess, assertBuilt } from './daemon-process.js';
 
@@ -38,9 +39,9 @@ afterAll(async () => {
 });
 
 /** Opens a connection and sends one keep-alive request: `answered` with the connection kept, or `closed` unanswered. */
-function open(port: number): Promise<{ socket: Socket; outcome: 'answered' | 'closed' }> {
+function open(port: number, from = '127.0.0.1'): Promise<{ socket: Socket; outcome: 'answered' | 'closed' }> {
   return new Promise((resolveOpen, reject) => {
-    const socket = connect(port, '127.0.0.1');
+    const socket = connect({ port, host: '127.0.0.1', localAddress: from });
     let settled = false;
     const settle = (outcome: 'answered' | 'closed') => {
       if (settled) return;
@@ -67,8 +68,9 @@ describe("the daemon's doors", () => {
     const sockets: Socket[] = [];
     const outcomes: string[] = [];
     try {
+      // From two loopback addresses (each holds at most MAX_CONNECTIONS_PER_ADDRESS), then a third.
       for (let i = 0; i < MAX_CONNECTIONS + 6; i++) {
-        const { socket, outcome } = await open(port);
+        const { socket, outcome } = await open(port, i < MAX_CONNECTIONS_PER_ADDRESS ? '127.0.0.2' : i < MAX_CONNECTIONS ? '127.0.0.3' : '127.0.0.4');
         sockets.push(socket);
         outcomes.push(outcome);
       }
@@ -89,5 +91,27 @@ describe("the daemon's doors", () => {
     }
     expect(status).toBe(200);
     await daemon!.waitFor((l) => l.msg === "too many connections to the daemon's port: new ones are closed until some end");
+  }, 120_000);
+
+  it(`lets one client address hold at most ${MAX_CONNECTIONS_PER_ADDRESS} connections, so a probe from another still gets in`, async () => {
+    expect(MAX_CONNECTIONS_PER_ADDRESS).toBe(32);
+    const port = Number(new URL(url).port);
+    const sockets: Socket[] = [];
+    const outcomes: string[] = [];
+    try {
+      for (let i = 0; i < MAX_CONNECTIONS_PER_ADDRESS + 8; i++) {
+        const { socket, outcome } = await open(port, '127.0.0.5');
+        sockets.push(socket);
+        outcomes.push(outcome);
+      }
+      expect(outcomes.filter((outcome) => outcome === 'answered').length).toBe(MAX_CONNECTIONS_PER_ADDRESS);
+      expect(outcomes.slice(-8)).toEqual(Array(8).fill('closed'));
+      // The noisy client still holds its connections: a probe from another address is answered.
+      const probe = await open(port, '127.0.0.1');
+      probe.socket.destroy();
+      expect(probe.outcome).toBe('answered');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+    }
   }, 120_000);
 });
