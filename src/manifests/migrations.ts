@@ -5,6 +5,7 @@
 // (`cliSplit`). A file that does not parse is a located error (file, line, column), so
 // `reconcile validate` and every pass refuse it before any request.
 import { createHash } from 'node:crypto';
+import { lstatSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { TreeWalkError, type CheckoutFiles } from './checkout-files.js';
 import { cliSplit } from './sql-split.js';
@@ -139,7 +140,7 @@ const TRANSACTION_RULE =
   'a migration controls no transaction but one way: a leading BEGIN and a final COMMIT around the whole file, which the migration\'s own transaction replaces';
 
 /** Splits and checks one file's text; errors are located in `file`. */
-export async function parseMigration(text: string, file: string, options: { noTransaction?: boolean } = {}): Promise<ParsedMigration> {
+export async function parseMigration(text: string, file: string, options: { noTransaction?: boolean; quote?: boolean } = {}): Promise<ParsedMigration> {
   const errors: ManifestError[] = [];
   const at = (offset: number, message: string) => errors.push({ file, ...position(text, offset), path: '', message });
   const cli = cliSplit(text);
@@ -154,7 +155,12 @@ export async function parseMigration(text: string, file: string, options: { noTr
     parsed = (await parse(text)) as { stmts?: ParsedStatement[] };
   } catch (error) {
     const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } }).sqlDetails;
-    at(charAt(details?.cursorPosition ?? 0), `SQL syntax error: ${details?.message ?? (error as Error).message}`);
+    // The error is located by line and column. A file reached through a link (or a second
+    // hard link) may hold something else than SQL, a credential the checkout keeps beside it:
+    // the text Postgres quotes from it is left out, so such a file is never echoed.
+    const message = details?.message ?? (error as Error).message;
+    const said = options.quote === false ? message.replace(/ at or near "[\s\S]*"$/, '').replace(/"[\s\S]*"/g, '"…"') : message;
+    at(charAt(details?.cursorPosition ?? 0), `SQL syntax error: ${said}`);
     return result([], []);
   }
   const items = (parsed.stmts ?? []).map((item) => {
@@ -211,6 +217,15 @@ function cliSplitErrors(text: string, file: string, cli: ReturnType<typeof cliSp
   return [];
 }
 
+/** A symbolic link, or a file with a second hard link: what it holds may not be SQL the checkout wrote. */
+function isLinked(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink() || statSync(path).nlink > 1;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Reads the migrations directory `path` (relative to `dir`, the directory of the document's
  * file) through the checkout's walker: every `*.sql` file, in version order. A directory or
@@ -263,7 +278,7 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
     }
     const text = read.bytes.toString('utf8');
     const noTransaction = NO_TRANSACTION_HEADER.test(text);
-    const parsed = await parseMigration(text, file, { noTransaction });
+    const parsed = await parseMigration(text, file, { noTransaction, quote: !isLinked(join(directory, name)) });
     errors.push(...parsed.errors);
     if (parsed.errors.length > 0) continue;
     files.push({

@@ -137,6 +137,13 @@ spec:
     expect(emulator.requests().slice(from)).toEqual([]);
   }, 120_000);
 
+  it('a migration file that links to another file of the checkout (a .env) is reported by line and column, never quoting it', async () => {
+    const dir = await checkout('env-link', '.migrations');
+    await writeFile(join(dir, '.env'), `${TOKEN}\n`);
+    await symlink(join(dir, '.env'), join(dir, '.migrations', '2_x.sql'));
+    await expectRefused(dir, /\.migrations\/2_x\.sql:1:1.*SQL syntax error: syntax error/);
+  }, 120_000);
+
   it('a link that stays inside the checkout is read as the file it names', async () => {
     const dir = await checkout('inside-link', '.migrations');
     await mkdir(join(dir, 'sql'));
