@@ -25,7 +25,7 @@ export interface SourceDocument {
   locate(pointer: string, options?: { key?: boolean }): Position;
 }
 
-interface ParsedFile {
+export interface ParsedFile {
   documents: SourceDocument[];
   problems: LocatedProblem[];
   /**
