@@ -65,10 +65,11 @@ export function openStateStore(stateDir: string): FileStateStore {
     },
     async delete(key: string): Promise<void> {
       const path = pathOf(key);
-      // A later set starts a write of its own, after this removal's turn.
+      // A later set starts a write of its own, after this removal.
       waiting.delete(key);
-      await chains.get(key)?.catch(() => undefined);
-      await removeStateFile(path);
+      const removal = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => removeStateFile(path));
+      chains.set(key, removal);
+      await removal;
     },
   };
 }
