@@ -15,18 +15,37 @@ interface FoundReference {
   ref: SecretRef;
 }
 
+interface Visit {
+  value: unknown;
+  key: string | number;
+  parent?: Visit;
+}
+
+function pathOf(visit: Visit): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (let at: Visit | undefined = visit; at; at = at.parent) path.push(at.key);
+  return path.reverse();
+}
+
 /** Every SecretRef in the documents' specs, in document order. */
 export function findSecretReferences(documents: readonly AnyDocument[]): FoundReference[] {
   const found: FoundReference[] = [];
   for (const document of documents) {
     const local: FoundReference[] = [];
-    const stack: Array<[unknown, Array<string | number>]> = [[document.spec, ['spec']]];
+    // Only objects and arrays are visited (a scalar holds no reference); a path is spelled out
+    // only for a reference found, from the chain of its parents.
+    const stack: Visit[] = [{ value: document.spec, key: 'spec' }];
     while (stack.length) {
-      const [value, path] = stack.pop()!;
-      if (isSecretRef(value)) local.push({ document, path: toPointer(path), ref: value });
-      else if (Array.isArray(value)) value.forEach((item, index) => stack.push([item, [...path, index]]));
-      else if (typeof value === 'object' && value !== null) {
-        for (const [key, item] of Object.entries(value)) stack.push([item, [...path, key]]);
+      const visit = stack.pop()!;
+      const value = visit.value;
+      if (isSecretRef(value)) local.push({ document, path: toPointer(pathOf(visit)), ref: value });
+      else if (Array.isArray(value)) {
+        for (let index = 0; index < value.length; index++) if (typeof value[index] === 'object' && value[index] !== null) stack.push({ value: value[index], key: index, parent: visit });
+      } else if (typeof value === 'object' && value !== null) {
+        for (const key in value as Record<string, unknown>) {
+          const item = (value as Record<string, unknown>)[key];
+          if (typeof item === 'object' && item !== null && Object.hasOwn(value as object, key)) stack.push({ value: item, key, parent: visit });
+        }
       }
     }
     found.push(...local.sort((a, b) => a.path.localeCompare(b.path)));

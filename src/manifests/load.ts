@@ -17,6 +17,7 @@ import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type
 import { printable } from './printable.js';
 import { referencePolicy, registerReferencePolicy, type ReferencePolicyOptions } from './reference-policy.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
+import type { ParseCache } from './parse-cache.js';
 import { expandProjectSets, valuesDirectories, type ProjectSetInput } from './project-set.js';
 import type { ProjectSetSpec } from './types.js';
 
@@ -34,6 +35,11 @@ export interface LoadOptions {
    * `npm run generate:schemas` has written its schema.
    */
   kinds?: Readonly<Record<string, object>>;
+  /**
+   * The parses of earlier loads, kept by a long-running process (the daemon): a file whose path
+   * and content are unchanged is not parsed again (parse-cache.ts).
+   */
+  parseCache?: ParseCache;
 }
 
 type FileRead = { text: string } | { problem: string };
@@ -168,7 +174,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
       errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.problem}` });
       continue;
     }
-    const parsed = parseYamlFile(read.text);
+    const parsed = options.parseCache ? options.parseCache.parse(path, read.text) : parseYamlFile(read.text);
     for (const problem of parsed.problems) errors.push({ file, line: problem.line, column: problem.column, path: problem.path ?? '', message: problem.message });
     if (parsed.documents.length > 0 && parsed.documents.every(isValuesMapping)) held.set(file, parsed.documents);
     else {

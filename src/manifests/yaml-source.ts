@@ -1,8 +1,15 @@
 // Parses one manifest file into documents and keeps, for each, a way back from a field path
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseAllDocuments, type Document, type Node, type YAMLError } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Document, LineCounter, Node, YAMLError } from 'yaml';
 import { parseFastYaml } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
+
+// The full YAML library is loaded the first time a file needs it: plain block YAML is read by
+// the fast reader, so a run over such files never loads it.
+type YamlLibrary = typeof import('yaml');
+let yamlLibrary: YamlLibrary | undefined;
+const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
 
 export interface Position {
   line: number;
@@ -25,7 +32,7 @@ export interface SourceDocument {
   locate(pointer: string, options?: { key?: boolean }): Position;
 }
 
-interface ParsedFile {
+export interface ParsedFile {
   documents: SourceDocument[];
   problems: LocatedProblem[];
   /**
@@ -67,8 +74,8 @@ class SourceText {
       recentTrees.delete(this);
     } else {
       // The same text and options give the same tree: positions are those of the first parse.
-      const lineCounter = new LineCounter();
-      tree = { documents: [...parseAllDocuments(this.#text, { lineCounter, ...PARSE_OPTIONS })] as Document.Parsed[], lineCounter };
+      const lineCounter = new (yaml().LineCounter)();
+      tree = { documents: [...yaml().parseAllDocuments(this.#text, { lineCounter, ...PARSE_OPTIONS })] as Document.Parsed[], lineCounter };
     }
     recentTrees.set(this, tree);
     if (recentTrees.size > RECENT_TREES) recentTrees.delete(recentTrees.keys().next().value!);
@@ -120,7 +127,7 @@ function flowDepth(text: string): { depth: number; offset: number } {
 }
 
 function keyText(node: unknown): string | undefined {
-  if (isScalar(node)) return String(node.value);
+  if (yaml().isScalar(node)) return String(node.value);
   return undefined;
 }
 
@@ -130,13 +137,13 @@ function tooDeep(root: Node | null | undefined): Node | undefined {
   while (stack.length) {
     const [node, depth] = stack.pop()!;
     if (depth > MAX_NESTING_DEPTH) return node;
-    if (isMap(node)) {
+    if (yaml().isMap(node)) {
       for (const pair of node.items) {
-        if (isPair(pair) && pair.value && (isMap(pair.value) || isSeq(pair.value))) stack.push([pair.value as Node, depth + 1]);
-        if (isPair(pair) && pair.key && (isMap(pair.key) || isSeq(pair.key))) stack.push([pair.key as Node, depth + 1]);
+        if (yaml().isPair(pair) && pair.value && (yaml().isMap(pair.value) || yaml().isSeq(pair.value))) stack.push([pair.value as Node, depth + 1]);
+        if (yaml().isPair(pair) && pair.key && (yaml().isMap(pair.key) || yaml().isSeq(pair.key))) stack.push([pair.key as Node, depth + 1]);
       }
-    } else if (isSeq(node)) {
-      for (const item of node.items) if (isMap(item) || isSeq(item)) stack.push([item as Node, depth + 1]);
+    } else if (yaml().isSeq(node)) {
+      for (const item of node.items) if (yaml().isMap(item) || yaml().isSeq(item)) stack.push([item as Node, depth + 1]);
     }
   }
   return undefined;
@@ -188,7 +195,7 @@ export function parseYamlFile(text: string): ParsedFile {
 
 /** The full parser: composes the syntax tree of every document, with positions. */
 function parseComposed(text: string): ParsedFile {
-  const lineCounter = new LineCounter();
+  const lineCounter = new (yaml().LineCounter)();
   const position = (offset: number): Position => {
     const { line, col } = lineCounter.linePos(Math.max(0, offset));
     return { line, column: col };
@@ -207,7 +214,7 @@ function parseComposed(text: string): ParsedFile {
 
   let parsed: Document.Parsed[];
   try {
-    const result = parseAllDocuments(text, { lineCounter, ...PARSE_OPTIONS });
+    const result = yaml().parseAllDocuments(text, { lineCounter, ...PARSE_OPTIONS });
     // An empty stream is an empty array too.
     parsed = [...result] as Document.Parsed[];
   } catch (error) {
@@ -294,8 +301,8 @@ function locateOffset(doc: Document.Parsed, segments: string[], key: boolean): n
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i]!;
     const last = i === segments.length - 1;
-    if (isAlias(node)) break;
-    if (isMap(node)) {
+    if (yaml().isAlias(node)) break;
+    if (yaml().isMap(node)) {
       const pair = node.items.find((item) => keyText(item.key) === segment);
       if (!pair) break;
       const keyNode = pair.key as Node | null;
@@ -303,7 +310,7 @@ function locateOffset(doc: Document.Parsed, segments: string[], key: boolean): n
       const valueNode = pair.value as Node | null;
       node = valueNode;
       offset = valueNode?.range?.[0] ?? keyNode?.range?.[0] ?? offset;
-    } else if (isSeq(node)) {
+    } else if (yaml().isSeq(node)) {
       const item = node.items[Number(segment)] as Node | undefined;
       if (!item) break;
       node = item;

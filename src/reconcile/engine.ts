@@ -348,13 +348,44 @@ function pinsOf(documents: readonly AnyDocument[]): PassPlan['pins'] {
   return pins;
 }
 
+/**
+ * How many projects are observed at once. Each project is planned as soon as its own answers
+ * are in, and its raw answers are dropped then: only its entries and the few facts the status
+ * needs are kept. Without a bound, a pass over a large fleet would send every read at once and
+ * hold every answer until the slowest project's last one arrived (about 10 KB an answer, ten
+ * answers a project), which is what the process's peak memory was made of. The requests sent
+ * are the same; a rate-limited budget, not this bound, is what paces them on a real API.
+ */
+export const PROJECTS_OBSERVED_AT_ONCE = 32;
+
+/** Runs `task` for every item, at most `limit` at once; the results keep the items' order. */
+async function mapBounded<T, R>(items: readonly T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  let stopped = false;
+  const worker = async (): Promise<void> => {
+    while (!stopped && next < items.length) {
+      const index = next++;
+      try {
+        results[index] = await task(items[index]!);
+      } catch (error) {
+        // The first failure ends the step: no further project is started.
+        stopped = true;
+        throw error;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 /** 4. Plan: the project's kinds, for every project that exists or will be created. */
 async function plan(pass: Pass, observed: Observed): Promise<PassPlan | { failed: PassResult }> {
   const byProject = documentsByProject(pass.documents);
   try {
     const fresh = observed.fleet.projects.map((unit) => newWork(unit, byProject.get(unit.name) ?? [], pass.clock.now()));
     forecastReads(pass, fresh);
-    const works = await Promise.all(fresh.map((work) => planProject(work, pass.kinds, pass.contextFor(work.unit.name), pass.log)));
+    const works = await mapBounded(fresh, PROJECTS_OBSERVED_AT_ONCE, (work) => planProject(work, pass.kinds, pass.contextFor(work.unit.name), pass.log));
     return { ...observed, works, pins: pinsOf(pass.documents) };
   } catch (error) {
     // Only an authentication failure gets here (other observation errors stay with their kind).

@@ -32,8 +32,11 @@ export function openStateStore(stateDir: string): FileStateStore {
     return join(stateDir, `${key}.json`);
   };
   // Writes to one key are serialised so that two concurrent writers cannot interleave renames
-  // out of order (the last call always wins).
+  // out of order (the last call always wins). A write still waiting for its turn takes the
+  // value of any later call to the same key, and both calls resolve once it is on disk: a burst
+  // of writes to one record (a pass creating many projects) costs two writes, not one per call.
   const chains = new Map<string, Promise<void>>();
+  const waiting = new Map<string, { value: unknown; written: Promise<void> }>();
   return {
     dir: stateDir,
     async get<T>(key: string): Promise<T | undefined> {
@@ -46,14 +49,27 @@ export function openStateStore(stateDir: string): FileStateStore {
     },
     set(key: string, value: unknown): Promise<void> {
       const path = pathOf(key);
-      const next = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => writeJsonAtomic(path, value));
-      chains.set(key, next);
-      return next;
+      const queued = waiting.get(key);
+      if (queued) {
+        queued.value = value;
+        return queued.written;
+      }
+      const write: { value: unknown; written: Promise<void> } = { value, written: Promise.resolve() };
+      write.written = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => {
+        if (waiting.get(key) === write) waiting.delete(key);
+        return writeJsonAtomic(path, write.value);
+      });
+      waiting.set(key, write);
+      chains.set(key, write.written);
+      return write.written;
     },
     async delete(key: string): Promise<void> {
       const path = pathOf(key);
-      await chains.get(key)?.catch(() => undefined);
-      await removeStateFile(path);
+      // A later set starts a write of its own, after this removal.
+      waiting.delete(key);
+      const removal = (chains.get(key) ?? Promise.resolve()).catch(() => undefined).then(() => removeStateFile(path));
+      chains.set(key, removal);
+      await removal;
     },
   };
 }

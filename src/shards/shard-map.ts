@@ -3,9 +3,15 @@
 // shards partition the fleet before it writes anything.
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
-import { LineCounter, isMap, isSeq, parseDocument, type Node } from 'yaml';
+import { createRequire } from 'node:module';
+import type { Node } from 'yaml';
 import { parseRate, type RateSpec } from '../util/rate.js';
 import type { ManifestError } from '../manifests/types.js';
+
+// The YAML library is loaded only when a shards file is read.
+type YamlLibrary = typeof import('yaml');
+let yamlLibrary: YamlLibrary | undefined;
+const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
 
 /** The file name read from the manifests directory when `--shards` is not given. */
 export const DEFAULT_SHARD_MAP_FILE = 'shards.yaml';
@@ -62,8 +68,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Parses the text of a shard map; every problem is located (file, line, field). */
 function parseShardMap(text: string, path: string, file: string): ShardMap {
-  const counter = new LineCounter();
-  const document = parseDocument(text, { lineCounter: counter, uniqueKeys: true });
+  const counter = new (yaml().LineCounter)();
+  const document = yaml().parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const errors: ManifestError[] = [];
   const at = (node: Node | null | undefined, fieldPath: string, message: string) => {
     const position = node?.range ? counter.linePos(node.range[0]) : { line: 1, col: 1 };
@@ -75,7 +81,7 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
   }
   if (errors.length > 0) throw new ShardMapError(errors);
   const root = document.contents;
-  if (!isMap(root)) {
+  if (!yaml().isMap(root)) {
     at(root, '', 'a shard map is a mapping with a `shards` list');
     throw new ShardMapError(errors);
   }
@@ -84,7 +90,7 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
     if (key !== 'shards' && key !== 'organizations') at(pair.key as Node, `/${key}`, 'unknown field: a shard map has `shards` and `organizations`');
   }
   const list = root.get('shards', true) as Node | undefined;
-  if (!isSeq(list) || list.items.length === 0) {
+  if (!yaml().isSeq(list) || list.items.length === 0) {
     at(list ?? root, '/shards', 'expected a non-empty list of shards');
     throw new ShardMapError(errors);
   }
@@ -93,7 +99,7 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
   list.items.forEach((item, index) => {
     const base = `/shards/${index}`;
     const node = item as Node;
-    if (!isMap(node)) return at(node, base, 'expected a mapping with name, selector and credentials');
+    if (!yaml().isMap(node)) return at(node, base, 'expected a mapping with name, selector and credentials');
     const plain = node.toJSON() as Record<string, unknown>;
     const field = (name: string) => node.get(name, true) as Node | undefined;
     const line = node.range ? counter.linePos(node.range[0]).line : 1;
@@ -128,7 +134,7 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
 function parseOrganizationOwners(node: Node | undefined, shards: ReadonlySet<string>, at: At): Record<string, string> {
   const owners: Record<string, string> = {};
   if (node === undefined) return owners;
-  if (!isMap(node)) {
+  if (!yaml().isMap(node)) {
     at(node, '/organizations', 'expected a mapping of Organization names to the shard that creates each');
     return owners;
   }

@@ -18,6 +18,7 @@ const READS_ELSEWHERE: Readonly<Record<string, string>> = {
   'manifests/bounded-read.ts': 'the bounded reader the walker and the credential readers share',
   'manifests/ignore-rules.ts': "the ignore files that tell the walker what to leave out (the repository's .gitignore above the checkout included); their text is never quoted",
   'manifests/refs.ts': "secret files named by `valueFrom.file`: the reference policy's rules (reference-policy.ts), not the checkout's",
+  'manifests/revision.ts': "the repository's HEAD and branch ref files: only a commit id is taken from them, anything else is left to git",
   'manifests/schema-validator.ts': 'the committed JSON schemas of the package',
   'api/token-file.ts': 'the token file (credential-paths.ts refuses one inside the checkout)',
   'api/oauth-token.ts': 'the OAuth refresh token file (refused inside the checkout)',

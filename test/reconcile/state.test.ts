@@ -17,6 +17,25 @@ afterEach(async () => {
 });
 
 describe('openStateStore', () => {
+  it('lets a burst of writes to one key share the writes still waiting: every call resolves once its value or a later one is on disk', async () => {
+    const state = openStateStore(dir);
+    const values = Array.from({ length: 50 }, (_, i) => ({ n: i }));
+    let settled = 0;
+    const writes = values.map((value) => state.set('inventory', value).then(() => {
+      settled += 1;
+    }));
+    await writes[0];
+    // The first write was on its way: at most it and one shared write are done by then.
+    await Promise.all(writes);
+    expect(settled).toBe(50);
+    expect(JSON.parse(await readFile(join(dir, 'inventory.json'), 'utf8'))).toMatchObject({ n: 49 });
+    // A set after a delete writes after it: the removal never takes the newer value with it.
+    const removed = state.delete('inventory');
+    const rewritten = state.set('inventory', { n: 50 });
+    await Promise.all([removed, rewritten]);
+    expect(await state.get('inventory')).toMatchObject({ n: 50 });
+  });
+
   it('round-trips JSON values by key, nested keys included, and leaves no temporary file', async () => {
     const state = openStateStore(dir);
     await state.set('inventory', { a: 1 });

@@ -30,6 +30,7 @@ import { notificationSecretFiles } from '../notification-settings.js';
 import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
 import { shardAuthInputs } from '../../shards/credentials.js';
 import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
+import { ParseCache } from '../../manifests/parse-cache.js';
 import { requireShard, stateDirOf } from '../process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
 
@@ -389,10 +390,12 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   });
   await statusBoard.load();
   board = statusBoard;
+  // Each commit's load parses again only the files it changed.
+  const parseCache = new ParseCache();
   daemon = new Daemon({
     manifestsPath: settings.manifestsPath,
     loadManifests: async (dir) => {
-      const sharded = await loadShardedManifests(dir, { ...scope, load: { references: referenceOptions(context) }, ...(shard ? { shard: shard.name } : {}) });
+      const sharded = await loadShardedManifests(dir, { ...scope, load: { references: referenceOptions(context), parseCache }, ...(shard ? { shard: shard.name } : {}) });
       metrics.setUnownedProjects(sharded.unowned);
       return sharded.set;
     },

@@ -266,7 +266,34 @@ export interface CreateContext {
   clock: Clock;
   log: Logger;
   resolveDbPass: () => Promise<string | undefined>;
+  /**
+   * The list read right before the POST (default: a list of its own). A pass shares one read
+   * among the creates that ask for it before it is sent (`freshListReader`).
+   */
+  listProjects?: () => Promise<LiveProject[]>;
   signal?: AbortSignal;
+}
+
+/**
+ * One list read shared by the creates of a pass: a create that asks joins the read not yet sent,
+ * or starts the next one; it never uses a read sent before it asked. So every create still sees
+ * the live list as it stands after its own decision to create and before its POST, as a read of
+ * its own would, and a pass that creates N projects at once reads the list once instead of N
+ * times (the read is sent once the creates asking in the same turn of the event loop have asked).
+ */
+export function freshListReader(read: () => Promise<LiveProject[]>): () => Promise<LiveProject[]> {
+  let next: Promise<LiveProject[]> | undefined;
+  return () => {
+    if (!next) {
+      const pending: Promise<LiveProject[]> = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        // From here on, a create that asks waits for the next read.
+        next = undefined;
+        return read();
+      });
+      next = pending;
+    }
+    return next;
+  };
 }
 
 /** Attempts of a create whose answers keep getting lost before giving up for this pass. */
@@ -283,7 +310,7 @@ const CREATE_ATTEMPTS = 3;
 export async function createProject(unit: ProjectUnit, organizationId: string, context: CreateContext): Promise<LiveProject | { ref: string; status: string }> {
   const spec = unit.document.spec;
   const dbPass = (await context.resolveDbPass()) ?? generatedPassword();
-  const existing = findByName(await listWithRetry(context), unit.apiName, organizationId);
+  const existing = findByName(await (context.listProjects ?? (() => listWithRetry(context)))(), unit.apiName, organizationId);
   if (existing.length >= 1) {
     context.log.warn({ project: unit.name, ref: refOf(existing[0]!) }, 'a project of this name appeared in the organization since it was observed: adopted instead of created');
     return existing[0]!;
@@ -320,7 +347,7 @@ export async function createProject(unit: ProjectUnit, organizationId: string, c
   throw lastError;
 }
 
-async function listWithRetry(context: CreateContext): Promise<LiveProject[]> {
+async function listWithRetry(context: Pick<CreateContext, 'api' | 'clock' | 'signal'>): Promise<LiveProject[]> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= CREATE_ATTEMPTS; attempt++) {
     try {
@@ -634,6 +661,18 @@ async function exportedSpec(project: LiveProject, name: string, organization: st
   return spec;
 }
 
+/** The list read each pass's creates share (one per apply context, i.e. per pass). */
+const createLists = new WeakMap<FleetApplyContext, () => Promise<LiveProject[]>>();
+
+function createListOf(ctx: FleetApplyContext): () => Promise<LiveProject[]> {
+  let reader = createLists.get(ctx);
+  if (!reader) {
+    reader = freshListReader(() => listWithRetry({ api: ctx.api, clock: ctx.clock, ...(ctx.signal ? { signal: ctx.signal } : {}) }));
+    createLists.set(ctx, reader);
+  }
+  return reader;
+}
+
 /** Creates the project (exactly once) and records it in the inventory before anything else can fail. */
 async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> {
   const org = ctx.fleet.organizations.find((candidate) => candidate.name === unit.organization);
@@ -651,6 +690,7 @@ async function create(unit: ProjectUnit, ctx: FleetApplyContext): Promise<void> 
       rememberSecret(value);
       return value;
     },
+    listProjects: createListOf(ctx),
     ...(ctx.signal ? { signal: ctx.signal } : {}),
   });
   const ref = refOf(created as { ref?: string; id: string });
