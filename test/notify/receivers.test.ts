@@ -65,6 +65,8 @@ describe('a failing receiver does not delay the daemon', () => {
       trigger: manualTrigger(60_000),
       budget: () => ({ limit: 50, windowMs: 60_000 }),
       settleMs: 10,
+      // On-demand passes back to back: no interval between passes for one project here.
+      triggerIntervalMs: 0,
       onPass: (result, report) => notifier.publish(eventsFromPass(result, report, clock.now())),
     });
     await dir.worktree(commitId(1), { 'a.yaml': 'a' });
