@@ -54,11 +54,13 @@ export async function moduleOptions(names: Iterable<string>): Promise<Record<str
 interface StandIn {
   comment: string;
   requires?: string;
+  /** The schema it always goes into (created with it); without one, `with schema` or the current schema. */
+  schema?: string;
 }
 
 /** The platform's extensions PGlite lacks, stood in for in SQL (src/emulator/postgres/extensions/NAME.sql). */
 export const STAND_INS: Record<string, StandIn> = {
-  supabase_vault: { comment: 'Supabase Vault Extension (emulator stand-in)', requires: 'pgcrypto' },
+  supabase_vault: { comment: 'Supabase Vault Extension (emulator stand-in)', requires: 'pgcrypto', schema: 'vault' },
   pg_cron: { comment: 'Job scheduler for PostgreSQL (emulator stand-in: jobs are recorded, never run)' },
   pg_net: { comment: 'Async HTTP (emulator stand-in: requests are queued, never sent)' },
   pgjwt: { comment: 'JSON Web Token API for Postgresql (emulator stand-in)', requires: 'pgcrypto' },
@@ -89,6 +91,7 @@ function standInFiles(): Map<string, string> {
         // Not relocatable: the script names its objects' schema (@extschema@, or its own schema).
         'relocatable = false',
         ...(standIn.requires ? [`requires = '${standIn.requires}'`] : []),
+        ...(standIn.schema ? [`schema = ${standIn.schema}`] : []),
       ].join('\n');
       files.set(`${name}.control`, `${control}\n`);
       files.set(`${name}--${VERSION}.sql`, readFileSync(new URL(`./postgres/extensions/${name}.sql`, import.meta.url), 'utf8'));

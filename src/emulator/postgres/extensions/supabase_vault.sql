@@ -1,7 +1,5 @@
 -- supabase_vault, as the emulator stands it in: the same tables, view and functions; the secret is
 -- encrypted with pgcrypto under a key of this database (the platform's uses its own key service).
-create schema vault;
-
 create table vault.secrets (
   id uuid primary key default gen_random_uuid(),
   name text,
