@@ -73,9 +73,10 @@ export const runQuery: Handler = async (context) => {
   // a Read-only member runs only a single statement that is evidently read-only.
   const writer = canWrite(context, project);
   if (!writer) {
-    const sql = classifySql(query);
+    const sql = await classifySql(query);
     if (sql.unterminated) throw badRequest(`ERROR: 42601: unterminated ${sql.unterminated}`);
-    if (sql.statements.length === 0) throw badRequest('`query` holds no statement');
+    if (sql.syntaxError) throw badRequest(`ERROR: 42601: ${sql.syntaxError}`);
+    if (sql.statements === 0) throw badRequest('`query` holds no statement');
     if (!sql.readOnly) {
       throw forbidden(`Forbidden: your role in the organization (Read-only) can only run a single read-only statement (SELECT, SHOW, EXPLAIN or WITH ... SELECT); this query counts as writing: ${sql.reason}`);
     }
