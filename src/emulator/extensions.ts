@@ -22,7 +22,8 @@ const CONTRIB: Record<string, string> = {
 
 /** PGlite's other extension modules (SQL name: module path). */
 const OWN: Record<string, string> = {
-  vector: 'vector', pg_ivm: 'pg_ivm', pgtap: 'pgtap', pg_uuidv7: 'pg_uuidv7', pg_hashids: 'pg_hashids',
+  vector: 'vector', pg_ivm: 'pg_ivm', pgtap: 'pgtap', pg_uuidv7: 'pg_uuidv7', pg_hashids: 'pg_hashids', age: 'age',
+  pg_textsearch: 'pg_textsearch',
 };
 
 /** Every extension whose module PGlite ships, by the name `create extension` takes. */
@@ -37,8 +38,10 @@ const modules = new Map<string, Promise<Extension>>();
 export function pgliteModule(name: string): Promise<Extension> {
   let loading = modules.get(name);
   if (!loading) {
-    const specifier = CONTRIB[name] !== undefined ? `@electric-sql/pglite/contrib/${CONTRIB[name]}` : `@electric-sql/pglite/${OWN[name]}`;
-    loading = (import(specifier) as Promise<Record<string, Extension>>).then((module) => Object.values(module)[0]!);
+    const file = CONTRIB[name] ?? OWN[name]!;
+    const specifier = CONTRIB[name] !== undefined ? `@electric-sql/pglite/contrib/${file}` : `@electric-sql/pglite/${file}`;
+    // Each module exports its extension under the module's own name.
+    loading = (import(specifier) as Promise<Record<string, Extension>>).then((module) => module[file]!);
     modules.set(name, loading);
   }
   return loading;
