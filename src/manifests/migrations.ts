@@ -80,6 +80,38 @@ interface ParsedStatement {
   stmt_len?: number;
 }
 
+/**
+ * The byte offset of a statement's first token. Postgres 17's parser (libpg-query 17) starts a
+ * statement where the previous one ended, so the whitespace and comments before it count as
+ * part of it; they are not (Postgres 18 starts it at its first token).
+ */
+function firstToken(bytes: Buffer, start: number, end: number): number {
+  let i = start;
+  while (i < end) {
+    const c = bytes[i];
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d || c === 0x0c) {
+      i++;
+    } else if (c === 0x2d && bytes[i + 1] === 0x2d) {
+      const newline = bytes.indexOf(0x0a, i);
+      i = newline === -1 || newline >= end ? end : newline + 1;
+    } else if (c === 0x2f && bytes[i + 1] === 0x2a) {
+      // Block comments nest.
+      let depth = 1;
+      i += 2;
+      while (i < end && depth > 0) {
+        if (bytes[i] === 0x2f && bytes[i + 1] === 0x2a) {
+          depth++;
+          i += 2;
+        } else if (bytes[i] === 0x2a && bytes[i + 1] === 0x2f) {
+          depth--;
+          i += 2;
+        } else i++;
+      }
+    } else break;
+  }
+  return i;
+}
+
 /** Splits and checks one file's text; errors are located in `file`. */
 export async function parseMigration(text: string, file: string): Promise<{ statements: string[]; errors: ManifestError[] }> {
   const { parse } = await parser();
@@ -96,8 +128,9 @@ export async function parseMigration(text: string, file: string): Promise<{ stat
   const bytes = Buffer.from(text, 'utf8');
   const statements: string[] = [];
   for (const item of parsed.stmts ?? []) {
-    const start = item.stmt_location ?? 0;
-    const end = item.stmt_len ? start + item.stmt_len : bytes.length;
+    const located = item.stmt_location ?? 0;
+    const end = item.stmt_len ? located + item.stmt_len : bytes.length;
+    const start = firstToken(bytes, located, end);
     const statement = bytes.subarray(start, end).toString('utf8').trim().replace(/;\s*$/, '');
     // Transaction control would end the migration's own transaction and with it the guarantee
     // that the statements and the history row are written together.
