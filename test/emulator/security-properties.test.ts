@@ -62,3 +62,16 @@ describe('SQL classification (property)', () => {
     }));
   });
 });
+
+describe('SQL classification reads the parse tree', () => {
+  it('keywords used as names and column lists do not make a query writing; writes anywhere in the tree do', async () => {
+    for (const query of ['with t(a) as (select 1) select a from t', 'select n from generate_series(1, 3) as g(n)', 'select 1 as share, 2 as "into"', 'values (1), (2)', 'table accounts', 'explain select * from accounts']) {
+      expect(await classifySql(query), query).toMatchObject({ readOnly: true, statements: 1 });
+    }
+    expect(await classifySql('select * from (select * from accounts for update) locked')).toMatchObject({ readOnly: false, reason: 'it locks rows (`FOR UPDATE`)' });
+    expect(await classifySql('select * from accounts where id in (select nextval(\'ids\'))')).toMatchObject({ readOnly: false, reason: 'it calls `nextval`, which is not known to be read-only' });
+    expect(await classifySql('explain (analyze) select 1')).toMatchObject({ readOnly: false, reason: 'it contains `ANALYZE`' });
+    expect(await classifySql('selec 1')).toMatchObject({ readOnly: false, syntaxError: 'syntax error at or near "selec"' });
+    expect(await classifySql("select 'x")).toMatchObject({ readOnly: false, unterminated: 'quoted string' });
+  });
+});
