@@ -48,6 +48,8 @@ const asUser = (user: string, query: string) =>
 const ALICE = '11111111-1111-4111-8111-111111111111';
 const BOB = '22222222-2222-4222-8222-222222222222';
 
+// Timeouts: the first query of a machine builds the template (initdb and the bootstrap), and a
+// `create extension` of a module the open database lacks reopens it; both take seconds on a busy machine.
 describe('a project database starts as a new project on the platform', () => {
   it('has the platform\'s roles, schemas, publication, extensions and search path, on Postgres 17', async () => {
     const [facts] = await sql(APP, `select
@@ -74,7 +76,7 @@ describe('a project database starts as a new project on the platform', () => {
     // The helpers migrations call, with no claims set (as the SQL editor runs them).
     expect(await sql(APP, "select auth.uid() as uid, auth.role() as role, auth.jwt() as jwt, auth.email() as email, storage.foldername('avatars/2026/me.png') as folders, storage.filename('avatars/me.png') as file, storage.extension('avatars/me.png') as ext"))
       .toEqual([{ uid: null, role: null, jwt: null, email: null, folders: ['avatars', '2026'], file: 'me.png', ext: 'png' }]);
-  });
+  }, 300_000);
 
   it('applies a profiles migration: RLS with auth.uid(), a trigger on auth.users calling a security definer function, grants', async () => {
     await sql(APP, `
@@ -110,7 +112,7 @@ describe('a project database starts as a new project on the platform', () => {
     // The default privileges gave the API roles the table; the realtime publication has it.
     expect(await sql(APP, "select has_table_privilege('service_role', 'public.profiles', 'delete') as service, exists (select from pg_publication_tables where pubname = 'supabase_realtime' and tablename = 'profiles') as published"))
       .toEqual([{ service: true, published: true }]);
-  });
+  }, 180_000);
 
   it('applies storage policies that use storage.foldername', async () => {
     await sql(APP, `
@@ -122,7 +124,7 @@ describe('a project database starts as a new project on the platform', () => {
       .toEqual([{ file: 'me.png' }]);
     expect(await failing(APP, asUser(ALICE, `insert into storage.objects (bucket_id, name) values ('avatars', '${BOB}/me.png')`)))
       .toMatch(/^ERROR: 42501: new row violates row-level security policy for table "objects"/);
-  });
+  }, 180_000);
 
   it('creates extensions PGlite ships into the extensions schema, and the platform\'s stand-ins', async () => {
     await sql(APP, `
@@ -150,14 +152,14 @@ describe('a project database starts as a new project on the platform', () => {
     expect(await failing(APP, "select cron.schedule('bad', 'every day', 'select 1')")).toMatch(/^ERROR: P0001: invalid schedule: every day/);
     expect(await sql(APP, "select cron.unschedule('nightly-cleanup') as done, net.http_post('https://example.org/hook', '{\"a\":1}'::jsonb) as request")).toEqual([{ done: true, request: '1' }]);
     expect(await sql(APP, "update profiles set username = 'bob2' where username = 'bob' returning updated_at > '2000-01-01' as touched")).toEqual([{ touched: true }]);
-  });
+  }, 180_000);
 
   it('names the platform\'s extensions the emulator does not have', async () => {
     expect(await failing(APP, 'create extension if not exists postgis with schema extensions'))
       .toMatch(/^ERROR: 0A000: extension "postgis" is not available in the emulator: the platform has it/);
     // An extension the platform does not have either keeps Postgres's own message.
     expect(await failing(APP, 'create extension no_such_thing')).toMatch(/^ERROR: 0A000: extension "no_such_thing" is not available\n/);
-  });
+  }, 180_000);
 });
 
 describe('each request starts a clean session', () => {
@@ -182,5 +184,5 @@ describe('each request starts a clean session', () => {
     expect(await sql(OTHER, clean)).toEqual(expected);
     // The platform's search path finds the extensions schema without qualifying it.
     expect(await sql(OTHER, 'select length(gen_random_bytes(4)) as n, uuid_generate_v4() is not null as uuid')).toEqual([{ n: 4, uuid: true }]);
-  });
+  }, 180_000);
 });
