@@ -7,12 +7,17 @@
 // it was opened; when every open one is in use, a request for another waits until one is idle.
 // An evicted database is reopened from that file on its next query, with its data.
 // Removing a project removes its database; reset and seed remove all of them.
+// The template holds what a new project's database holds on the platform (roles, schemas,
+// extensions, grants: src/emulator/postgres/platform-bootstrap.sql), and every session starts
+// with the platform's search path.
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PGlite, types, type ParserOptions } from '@electric-sql/pglite';
+import { BASE_MODULES, installStandIns, moduleOptions, STAND_INS } from './extensions.js';
 
 /** Open databases at once by default. */
 export const DEFAULT_OPEN_DATABASES = 4;
@@ -29,6 +34,41 @@ const PGLITE_VERSION = (JSON.parse(readFileSync(join(dirname(require.resolve('@e
 const AS_TEXT = [types.INT8, types.NUMERIC, types.DATE, types.TIMESTAMP, types.TIMESTAMPTZ, types.TIME, types.TIMETZ, types.BYTEA, types.INTERVAL];
 const PARSERS: ParserOptions = Object.fromEntries(AS_TEXT.map((type) => [type, (text: string) => text]));
 
+/** The platform's search path: every session starts with it (and `DISCARD ALL` returns to it). */
+export const PLATFORM_SEARCH_PATH = '"$user", public, extensions';
+const START_PARAMS = PGlite.defaultStartParams.map((parameter) => (parameter.startsWith('search_path=') ? `search_path=${PLATFORM_SEARCH_PATH}` : parameter));
+
+const BOOTSTRAP = readFileSync(new URL('./postgres/platform-bootstrap.sql', import.meta.url), 'utf8');
+/** Changes with the bootstrap and the stand-ins' scripts: a template made from older ones is not reused. */
+const BOOTSTRAP_DIGEST = (() => {
+  const hash = createHash('sha256').update(BOOTSTRAP);
+  for (const name of Object.keys(STAND_INS)) hash.update(readFileSync(new URL(`./postgres/extensions/${name}.sql`, import.meta.url)));
+  return hash.digest('hex').slice(0, 12);
+})();
+
+/** Opens a database from a data directory with the base modules and these ones, and the stand-ins installed. */
+async function openPostgres(data: Blob | undefined, modules: Iterable<string>): Promise<PGlite> {
+  const db = await PGlite.create({
+    ...(data ? { loadDataDir: data } : {}),
+    parsers: PARSERS,
+    startParams: START_PARAMS,
+    extensions: await moduleOptions(new Set([...BASE_MODULES, ...modules])),
+  });
+  installStandIns(db);
+  return db;
+}
+
+/** Makes a template: initdb, then the platform's bootstrap; answers its data directory, gzipped. */
+export async function createTemplate(): Promise<Blob> {
+  const db = await openPostgres(undefined, []);
+  try {
+    await db.exec(BOOTSTRAP);
+    return await db.dumpDataDir('gzip');
+  } finally {
+    await db.close();
+  }
+}
+
 interface OpenDatabase {
   ready: Promise<PGlite>;
   /** Written to since it was opened: it is saved when evicted. */
@@ -38,6 +78,8 @@ interface OpenDatabase {
   lastUsed: number;
   /** Serialises the requests of one database (one session: a request's statements run together). */
   queue: Promise<unknown>;
+  /** The extension modules it was opened with (beyond the base ones). */
+  modules: Set<string>;
 }
 
 let templateOnce: Promise<Blob> | undefined;
@@ -48,13 +90,11 @@ const PRISTINE = '\0pristine';
 /** The data directory of a fresh database, made once per machine and PGlite version. */
 function template(): Promise<Blob> {
   templateOnce ??= (async () => {
-    const file = join(tmpdir(), `fleet-reconciler-pglite-${PGLITE_VERSION}-template.tar.gz`);
+    const file = join(tmpdir(), `fleet-reconciler-pglite-${PGLITE_VERSION}-${BOOTSTRAP_DIGEST}-template.tar.gz`);
     try {
       return new Blob([await readFile(file)]);
     } catch {
-      const db = await PGlite.create();
-      const dump = await db.dumpDataDir('gzip');
-      await db.close();
+      const dump = await createTemplate();
       const temporary = `${file}.${process.pid}.${Date.now()}`;
       await writeFile(temporary, new Uint8Array(await dump.arrayBuffer()));
       await rename(temporary, file);
@@ -94,6 +134,8 @@ export class ProjectDatabases {
   readonly #waiters: Array<() => void> = [];
   /** Refs whose database exists (open or saved, or opened and never written). */
   readonly #known = new Set<string>();
+  /** The extension modules each database needs (a query of it named them in `create extension`). */
+  readonly #modules = new Map<string, Set<string>>();
   #generation = 0;
   #tick = 0;
   readonly stats: DatabaseStats;
@@ -111,8 +153,9 @@ export class ProjectDatabases {
   /**
    * Runs `work` on the project's database, alone (no other request of that database runs
    * meanwhile), creating or reopening the database first. `wrote` marks it to be saved on eviction.
+   * `modules` are the extension modules the work needs (the database is reopened with them once).
    */
-  async use<T>(project: string, work: (db: PGlite) => Promise<T>, options: { wrote: boolean }): Promise<T> {
+  async use<T>(project: string, work: (db: PGlite) => Promise<T>, options: { wrote: boolean; modules?: string[] }): Promise<T> {
     const generation = this.#generation;
     // A read-only request to a project that has no database yet reads the template's empty
     // schemas: one shared pristine database answers it (read-only, rolled back: nothing stays).
@@ -134,7 +177,7 @@ export class ProjectDatabases {
         await closing;
         return this.#openDatabase(ref);
       })();
-      entry = { ready, dirty: false, users: 0, lastUsed: 0, queue: ready };
+      entry = { ready, dirty: false, users: 0, lastUsed: 0, queue: ready, modules: new Set(this.#modules.get(ref)) };
       this.#open.set(ref, entry);
       this.stats.peakOpen = Math.max(this.stats.peakOpen, this.#open.size + this.#closing.size);
       const opened = entry;
@@ -148,9 +191,10 @@ export class ProjectDatabases {
     current.users++;
     current.lastUsed = ++this.#tick;
     try {
-      const db = await current.ready;
+      await current.ready;
       const run = current.queue.then(async () => {
         if (generation !== this.#generation) throw new Error('the database was removed');
+        const db = await this.#withModules(ref, current, options.modules ?? []);
         const result = await work(db);
         if (options.wrote) current.dirty = true;
         return result;
@@ -183,9 +227,34 @@ export class ProjectDatabases {
     for (const resolve of this.#waiters.splice(0)) resolve();
   }
 
+  /**
+   * The entry's database with these modules loaded: PGlite loads modules only when a database
+   * opens, so a database that lacks one is reopened from its current data with it (once).
+   */
+  async #withModules(ref: string, entry: OpenDatabase, modules: string[]): Promise<PGlite> {
+    const db = await entry.ready;
+    if (ref === PRISTINE) return db;
+    const needed = this.#modules.get(ref) ?? new Set<string>();
+    for (const name of modules) needed.add(name);
+    if (needed.size > 0) this.#modules.set(ref, needed);
+    const missing = [...needed].filter((name) => !entry.modules.has(name));
+    if (missing.length === 0) return db;
+    const data = await db.dumpDataDir('none');
+    await db.close();
+    const reopened = openPostgres(data, needed);
+    reopened.catch(() => {
+      if (this.#open.get(ref) === entry) this.#open.delete(ref);
+      this.stats.open = this.#open.size;
+      this.#wake();
+    });
+    entry.ready = reopened;
+    entry.modules = new Set(needed);
+    return reopened;
+  }
+
   async #openDatabase(ref: string): Promise<PGlite> {
     const data = this.#saved.has(ref) ? new Blob([await readFile(this.#file(ref))]) : await template();
-    const db = await PGlite.create({ loadDataDir: data, parsers: PARSERS });
+    const db = await openPostgres(data, ref === PRISTINE ? [] : (this.#modules.get(ref) ?? []));
     if (ref !== PRISTINE) this.#known.add(ref);
     this.stats.opened++;
     return db;
@@ -201,8 +270,8 @@ export class ProjectDatabases {
       this.#open.delete(ref);
       this.stats.open = this.#open.size;
       const closing = (async () => {
-        const db = await entry.ready;
         await entry.queue;
+        const db = await entry.ready;
         if (entry.dirty) {
           const dump = await db.dumpDataDir('gzip');
           const temporary = `${this.#file(ref)}.tmp`;
@@ -234,6 +303,7 @@ export class ProjectDatabases {
     const entry = this.#open.get(ref);
     this.#open.delete(ref);
     this.#known.delete(ref);
+    this.#modules.delete(ref);
     this.stats.open = this.#open.size;
     await this.#closing.get(ref);
     this.#saved.delete(ref);
@@ -241,11 +311,9 @@ export class ProjectDatabases {
     this.stats.savedBytes -= this.#sizes.get(ref) ?? 0;
     this.#sizes.delete(ref);
     if (this.#dir) await rm(this.#file(ref), { force: true });
+    await entry?.queue.catch(() => undefined);
     const db = await entry?.ready.catch(() => undefined);
-    if (entry && db) {
-      await entry.queue;
-      await db.close();
-    }
+    if (db) await db.close();
     this.#wake();
   }
 

@@ -171,7 +171,9 @@ export async function parseMigration(text: string, file: string, options: { noTr
     return {
       transaction: (item.stmt as { TransactionStmt?: TransactionStmt }).TransactionStmt,
       at: start + (first?.start ?? 0),
-      legacy: raw.trim().replace(/;\s*$/, ''),
+      // From the first token: Postgres 17's parser counts the comments before a statement as part
+      // of it, the rule before the CLI's (Postgres 18's) did not.
+      legacy: raw.slice(first?.start ?? 0).trim().replace(/;\s*$/, ''),
       run: withoutSurroundingComments(raw).replace(/;+$/, ''),
     };
   });

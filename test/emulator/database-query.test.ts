@@ -114,13 +114,14 @@ describe('the query endpoint runs SQL on the project\'s own Postgres', () => {
     const types = await call(emulator, 'GET', `/v1/projects/${B}/types/typescript`, { token: 'pat_owner_database' });
     expect(types.status).toBe(200);
     expect(types.body.types).toContain('"notes": {\n        Row: {\n          "id": number\n          "body": string\n          "tags": string[] | null');
-  });
+  }, 240_000);
 
   it('never holds more databases open than its bound: concurrent queries to more projects wait their turn', async () => {
     const answers = await Promise.all([A, B, C, READONLY, A, B, C].map((ref) => query(ref, { query: 'select pg_sleep(0.05), 1 as one' })));
     expect(answers.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201, 201]);
     expect(emulator.databaseStats().peakOpen).toBeLessThanOrEqual(2);
-  });
+    // Seven queries over four databases with two open: several saves and reopens in a row.
+  }, 240_000);
 
   it('deleting a project removes its database', async () => {
     expect((await call(emulator, 'DELETE', `/v1/projects/${C}`, { token: 'pat_owner_database' })).status).toBe(200);

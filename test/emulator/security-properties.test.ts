@@ -40,25 +40,38 @@ const readOnlyQuery = fc.constantFrom('select 1', 'select count(*) from accounts
 const writingStatement = fc.constantFrom('delete from accounts', 'insert into t values (1)', "select nextval('s')", 'drop table t', 'update t set a = 1');
 
 describe('SQL classification (property)', () => {
-  it('a second statement after a read-only one always counts as writing', () => {
-    fc.assert(fc.property(readOnlyQuery, fc.oneof(writingStatement, readOnlyQuery), fc.constantFrom(';', ';\n', ' ; -- x\n'), (first, second, separator) => {
-      expect(classifySql(`${first}${separator}${second}`).readOnly).toBe(false);
+  it('a second statement after a read-only one always counts as writing', async () => {
+    await fc.assert(fc.asyncProperty(readOnlyQuery, fc.oneof(writingStatement, readOnlyQuery), fc.constantFrom(';', ';\n', ' ; -- x\n'), async (first, second, separator) => {
+      expect((await classifySql(`${first}${separator}${second}`)).readOnly).toBe(false);
     }));
   });
 
-  it('writing words inside strings, quoted identifiers and comments do not make a query writing', () => {
-    fc.assert(fc.property(readOnlyQuery, writingStatement, (query, hidden) => {
-      expect(classifySql(`${query} -- ${hidden}`).readOnly).toBe(true);
-      expect(classifySql(`${query} /* ${hidden} */`).readOnly).toBe(true);
-      expect(classifySql(`select '${hidden.replaceAll("'", "''")}'`).readOnly).toBe(true);
-      expect(classifySql(`select $q$${hidden}$q$`).readOnly).toBe(true);
+  it('writing words inside strings, quoted identifiers and comments do not make a query writing', async () => {
+    await fc.assert(fc.asyncProperty(readOnlyQuery, writingStatement, async (query, hidden) => {
+      expect((await classifySql(`${query} -- ${hidden}`)).readOnly).toBe(true);
+      expect((await classifySql(`${query} /* ${hidden} */`)).readOnly).toBe(true);
+      expect((await classifySql(`select '${hidden.replaceAll("'", "''")}'`)).readOnly).toBe(true);
+      expect((await classifySql(`select $q$${hidden}$q$`)).readOnly).toBe(true);
     }));
   });
 
-  it('a writing statement counts as writing in any letter case', () => {
-    fc.assert(fc.property(writingStatement, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), (statement, upper) => {
+  it('a writing statement counts as writing in any letter case', async () => {
+    await fc.assert(fc.asyncProperty(writingStatement, fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }), async (statement, upper) => {
       const mixed = [...statement].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('');
-      expect(classifySql(mixed).readOnly).toBe(false);
+      expect((await classifySql(mixed)).readOnly).toBe(false);
     }));
+  });
+});
+
+describe('SQL classification reads the parse tree', () => {
+  it('keywords used as names and column lists do not make a query writing; writes anywhere in the tree do', async () => {
+    for (const query of ['with t(a) as (select 1) select a from t', 'select n from generate_series(1, 3) as g(n)', 'select 1 as share, 2 as "into"', 'values (1), (2)', 'table accounts', 'explain select * from accounts']) {
+      expect(await classifySql(query), query).toMatchObject({ readOnly: true, statements: 1 });
+    }
+    expect(await classifySql('select * from (select * from accounts for update) locked')).toMatchObject({ readOnly: false, reason: 'it locks rows (`FOR UPDATE`)' });
+    expect(await classifySql('select * from accounts where id in (select nextval(\'ids\'))')).toMatchObject({ readOnly: false, reason: 'it calls `nextval`, which is not known to be read-only' });
+    expect(await classifySql('explain (analyze) select 1')).toMatchObject({ readOnly: false, reason: 'it contains `ANALYZE`' });
+    expect(await classifySql('selec 1')).toMatchObject({ readOnly: false, syntaxError: 'syntax error at or near "selec"' });
+    expect(await classifySql("select 'x")).toMatchObject({ readOnly: false, unterminated: 'quoted string' });
   });
 });

@@ -1,5 +1,6 @@
 import { badRequest, forbidden } from '../errors.js';
 import type { PGlite, Results } from '@electric-sql/pglite';
+import { modulesNamed, platformOnlyMessage } from '../extensions.js';
 import { classifySql } from '../sql.js';
 import { canWrite, created, ok, projectFor, type Handler } from './context.js';
 
@@ -72,9 +73,10 @@ export const runQuery: Handler = async (context) => {
   // a Read-only member runs only a single statement that is evidently read-only.
   const writer = canWrite(context, project);
   if (!writer) {
-    const sql = classifySql(query);
+    const sql = await classifySql(query);
     if (sql.unterminated) throw badRequest(`ERROR: 42601: unterminated ${sql.unterminated}`);
-    if (sql.statements.length === 0) throw badRequest('`query` holds no statement');
+    if (sql.syntaxError) throw badRequest(`ERROR: 42601: ${sql.syntaxError}`);
+    if (sql.statements === 0) throw badRequest('`query` holds no statement');
     if (!sql.readOnly) {
       throw forbidden(`Forbidden: your role in the organization (Read-only) can only run a single read-only statement (SELECT, SHOW, EXPLAIN or WITH ... SELECT); this query counts as writing: ${sql.reason}`);
     }
@@ -84,11 +86,14 @@ export const runQuery: Handler = async (context) => {
   const readOnly = read_only === true || readOnlyMode || !writer;
   context.annotate?.({ sql: { readOnly } });
   try {
-    const rows = await context.databases.use(project.ref, (db) => execute(db, query, parameters, readOnly), { wrote: !readOnly });
+    const modules = readOnly ? [] : modulesNamed(query);
+    const rows = await context.databases.use(project.ref, (db) => execute(db, query, parameters, readOnly), { wrote: !readOnly, modules });
     return created(rows);
   } catch (error) {
     if (!isPostgresError(error)) throw error;
-    const message = describePostgresError(error, query);
+    // One of the platform's extensions that the emulator lacks: say so, rather than "not installed on the system".
+    const platformOnly = error.code === '0A000' ? platformOnlyMessage(error.message) : undefined;
+    const message = describePostgresError(platformOnly ? { code: error.code, message: platformOnly, position: error.position } : error, query);
     if (readOnlyMode && error.code === '25006') throw badRequest(`${message}\nHINT: the database is in read-only mode; disable it temporarily to write`);
     throw badRequest(message);
   }

@@ -1,0 +1,23 @@
+import { PGlite } from '@electric-sql/pglite';
+import { readdirSync } from 'node:fs';
+const dir = new URL('../../work/wt/pgplatform/node_modules/@electric-sql/pglite/dist/contrib/', import.meta.url);
+const names = ['amcheck','auto_explain','bloom','btree_gin','btree_gist','citext','cube','dict_int','dict_xsyn','earthdistance','file_fdw','fuzzystrmatch','hstore','intarray','isn','lo','ltree','pageinspect','pg_buffercache','pg_freespacemap','pg_surgery','pg_trgm','pg_visibility','pg_walinspect','pgcrypto','seg','tablefunc','tcn','tsm_system_rows','tsm_system_time','unaccent','uuid_ossp'];
+const ext = {};
+for (const n of names) { const m = await import(`@electric-sql/pglite/contrib/${n}`); ext[n] = Object.values(m)[0]; }
+ext.vector = (await import('@electric-sql/pglite/vector')).vector;
+let t = Date.now();
+const a = await PGlite.create();
+console.log('bare create', Date.now() - t, (await a.query('select version()')).rows[0]);
+const dump = await a.dumpDataDir('gzip'); await a.close();
+t = Date.now();
+const b = await PGlite.create({ loadDataDir: dump });
+console.log('bare from dump', Date.now() - t);
+await b.close();
+t = Date.now();
+const c = await PGlite.create({ loadDataDir: dump, extensions: ext });
+console.log('all ext from dump', Date.now() - t, process.memoryUsage().rss/1e6);
+t = Date.now();
+await c.exec('create schema extensions; create extension pgcrypto with schema extensions; create extension vector with schema extensions; create extension "uuid-ossp" with schema extensions; create extension pg_trgm; create extension citext; create extension hstore; create extension ltree;');
+console.log('create ext', Date.now() - t);
+console.log((await c.query("select extensions.gen_random_uuid(), extensions.uuid_generate_v4(), '[1,2]'::extensions.vector")).rows);
+console.log((await c.query("select name from pg_available_extensions order by 1")).rows.map(r=>r.name).join(' '));
