@@ -46,7 +46,7 @@ describe('command line', () => {
   });
 
   it('refuses a command missing what it needs in one line and the hint, not the usage text', async () => {
-    const result = await run(['approve'], {});
+    const result = await run(['approve', '--revision', '3f2c9a1b7d4e'], {});
     expect(result.code).toBe(1);
     expect(result.stderr).toBe(
       'reconcile: approve: set --trigger-token-file PATH (or RECONCILE_TRIGGER_TOKEN_FILE) to the token the daemon was started with\n' +

@@ -29,7 +29,7 @@ describe('reconcile --watch --sandbox (built command)', () => {
     const metrics = await (await fetch(`${url}/metrics`)).text();
     // The examples live in this repository's checkout: their revision is its HEAD.
     if (existsSync(join(REPO, '.git'))) expect(metrics).toMatch(/^reconciler_source_info\{revision="[0-9a-f]{40}"\} 1$/m);
-    expect(metrics).toMatch(/^reconciler_api_requests_total\{method="POST",route="\/v1\/projects",code="201"\} 3$/m);
+    expect(metrics).toMatch(/^reconciler_api_requests_total\{method="POST",route="\/v1\/projects",code="201"\} 5$/m);
     daemon.signal('SIGINT');
     expect(await daemon.exited).toBe(0);
     expect(daemon.lines.at(-1)?.msg).toBe('stopped');

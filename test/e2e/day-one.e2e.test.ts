@@ -67,7 +67,7 @@ describe('optional specs, YAML lines and usage errors', () => {
   });
 
   it('answers a usage error with its one line and a pointer to --help', async () => {
-    const approve = await runCli(['approve'], {});
+    const approve = await runCli(['approve', '--revision', '3f2c9a1b7d4e'], {});
     expect(approve.code).toBe(1);
     expect(approve.stdout).toBe('');
     expect(approve.stderr).toBe(`reconcile: approve: set --trigger-token-file PATH (or RECONCILE_TRIGGER_TOKEN_FILE) to the token the daemon was started with\n${HINT}`);

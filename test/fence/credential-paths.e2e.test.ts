@@ -96,4 +96,18 @@ describe('credential paths inside the manifests tree', () => {
     expect(emulator.requests().filter((r) => r.method !== 'GET')).toEqual([]);
     expect(await tree(dir)).toEqual([...before, 'functions/hello/token'].sort());
   }, 60_000);
+  it('a daemon whose --status-token-file lies inside the manifests tree is refused by name', async () => {
+    emulator = await startEmulator({ port: 0, speed: 600 });
+    const { root, dir } = await checkout();
+    await writeFile(join(dir, 'status-token'), 'status-token-value-0123456789\n');
+    const run = await runCli([dir, '--watch', '--metrics-addr', '127.0.0.1:0', '--status-token-file', join(dir, 'status-token')], {
+      MANAGEMENT_API_URL: emulator.url,
+      MANAGEMENT_API_TOKEN: emulator.token,
+      RECONCILE_STATE_DIR: join(root, 'state'),
+    });
+    expectExit(run, 1);
+    expect(run.stdout + run.stderr).toContain('--status-token-file resolves inside the manifests tree');
+    expect(run.stdout + run.stderr).not.toContain('status-token-value');
+    expect(emulator.requests().filter((r) => r.method !== 'GET')).toEqual([]);
+  }, 60_000);
 });

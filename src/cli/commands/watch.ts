@@ -186,6 +186,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const credentialProblems = credentialPathProblems(context, settings.manifestsPath, [
     ['--trigger-token-file', settings.triggers.tokenFile],
     ['--webhook-secret-file', settings.triggers.webhookSecretFile],
+    ['--status-token-file', settings.status.tokenFile],
     ...(settings.notifications?.receivers ?? []).flatMap((receiver): Array<[string, string]> =>
       notificationSecretFiles(receiver).map((file) => [`the notification receiver \`${receiver.name}\`'s secret file`, file]),
     ),
