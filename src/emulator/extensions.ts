@@ -68,11 +68,12 @@ export const STAND_INS: Record<string, StandIn> = {
   pg_net: { comment: 'Async HTTP (emulator stand-in: requests are queued, never sent)' },
   pgjwt: { comment: 'JSON Web Token API for Postgresql (emulator stand-in)', requires: 'pgcrypto' },
   moddatetime: { comment: 'functions for tracking last modification time (emulator stand-in)' },
+  http: { comment: 'HTTP client for PostgreSQL (emulator stand-in: its types and functions; a call raises, nothing is sent)' },
 };
 
 /** The platform's extensions the emulator has neither in PGlite nor as a stand-in. */
 export const PLATFORM_ONLY: readonly string[] = [
-  'address_standardizer', 'address_standardizer_data_us', 'autoinc', 'dblink', 'http', 'hypopg', 'index_advisor',
+  'address_standardizer', 'address_standardizer_data_us', 'autoinc', 'dblink', 'hypopg', 'index_advisor',
   'insert_username', 'intagg', 'pg_graphql', 'pg_jsonschema', 'pg_partman', 'pg_prewarm', 'pg_repack', 'pg_stat_monitor',
   'pg_stat_statements', 'pg_tle', 'pgaudit', 'pgmq', 'pgroonga', 'pgroonga_database', 'pgrouting', 'pgrowlocks',
   'pgsodium', 'pgstattuple', 'plpgsql_check', 'plv8', 'postgis', 'postgis_raster', 'postgis_sfcgal',

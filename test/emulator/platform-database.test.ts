@@ -152,6 +152,18 @@ describe('a project database starts as a new project on the platform', () => {
     expect(await failing(APP, "select cron.schedule('bad', 'every day', 'select 1')")).toMatch(/^ERROR: P0001: invalid schedule: every day/);
     expect(await sql(APP, "select cron.unschedule('nightly-cleanup') as done, net.http_post('https://example.org/hook', '{\"a\":1}'::jsonb) as request")).toEqual([{ done: true, request: '1' }]);
     expect(await sql(APP, "update profiles set username = 'bob2' where username = 'bob' returning updated_at > '2000-01-01' as touched")).toEqual([{ touched: true }]);
+    // pgsql-http: its types and functions exist, so migrations that use them apply; a call sends nothing and says so.
+    await sql(APP, `
+      create extension http with schema extensions;
+      create function public.delete_object(path text) returns integer language plpgsql as $$
+      declare result integer;
+      begin
+        select status into result from extensions.http((
+          'DELETE', 'https://storage.example/' || path, array[extensions.http_header('authorization', 'Bearer x')], null, null)::extensions.http_request);
+        return result;
+      end $$;`);
+    expect(await sql(APP, "select extensions.urlencode('a b&c') as encoded")).toEqual([{ encoded: 'a%20b%26c' }]);
+    expect(await failing(APP, "select public.delete_object('avatars/me.png')")).toMatch(/^ERROR: 0A000: http: the emulator sends no HTTP request \(DELETE https:\/\/storage\.example\/avatars\/me\.png\)/);
   }, 180_000);
 
   it('names the platform\'s extensions the emulator does not have', async () => {
