@@ -81,6 +81,7 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
   if (view.rollouts?.length) {
     out.push('', 'Rollouts');
     for (const rollout of view.rollouts) {
+      if (rollout.waves.length === 0) out.push(printable(`  ${rollout.name}: no waves (its windows and approval rules hold what they select)`));
       for (const wave of rollout.waves) out.push(printable(`  ${rollout.name} / ${wave.name}: ${wave.state} (${wave.projects.length} projects)${wave.detail ? `: ${wave.detail}` : ''}`));
     }
   }
