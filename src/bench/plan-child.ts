@@ -1,5 +1,6 @@
 // Runs in its own process so its peak memory is the planner's alone: loads a fleet's
 // manifests and plans a dry pass over a recording of the API's answers (no I/O).
+import { peakRssMb } from './peak-rss.js';
 import { readFile } from 'node:fs/promises';
 import { loadManifests } from '../manifests/load.js';
 import { runPass } from '../reconcile/engine.js';
@@ -30,6 +31,6 @@ process.stdout.write(
   JSON.stringify({
     loadMs: Math.round(t1 - t0),
     planMs: Math.round(t2 - t1),
-    peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+    peakRssMb: Math.round(peakRssMb()),
   }),
 );

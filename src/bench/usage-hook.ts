@@ -1,6 +1,7 @@
 // Loaded with `node --import` into a process the bench starts: when the process exits, writes
-// its own CPU time and peak resident memory (process.resourceUsage) to BENCH_USAGE_FILE.
+// its own CPU time (process.resourceUsage) and peak resident memory (peak-rss.ts) to BENCH_USAGE_FILE.
 import { writeFileSync } from 'node:fs';
+import { peakRssMb } from './peak-rss.js';
 
 const file = process.env.BENCH_USAGE_FILE;
 if (file) {
@@ -12,7 +13,7 @@ if (file) {
         userSeconds: usage.userCPUTime / 1e6,
         systemSeconds: usage.systemCPUTime / 1e6,
         cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
-        peakRssMb: usage.maxRSS / 1024,
+        peakRssMb: peakRssMb(),
         uptimeSeconds: process.uptime(),
       }),
     );
