@@ -109,4 +109,25 @@ describe('window store', () => {
     // The window's own lock is released after each write.
     expect(await readdir(stateDir)).not.toContain('request-window.lock');
   });
+  it("another writer's claim that ended inside the window is kept as sends at its end when a second client merges the file", async () => {
+    const root = await mkdtemp(join(tmpdir(), 'window-store-'));
+    dirs.push(root);
+    const stateDir = join(root, '.state');
+    const clock = new ManualClock();
+    const writer = (sends: () => number[]) =>
+      new WindowWriter({ stateDir, clock, debounceMs: 10, claimCount: 2, claimMs: 10, snapshot: () => ({ version: 1, windowMs: 60_000, sends: sends(), blockedUntil: 0 }), onError: () => undefined });
+    // The daemon claims two places and sends; their times would go with its next claim.
+    const daemon = writer(() => []);
+    await daemon.beforeSend(clock.now());
+    daemon.sent();
+    daemon.sent();
+    const claimedUntil = clock.now() + 10;
+    await clock.advance(20);
+    // A dry run writes its part after the claim ended: the daemon's two sends still count.
+    const dry = writer(() => [clock.now()]);
+    dry.changed();
+    await dry.flush({ final: true });
+    const file = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+    expect(file.sends).toEqual([claimedUntil, claimedUntil, clock.now()]);
+  });
 });
