@@ -6,9 +6,8 @@ import { resolve } from 'node:path';
 import { parseRateModel, type RateModel } from '../api/rate-model.js';
 import { InvalidScheduleError, nodeCronTrigger } from '../daemon/cron-trigger.js';
 import { parseListenAddress } from '../daemon/http-server.js';
-import { DEFAULT_OBSERVE, parseObserveList } from '../daemon/observe-list.js';
+import { parseObserveList } from '../daemon/observe-list.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
-import { DEFAULT_MAX_PLAN_AGE } from '../reconcile/plan-file.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/logger.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError } from './usage-error.js';
@@ -130,6 +129,17 @@ function text(values: ParsedValues, name: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
+/**
+ * The option's value, else its default: the option table (options.ts) holds every default once,
+ * and this is the one place a setting reads it (main.ts fills the same defaults from the table;
+ * a caller that parses fewer values gets them here).
+ */
+function valueOf(values: ParsedValues, name: string): string {
+  const value = text(values, name) ?? OPTIONS[name]?.default;
+  if (value === undefined) throw new Error(`the option table has no default for --${name}`);
+  return value;
+}
+
 /** The option was given, as a flag or through its environment variable (not merely defaulted). */
 function given(parsed: Pick<ParsedOptions, 'flags' | 'env'>, name: string): boolean {
   if (parsed.flags.has(name)) return true;
@@ -159,7 +169,7 @@ export function resolveRate(parsed: Pick<ParsedOptions, 'values'>): RateSpec {
 }
 
 export function resolveRateModel(parsed: Pick<ParsedOptions, 'values'>): RateModel {
-  return usage(() => parseRateModel(text(parsed.values, 'rate-model') ?? 'user'), '--rate-model');
+  return usage(() => parseRateModel(valueOf(parsed.values, 'rate-model')), '--rate-model');
 }
 
 /** `--log-level` and `--log-format` (or their environment variables): checked first, their messages alone on standard error. */
@@ -195,7 +205,7 @@ function parseResync(value: string): string {
 }
 
 function parseBoolean(parsed: ParsedOptions, name: string): boolean {
-  const value = text(parsed.values, name) ?? 'true';
+  const value = valueOf(parsed.values, name);
   if (value !== 'true' && value !== 'false') throw new UsageError(`${sourceOf(parsed, name)}: expected true or false, got \`${value}\``);
   return value === 'true';
 }
@@ -236,7 +246,7 @@ function manifestsDirOf(parsed: ParsedOptions): string {
 
 /** `--state-dir` as given (relative to the working directory), else `.reconcile` inside the manifests directory. */
 function stateDirSettings(parsed: ParsedOptions): Pick<Settings, 'stateDir' | 'stateDirGiven' | 'legacyStateDir'> {
-  const name = text(parsed.values, 'state-dir') ?? '.reconcile';
+  const name = valueOf(parsed.values, 'state-dir');
   if (given(parsed, 'state-dir')) return { stateDir: resolve(parsed.cwd, name), stateDirGiven: true };
   const stateDir = resolve(manifestsDirOf(parsed), name);
   const legacy = resolve(parsed.cwd, name);
@@ -256,7 +266,7 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     watch: values.watch === true,
     sandbox: values.sandbox === true,
     ...optional('seed', seed === undefined ? undefined : resolve(cwd, seed)),
-    output: text(values, 'output') ?? 'text',
+    output: valueOf(values, 'output'),
     detailedExitcode: values['detailed-exitcode'] === true,
     ...optional('apiUrl', text(values, 'api-url')),
     ...optional('tokenFile', text(values, 'token-file')),
@@ -268,29 +278,29 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     ...optional('rateModelFlag', parsed.flags.has('rate-model') ? resolveRateModel(parsed) : undefined),
     ...optional('secretDirs', text(values, 'secret-dirs')),
     ...stateDirSettings(parsed),
-    resync: parseResync(text(values, 'resync') ?? '*/10 * * * *'),
+    resync: parseResync(valueOf(values, 'resync')),
     ...optional('maxObservationAgeMs', maxAge === undefined ? undefined : usage(() => parseDuration(maxAge), '--max-observation-age')),
-    observe: usage(() => parseObserveList(text(values, 'observe') ?? DEFAULT_OBSERVE), undefined),
-    metricsAddress: usage(() => parseListenAddress(text(values, 'metrics-addr') ?? '0.0.0.0:9464')),
-    httpTimeoutMs: usage(() => parseDuration(text(values, 'http-timeout') ?? '30s'), '--http-timeout'),
-    logLevel: text(values, 'log-level') ?? 'info',
+    observe: usage(() => parseObserveList(valueOf(values, 'observe')), undefined),
+    metricsAddress: usage(() => parseListenAddress(valueOf(values, 'metrics-addr'))),
+    httpTimeoutMs: usage(() => parseDuration(valueOf(values, 'http-timeout')), '--http-timeout'),
+    logLevel: valueOf(values, 'log-level'),
     ...optional('logFormat', text(values, 'log-format') as LogFormat | undefined),
     metricsPerResource: parseBoolean(parsed, 'metrics-per-resource'),
     allowEmpty: values['allow-empty'] === true,
     yes: values.yes === true,
     ...optional('shard', text(values, 'shard')),
     ...optional('shards', text(values, 'shards')),
-    lockTimeoutMs: usage(() => parseDuration(text(values, 'lock-timeout') ?? '60s'), '--lock-timeout'),
-    organizationWaitMs: organizationWait(text(values, 'organization-wait') ?? '60s'),
+    lockTimeoutMs: usage(() => parseDuration(valueOf(values, 'lock-timeout')), '--lock-timeout'),
+    organizationWaitMs: organizationWait(valueOf(values, 'organization-wait')),
     notify: [...(parsed.lists?.notify ?? [])],
     ...optional('notifications', text(values, 'notifications')),
     ...optional('triggerTokenFile', text(values, 'trigger-token-file')),
-    triggerIntervalMs: triggerInterval(text(values, 'trigger-interval') ?? '30s'),
+    triggerIntervalMs: triggerInterval(valueOf(values, 'trigger-interval')),
     ...optional('webhookSecretFile', text(values, 'webhook-secret-file')),
-    daemonUrl: text(values, 'daemon-url') ?? 'http://127.0.0.1:9464',
+    daemonUrl: valueOf(values, 'daemon-url'),
     daemonUrlGiven: given(parsed, 'daemon-url'),
     ...optional('statusTokenFile', text(values, 'status-token-file')),
-    statusPublic: text(values, 'status-public') !== undefined && parseBoolean(parsed, 'status-public'),
+    statusPublic: parseBoolean(parsed, 'status-public'),
     ...optional('runbookUrl', runbookUrl(text(values, 'runbook-url'))),
     live: values.live === true,
     ...optional('project', text(values, 'project')),
@@ -298,11 +308,11 @@ export function parseSettings(parsed: ParsedOptions): Settings {
     ...optional('revision', text(values, 'revision')),
     ...optional('rollout', text(values, 'rollout')),
     ...optional('out', text(values, 'out')),
-    maxPlanAge: maxPlanAge(text(values, 'max-plan-age') ?? DEFAULT_MAX_PLAN_AGE),
-    host: text(values, 'host') ?? '127.0.0.1',
-    port: parsePort(text(values, 'port') ?? '8787'),
+    maxPlanAge: maxPlanAge(valueOf(values, 'max-plan-age')),
+    host: valueOf(values, 'host'),
+    port: parsePort(valueOf(values, 'port')),
     ...optional('token', text(values, 'token')),
-    speed: parseSpeed(text(values, 'speed') ?? '1'),
+    speed: parseSpeed(valueOf(values, 'speed')),
     help: values.help === true,
     version: values.version === true,
   };

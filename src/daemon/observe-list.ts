@@ -16,8 +16,6 @@ const OBSERVED_RESOURCE_OF: Readonly<Record<ObserveChoice, ObservedResource>> = 
   upgrade: 'upgrade',
 };
 
-export const DEFAULT_OBSERVE = 'health';
-
 export class InvalidObserveListError extends Error {
   constructor(readonly value: string, detail: string) {
     super(`Expected --observe to be a comma-separated list of ${OBSERVE_CHOICES.join(', ')} (or \`all\`, or \`none\`), got \`${value}\`: ${detail}`);

@@ -16,7 +16,6 @@ import type { FieldChange, PassResult, PlanEntry } from './types.js';
 const PLAN_FORMAT = 'fleet-reconciler/plan';
 /** Changes only when a field's meaning does; a reader refuses any other version. */
 const PLAN_FORMAT_VERSION = 1;
-export const DEFAULT_MAX_PLAN_AGE = '24h';
 
 interface SecretDigest {
   file: string;

@@ -1,0 +1,54 @@
+// Every default of the command line is written once, in the option table (src/cli/options.ts):
+// the settings read it from there, whether main.ts filled it in or not.
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli/main.js';
+import { OPTIONS } from '../../src/cli/options.js';
+import { parseSettings } from '../../src/cli/settings.js';
+
+const SETTINGS_SOURCE = fileURLToPath(new URL('../../src/cli/settings.ts', import.meta.url));
+
+describe('option defaults', () => {
+  it('are the same settings whether the command line filled them in or not', () => {
+    const cwd = '/work/repo';
+    const filled = parseCommandLine([], {});
+    const fromTable = parseSettings({ ...filled, env: {}, cwd });
+    const bare = parseSettings({ values: {}, flags: new Set(), env: {}, cwd });
+    expect(bare).toEqual(fromTable);
+    // The table's defaults are what the settings hold.
+    expect(fromTable.output).toBe(OPTIONS.output!.default);
+    expect(fromTable.resync).toBe(OPTIONS.resync!.default);
+    expect(fromTable.maxPlanAge.text).toBe(OPTIONS['max-plan-age']!.default);
+    expect(fromTable.daemonUrl).toBe(OPTIONS['daemon-url']!.default);
+    expect(fromTable.host).toBe(OPTIONS.host!.default);
+    expect(String(fromTable.port)).toBe(OPTIONS.port!.default);
+    expect(fromTable.statusPublic).toBe(false);
+    expect(fromTable.metricsPerResource).toBe(true);
+  });
+
+  it('follow a changed table (no second copy in the settings)', () => {
+    const original = OPTIONS['trigger-interval']!.default;
+    OPTIONS['trigger-interval']!.default = '45s';
+    try {
+      const settings = parseSettings({ values: {}, flags: new Set(), env: {}, cwd: '/work/repo' });
+      expect(settings.triggerIntervalMs).toBe(45_000);
+    } finally {
+      OPTIONS['trigger-interval']!.default = original;
+    }
+  });
+
+  it('are not written as literals in settings.ts', () => {
+    const source = readFileSync(SETTINGS_SOURCE, 'utf8');
+    // `?? 'literal'` after an option's value is a second copy of a default.
+    const defaulted = (source.match(/text\([^,]+, '([a-z-]+)'\)\s*\?\?\s*['"`]/g) ?? []).filter((found) => {
+      const name = /'([a-z-]+)'/.exec(found)![1]!;
+      return OPTIONS[name]?.default !== undefined;
+    });
+    expect(defaulted).toEqual([]);
+    for (const [name, spec] of Object.entries(OPTIONS)) {
+      if (spec.default === undefined || spec.type === 'boolean' || ['true', 'false', '1', 'text'].includes(spec.default)) continue;
+      expect(source.includes(`'${spec.default}'`), `--${name}'s default ${spec.default} is written in settings.ts`).toBe(false);
+    }
+  });
+});
