@@ -44,6 +44,8 @@ export class CheckoutFiles {
   readonly #inputs = new Map<string, string>();
   /** Real paths of secret files (`valueFrom.file`) and credential files, with why each is refused: never read as a checkout file. */
   readonly #secretFiles = new Map<string, string>();
+  /** Real paths of the files read so far, with their paths relative to the root. */
+  readonly #readReal = new Map<string, string>();
 
   private constructor(root: string) {
     this.root = root;
@@ -151,6 +153,19 @@ export class CheckoutFiles {
     }
   }
 
+  /**
+   * Files read before a seal named them (a manifest or values file linked to a secret file that
+   * a document read later names): what was made of them must be dropped unseen.
+   */
+  readBeforeSealed(): Array<{ file: string; detail: string }> {
+    const found: Array<{ file: string; detail: string }> = [];
+    for (const [real, file] of this.#readReal) {
+      const detail = this.#secretFiles.get(real);
+      if (detail !== undefined) found.push({ file, detail });
+    }
+    return found;
+  }
+
   #secretRefusal(real: string): CheckoutRefusal | undefined {
     const detail = this.#secretFiles.get(real);
     return detail === undefined ? undefined : { problem: 'secret-file', detail };
@@ -178,7 +193,10 @@ export class CheckoutFiles {
     if (secret) return secret;
     // The real path has no link left: one swapped in since is not followed.
     const read = readBoundedFile(real, maxBytes, { noFollow: true });
-    if (!('problem' in read)) this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
+    if (!('problem' in read)) {
+      this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
+      this.#readReal.set(real, rel);
+    }
     return read;
   }
 

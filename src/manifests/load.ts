@@ -213,6 +213,13 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
   for (const { document, ref } of findSecretReferences(documents)) {
     if ('file' in ref.valueFrom) checkout.sealSecretFile(resolve(document.source.dir, ref.valueFrom.file), document.source.file);
   }
+  // A manifest or values file read above that links to one of those secret files: nothing made
+  // of it is kept (its documents, and every error, which could quote it), only the refusal.
+  const unsealed = checkout.readBeforeSealed();
+  if (unsealed.length > 0) {
+    const refusals = unsealed.map(({ file, detail }) => ({ file: printable(file), line: 1, column: 1, path: '', message: `the file ${detail}; fix this first: other errors of the checkout are shown once it is gone` }));
+    return { root, ...(revision ? { revision } : {}), documents: [], errors: refusals.sort(compareErrors), files: discovered.files, inputs: checkout.inputs() };
+  }
   // Every migration file parses (Postgres's own parser), located in the SQL file.
   for (const entry of entries) {
     if (entry.kind !== 'Migrations' || !entry.valid || typeof entry.spec.path !== 'string') continue;
