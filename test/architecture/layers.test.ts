@@ -21,7 +21,6 @@ const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
   'bench/freshness-daemon.ts: daemonFreshnessThroughWrites',
   'cli/commands/reconcile.ts: executePass',
   'cli/commands/watch.ts: runDaemon',
-  'daemon/metrics.ts: createMetrics',
   'daemon/trigger.ts: triggerRoutes',
   'manifests/cross-checks.ts: crossCheck',
   'status/status-record.ts: foldPass',
