@@ -1,7 +1,8 @@
 // `reconcile status` (the recorded view, from a daemon or the state directory) as text: one
 // summary line, the condition (a broken revision with its errors first), the freshness, a
-// table of projects, then the facts the kinds give of each (the schema versions of Migrations), what is not in sync, the changes not made yet (each once: held by
-// the rollout or pending, and why) and the recent errors. JSON output is the view itself (`GET /status`).
+// table of projects, then the facts the kinds give of them (the schema versions of Migrations),
+// what is not in sync, the changes not made yet (each once: held by the rollout or pending, and
+// why) and the recent errors. JSON output is the view itself (`GET /status`).
 import type { FleetView, PendingView } from './fleet-view.js';
 import { stateTable as table } from '../reconcile/render/format.js';
 import { printable } from '../manifests/printable.js';
