@@ -4,7 +4,8 @@ import { PRIORITIES } from '../api/request.js';
 import type { ApiTelemetry } from '../api/telemetry.js';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
-import type { PassResult, PlanEntry, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
+import type { KindMetricDefinition, KindMetricSeries, PassResult, PlanEntry, ProjectObservation, ResourceStatus } from '../reconcile/types.js';
+import { KIND_MODULES } from '../reconcile/registry.js';
 import type { ObservedProjectState } from '../reconcile/kinds/observed.js';
 import { isWriteOutcome } from '../reconcile/summary.js';
 import { OBSERVED_METRIC_DEFINITIONS, createObservedGauges } from './observed-metrics.js';
@@ -50,12 +51,13 @@ const DAEMON_METRICS = {
   reconciler_drift_repaired_total: { type: 'counter', labels: ['kind', 'trigger'], help: 'Drifted resources whose update the pass applied successfully, by kind and trigger.' },
   reconciler_resource_condition: { type: 'gauge', labels: ['project', 'kind', 'name', 'state'], help: "The resource's state at its last observation (in_sync, drifted, held, pending, failed); always 1." },
   reconciler_build_info: { type: 'gauge', labels: ['version', 'revision'], help: 'The version and source revision of this reconciler; always 1.' },
-  reconciler_migrations_pending: { type: 'gauge', labels: ['project'], help: 'Migrations of the Migrations documents not yet applied to the project (planned and not applied by the last pass that covered it).' },
-  reconciler_migrations_applied_total: { type: 'counter', labels: ['project', 'result'], help: 'Migrations by project and result: applied, failed (the database refused it: nothing of it was kept), blocked (an applied file changed, or an older file is refused).' },
   reconciler_rollout_wave_state: { type: 'gauge', labels: ['rollout', 'wave', 'state'], help: "Each wave's state in the rollout of the current revision (waiting, applying, soaking, done, halted); always 1." },
   reconciler_changes_waiting: { type: 'gauge', labels: ['reason'], help: 'Planned changes held back by the rollout: for a maintenance window (window) or for an approval (approval).' },
   reconciler_project_revision_info: { type: 'gauge', labels: ['project', 'revision'], help: 'The revision of the manifests last applied to the project in full (a Rollout keeps it); always 1.' },
 } as const satisfies Record<string, MetricDefinition>;
+
+/** The metrics of the registry's kinds (KindModule.metrics), by name. */
+const KIND_METRICS: Readonly<Record<string, KindMetricDefinition>> = Object.assign({}, ...KIND_MODULES.map((module) => module.metrics?.definitions ?? {}));
 
 /**
  * Every metric the daemon exports (names, types and labels are the public interface: dashboards
@@ -63,6 +65,8 @@ const DAEMON_METRICS = {
  */
 export const METRIC_DEFINITIONS = {
   ...DAEMON_METRICS,
+  // The kinds' own (KindModule.metrics: the Migrations kind's pending and applied migrations).
+  ...KIND_METRICS,
   // Observed-only facts (`--observe`), beyond the interface's list.
   ...OBSERVED_METRIC_DEFINITIONS,
 } as const;
@@ -168,6 +172,248 @@ export function driftedEntries(result: PassResult): PlanEntry[] {
   );
 }
 
+/** What the metrics remember between passes, to rebuild the per-resource and per-project series. */
+interface FleetMemory {
+  readonly resources: Map<string, ResourceStatus>;
+  /** Resources whose latest observation found them different from their manifest, repaired since or not. */
+  readonly foundDrifted: Set<string>;
+  readonly observedAt: Map<string, number>;
+  readonly observations: Map<string, ProjectObservation>;
+  /** Kinds whose drift series exist (at 0 or more). */
+  readonly countedKinds: Set<string>;
+  readonly perResource: boolean;
+}
+
+/** Why a planned change waits (reconciler_changes_waiting). */
+const WAITING_REASONS = ['window', 'approval'] as const;
+
+/**
+ * The series of the registry's kinds' metrics (KindModule.metrics), registered in registry
+ * order, and the recording of a pass into them by each kind's own `record`.
+ */
+function kindSeries(registry: Registry): { record(result: PassResult, projects: readonly string[] | undefined): void } {
+  const gauges = new Map<string, Gauge>();
+  const counters = new Map<string, Counter>();
+  const kinds = KIND_MODULES.flatMap((module) => (module.metrics ? [module.metrics] : []));
+  for (const kind of kinds) {
+    for (const [name, definition] of Object.entries(kind.definitions)) {
+      const config = { name, help: definition.help, labelNames: [...definition.labels], registers: [registry] };
+      if (definition.type === 'gauge') gauges.set(name, new Gauge(config));
+      else counters.set(name, new Counter(config));
+    }
+  }
+  const find = <T>(metrics: Map<string, T>, name: string, type: string): T => {
+    const found = metrics.get(name);
+    if (!found) throw new Error(`${name} is not a ${type} of a kind's metrics`);
+    return found;
+  };
+  const series: KindMetricSeries = {
+    set: (name, labels, value) => find(gauges, name, 'gauge').set(labels, value),
+    inc: (name, labels, by = 1) => find(counters, name, 'counter').inc(labels, by),
+    remove: (name, labels) => find(gauges, name, 'gauge').remove(labels),
+  };
+  return {
+    record(result, projects) {
+      for (const kind of kinds) kind.record(result, projects, series);
+    },
+  };
+}
+
+/** The daemon's prom-client metrics on `registry`, created (and so exported) in this order. */
+function daemonSeries(registry: Registry, memory: FleetMemory, clock: Clock) {
+  const metric = metricFactory(registry);
+  return {
+    driftResources: metric.gauge('reconciler_drift_resources'),
+    resourceInSync: metric.gauge('reconciler_resource_in_sync'),
+    reconcileTotal: metric.counter('reconciler_reconcile_total'),
+    reconcileDuration: metric.histogram('reconciler_reconcile_duration_seconds'),
+    applyTotal: metric.counter('reconciler_apply_total'),
+    kinds: kindSeries(registry),
+    apiRequests: metric.counter('reconciler_api_requests_total'),
+    apiDuration: metric.histogram('reconciler_api_request_duration_seconds'),
+    rateLimited: metric.counter('reconciler_api_rate_limited_total'),
+    budgetRemaining: metric.gauge('reconciler_api_budget_remaining'),
+    budgetLimit: metric.gauge('reconciler_api_budget_limit'),
+    queueDepth: metric.gauge('reconciler_queue_depth'),
+    // The observation ages are computed at scrape time.
+    observationAge: metric.gauge('reconciler_observation_age_seconds', function collect() {
+      this.reset();
+      const now = clock.now();
+      for (const [project, at] of memory.observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
+    }),
+    observationAgeMax: metric.gauge('reconciler_observation_age_max_seconds', function collect() {
+      this.reset();
+      if (memory.observedAt.size === 0) return;
+      const now = clock.now();
+      this.set(Math.max(0, (now - Math.min(...memory.observedAt.values())) / 1000));
+    }),
+    ageBound: metric.gauge('reconciler_observation_age_bound_seconds'),
+    maxObservationAge: metric.gauge('reconciler_max_observation_age_seconds'),
+    lastSuccess: metric.gauge('reconciler_last_success_timestamp_seconds'),
+    manifestErrors: metric.gauge('reconciler_manifest_errors'),
+    revisionBroken: metric.gauge('reconciler_revision_broken'),
+    sourceInfo: metric.gauge('reconciler_source_info'),
+    projectStatus: metric.gauge('reconciler_project_status'),
+    projectHealth: metric.gauge('reconciler_project_health'),
+    unownedProjects: metric.gauge('reconciler_unowned_projects'),
+    stateLockHeld: metric.gauge('reconciler_state_lock_held'),
+    driftDetected: metric.counter('reconciler_drift_detected_total'),
+    driftRepaired: metric.counter('reconciler_drift_repaired_total'),
+    resourceCondition: metric.gauge('reconciler_resource_condition'),
+    buildInfo: metric.gauge('reconciler_build_info'),
+    waveState: metric.gauge('reconciler_rollout_wave_state'),
+    changesWaiting: metric.gauge('reconciler_changes_waiting'),
+    projectRevision: metric.gauge('reconciler_project_revision_info'),
+    observed: createObservedGauges(registry),
+  };
+}
+
+type DaemonSeries = ReturnType<typeof daemonSeries>;
+
+/** Series exist from the start so that rate() and absent() behave before the first event. */
+function initialSeries(series: DaemonSeries, build: MetricsOptions['build']): void {
+  for (const reason of WAITING_REASONS) series.changesWaiting.set({ reason }, 0);
+  if (build) series.buildInfo.set(build, 1);
+  for (const result of PASS_RESULTS) series.reconcileTotal.inc({ result }, 0);
+  for (const priority of PRIORITIES) series.queueDepth.set({ priority }, 0);
+  series.manifestErrors.set(0);
+  series.revisionBroken.set(0);
+  series.unownedProjects.set(0);
+  series.stateLockHeld.set(0);
+}
+
+function rebuildResources(series: DaemonSeries, memory: FleetMemory): void {
+  series.driftResources.reset();
+  series.resourceInSync.reset();
+  series.resourceCondition.reset();
+  const drift = new Map<string, { project: string; kind: string; count: number }>();
+  for (const status of memory.resources.values()) {
+    const project = label(status.project);
+    if (memory.perResource) {
+      series.resourceInSync.set({ project, kind: status.kind, name: status.name }, status.state === 'in_sync' ? 1 : 0);
+      series.resourceCondition.set({ project, kind: status.kind, name: status.name, state: status.state }, 1);
+    }
+    const key = `${project}\u0000${status.kind}`;
+    const entry = drift.get(key) ?? { project, kind: status.kind, count: 0 };
+    if (status.state === 'drifted' || memory.foundDrifted.has(status.id)) entry.count += 1;
+    drift.set(key, entry);
+  }
+  for (const { project, kind, count } of drift.values()) series.driftResources.set({ project, kind }, count);
+}
+
+function rebuildObservations(series: DaemonSeries, memory: FleetMemory): void {
+  series.projectStatus.reset();
+  series.projectHealth.reset();
+  for (const observation of memory.observations.values()) {
+    if (observation.status) series.projectStatus.set({ project: observation.name, status: observation.status }, 1);
+    for (const [service, healthy] of Object.entries(observation.health ?? {})) {
+      series.projectHealth.set({ project: observation.name, service }, healthy ? 1 : 0);
+    }
+  }
+}
+
+/** The attempt itself: its result, duration, and each write it made. */
+function recordAttempt(series: DaemonSeries, result: PassResult): void {
+  // A pass the process's stop cut short is neither a success nor a failure.
+  series.reconcileTotal.inc({ result: result.interrupted ? 'interrupted' : result.result });
+  series.reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
+  if (result.result === 'success') series.lastSuccess.set(result.finishedAt / 1000);
+  for (const outcome of result.outcomes) {
+    // Writes only: a readiness wait is a step, and a blocked entry was never attempted (it
+    // shows as reconciler_resource_in_sync 0 and fails the pass).
+    if (!isWriteOutcome(outcome)) continue;
+    series.applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
+  }
+}
+
+/** The rollout: every pass of a set with a Rollout carries its whole state. */
+function recordRollout(series: DaemonSeries, rollout: PassResult['rollout']): void {
+  series.waveState.reset();
+  series.projectRevision.reset();
+  for (const reason of WAITING_REASONS) series.changesWaiting.set({ reason }, rollout?.waiting.filter((w) => w.reason === reason).length ?? 0);
+  if (!rollout) return;
+  for (const wave of rollout.waves) series.waveState.set({ rollout: rollout.name, wave: wave.name, state: wave.state }, 1);
+  for (const [project, applied] of Object.entries(rollout.revisions)) series.projectRevision.set({ project, revision: applied.revision }, 1);
+}
+
+/** The drift counters: what the pass found drifted and repaired, under the trigger that started it. */
+function recordDriftCounters(series: DaemonSeries, memory: FleetMemory, result: PassResult, drifted: readonly PlanEntry[], trigger: MetricsTrigger | undefined): void {
+  // Every kind the pass planned gets its drift series at 0 for each trigger, so that the
+  // first drift is an increase Prometheus sees (a series born at 1 has no increase).
+  for (const kind of new Set(result.plan.entries.map((entry) => entry.kind))) {
+    if (memory.countedKinds.has(kind)) continue;
+    memory.countedKinds.add(kind);
+    for (const each of DRIFT_TRIGGERS) {
+      series.driftDetected.inc({ kind, trigger: each }, 0);
+      series.driftRepaired.inc({ kind, trigger: each }, 0);
+    }
+  }
+  if (!trigger) return;
+  const repaired = new Set(result.outcomes.filter((o) => o.action === 'update' && o.result === 'success').map((o) => o.entryId));
+  for (const entry of drifted) {
+    series.driftDetected.inc({ kind: entry.kind, trigger });
+    if (repaired.has(entry.id)) series.driftRepaired.inc({ kind: entry.kind, trigger });
+  }
+}
+
+/** The resources' states; a pass limited to some projects (`covered`) says nothing about the others: their figures stay. */
+function recordResources(series: DaemonSeries, memory: FleetMemory, result: PassResult, drifted: readonly PlanEntry[], covered: ReadonlySet<string> | undefined): void {
+  for (const [id, status] of memory.resources) {
+    if (!covered || (status.project !== undefined && covered.has(status.project))) {
+      memory.resources.delete(id);
+      memory.foundDrifted.delete(id);
+    }
+  }
+  for (const entry of drifted) memory.foundDrifted.add(entry.id);
+  for (const status of result.resources) memory.resources.set(status.id, status);
+  rebuildResources(series, memory);
+}
+
+/** When each project the pass covered was observed, and its live status and health. */
+function recordObservations(series: DaemonSeries, memory: FleetMemory, result: PassResult, covered: ReadonlySet<string> | undefined): void {
+  const observedProjects = covered ?? new Set(result.projects.map((p) => p.name));
+  for (const project of observedProjects) {
+    const fromPass = result.projects.find((p) => p.name === project)?.observedAt;
+    memory.observedAt.set(project, fromPass ?? result.finishedAt);
+  }
+  if (!covered) {
+    for (const project of [...memory.observations.keys()]) if (!observedProjects.has(project)) memory.observations.delete(project);
+  }
+  for (const observation of result.projects) {
+    if (observation.status !== undefined || observation.health !== undefined) memory.observations.set(observation.name, observation);
+  }
+  rebuildObservations(series, memory);
+}
+
+/** A finished pass: the attempt, then (when the revision loaded) the kinds' own metrics, the rollout, drift, resources and observations. */
+function recordPass(series: DaemonSeries, memory: FleetMemory, result: PassResult, scope: PassScope): void {
+  recordAttempt(series, result);
+  if (result.result === 'invalid') return;
+  series.kinds.record(result, scope.projects);
+  recordRollout(series, result.rollout);
+  const drifted = driftedEntries(result);
+  recordDriftCounters(series, memory, result, drifted, scope.trigger);
+  const covered = scope.projects ? new Set(scope.projects) : undefined;
+  recordResources(series, memory, result, drifted, covered);
+  recordObservations(series, memory, result, covered);
+}
+
+/** Keeps only these projects in per-project series (the rest left the manifests). */
+function retainProjects(series: DaemonSeries, memory: FleetMemory, projects: Iterable<string>): void {
+  const keep = new Set(projects);
+  for (const project of [...memory.observedAt.keys()]) if (!keep.has(project)) memory.observedAt.delete(project);
+  for (const project of [...memory.observations.keys()]) if (!keep.has(project)) memory.observations.delete(project);
+  series.observed.retain(keep);
+  for (const [id, status] of memory.resources) {
+    if (status.project !== undefined && !keep.has(status.project)) {
+      memory.resources.delete(id);
+      memory.foundDrifted.delete(id);
+    }
+  }
+  rebuildResources(series, memory);
+  rebuildObservations(series, memory);
+}
+
 /**
  * Creates the daemon's metrics on `registry` (a fresh one by default, so tests and several
  * daemons in one process never share series).
@@ -175,273 +421,55 @@ export function driftedEntries(result: PassResult): PlanEntry[] {
 export function createMetrics(registry: Registry = new Registry(), options: MetricsOptions = {}): DaemonMetrics {
   const clock = options.clock ?? systemClock;
   if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const memory: FleetMemory = {
+    resources: new Map(),
+    foundDrifted: new Set(),
+    observedAt: new Map(),
+    observations: new Map(),
+    countedKinds: new Set(),
+    perResource: options.perResource ?? true,
+  };
+  const series = daemonSeries(registry, memory, clock);
+  initialSeries(series, options.build);
 
-  const resources = new Map<string, ResourceStatus>();
-  // Resources whose latest observation found them different from their manifest, repaired since or not.
-  const foundDrifted = new Set<string>();
-  const perResource = options.perResource ?? true;
-  const observedAt = new Map<string, number>();
-  const observations = new Map<string, ProjectObservation>();
-
-  const metric = metricFactory(registry);
-  const driftResources = metric.gauge('reconciler_drift_resources');
-  const resourceInSync = metric.gauge('reconciler_resource_in_sync');
-  const reconcileTotal = metric.counter('reconciler_reconcile_total');
-  const reconcileDuration = metric.histogram('reconciler_reconcile_duration_seconds');
-  const applyTotal = metric.counter('reconciler_apply_total');
-  const migrationsPending = metric.gauge('reconciler_migrations_pending');
-  const migrationsApplied = metric.counter('reconciler_migrations_applied_total');
-  const apiRequests = metric.counter('reconciler_api_requests_total');
-  const apiDuration = metric.histogram('reconciler_api_request_duration_seconds');
-  const rateLimited = metric.counter('reconciler_api_rate_limited_total');
-  const budgetRemaining = metric.gauge('reconciler_api_budget_remaining');
-  const budgetLimit = metric.gauge('reconciler_api_budget_limit');
-  const queueDepth = metric.gauge('reconciler_queue_depth');
-  // The observation ages are computed at scrape time.
-  metric.gauge('reconciler_observation_age_seconds', function collect() {
-    this.reset();
-    const now = clock.now();
-    for (const [project, at] of observedAt) this.set({ project }, Math.max(0, (now - at) / 1000));
-  });
-  metric.gauge('reconciler_observation_age_max_seconds', function collect() {
-    this.reset();
-    if (observedAt.size === 0) return;
-    const now = clock.now();
-    this.set(Math.max(0, (now - Math.min(...observedAt.values())) / 1000));
-  });
-  const ageBound = metric.gauge('reconciler_observation_age_bound_seconds');
-  const maxObservationAge = metric.gauge('reconciler_max_observation_age_seconds');
-  const lastSuccess = metric.gauge('reconciler_last_success_timestamp_seconds');
-  const manifestErrors = metric.gauge('reconciler_manifest_errors');
-  const revisionBroken = metric.gauge('reconciler_revision_broken');
-  const sourceInfo = metric.gauge('reconciler_source_info');
-  const projectStatus = metric.gauge('reconciler_project_status');
-  const projectHealth = metric.gauge('reconciler_project_health');
-
-  const unownedProjects = metric.gauge('reconciler_unowned_projects');
-  const stateLockHeld = metric.gauge('reconciler_state_lock_held');
-  const driftDetected = metric.counter('reconciler_drift_detected_total');
-  const driftRepaired = metric.counter('reconciler_drift_repaired_total');
-  const resourceCondition = metric.gauge('reconciler_resource_condition');
-  const buildInfo = metric.gauge('reconciler_build_info');
-  /** Kinds whose drift series exist (at 0 or more). */
-  const countedKinds = new Set<string>();
-
-  const waveState = metric.gauge('reconciler_rollout_wave_state');
-  const changesWaiting = metric.gauge('reconciler_changes_waiting');
-  const projectRevision = metric.gauge('reconciler_project_revision_info');
-  const WAITING_REASONS = ['window', 'approval'] as const;
-  for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, 0);
-
-  const observedGauges = createObservedGauges(registry);
-  if (options.build) buildInfo.set(options.build, 1);
-
-  // Series exist from the start so that rate() and absent() behave before the first event.
-  for (const result of PASS_RESULTS) reconcileTotal.inc({ result }, 0);
-  for (const priority of PRIORITIES) queueDepth.set({ priority }, 0);
-  manifestErrors.set(0);
-  revisionBroken.set(0);
-  unownedProjects.set(0);
-  stateLockHeld.set(0);
-
-  /** Pending migrations per project after the pass, and each migration's outcome. */
-  function recordMigrations(result: PassResult, projects: readonly string[] | undefined): void {
-    const succeeded = new Set(result.outcomes.filter((o) => o.result === 'success').map((o) => o.entryId));
-    const pending = new Map<string, number>();
-    for (const name of projects ?? result.projects.map((p) => p.name)) migrationsPending.remove({ project: name });
-    for (const entry of result.plan.entries) {
-      if (entry.kind !== 'Migration' || entry.project === undefined) continue;
-      const waiting = entry.action === 'create' && !entry.observeOnly && !succeeded.has(entry.id) ? 1 : 0;
-      pending.set(entry.project, (pending.get(entry.project) ?? 0) + waiting);
-    }
-    for (const [project, count] of pending) migrationsPending.set({ project }, count);
-    for (const outcome of result.outcomes) {
-      if (outcome.kind !== 'Migration') continue;
-      const project = result.plan.entries.find((e) => e.id === outcome.entryId)?.project;
-      if (project === undefined) continue;
-      if (outcome.action === 'blocked') migrationsApplied.inc({ project, result: 'blocked' });
-      else if (outcome.action === 'create' && outcome.result === 'success') migrationsApplied.inc({ project, result: 'applied' });
-      else if (outcome.action === 'create' && outcome.result === 'failed') migrationsApplied.inc({ project, result: 'failed' });
-    }
-  }
-
-  function rebuildResources(): void {
-    driftResources.reset();
-    resourceInSync.reset();
-    resourceCondition.reset();
-    const drift = new Map<string, { project: string; kind: string; count: number }>();
-    for (const status of resources.values()) {
-      const project = label(status.project);
-      if (perResource) {
-        resourceInSync.set({ project, kind: status.kind, name: status.name }, status.state === 'in_sync' ? 1 : 0);
-        resourceCondition.set({ project, kind: status.kind, name: status.name, state: status.state }, 1);
-      }
-      const key = `${project}\u0000${status.kind}`;
-      const entry = drift.get(key) ?? { project, kind: status.kind, count: 0 };
-      if (status.state === 'drifted' || foundDrifted.has(status.id)) entry.count += 1;
-      drift.set(key, entry);
-    }
-    for (const { project, kind, count } of drift.values()) driftResources.set({ project, kind }, count);
-  }
-
-  function rebuildObservations(): void {
-    projectStatus.reset();
-    projectHealth.reset();
-    for (const observation of observations.values()) {
-      if (observation.status) projectStatus.set({ project: observation.name, status: observation.status }, 1);
-      for (const [service, healthy] of Object.entries(observation.health ?? {})) {
-        projectHealth.set({ project: observation.name, service }, healthy ? 1 : 0);
-      }
-    }
-  }
-
-  const metrics: DaemonMetrics = {
+  return {
     registry,
     contentType: registry.contentType,
-
     requestFinished({ method, route, code, durationSeconds }) {
-      apiRequests.inc({ method, route, code });
-      apiDuration.observe({ method, route }, durationSeconds);
+      series.apiRequests.inc({ method, route, code });
+      series.apiDuration.observe({ method, route }, durationSeconds);
     },
-    rateLimited() {
-      rateLimited.inc();
-    },
+    rateLimited: () => series.rateLimited.inc(),
     budget(remaining, limit) {
-      budgetRemaining.set(remaining);
-      budgetLimit.set(limit);
+      series.budgetRemaining.set(remaining);
+      series.budgetLimit.set(limit);
     },
-    queueDepth(priority: Priority, depth: number) {
-      queueDepth.set({ priority }, depth);
-    },
-
-    recordPass(result, scope = {}) {
-      // A pass the process's stop cut short is neither a success nor a failure.
-      reconcileTotal.inc({ result: result.interrupted ? 'interrupted' : result.result });
-      reconcileDuration.observe(Math.max(0, (result.finishedAt - result.startedAt) / 1000));
-      if (result.result === 'success') lastSuccess.set(result.finishedAt / 1000);
-      for (const outcome of result.outcomes) {
-        // Writes only: a readiness wait is a step, and a blocked entry was never attempted (it
-        // shows as reconciler_resource_in_sync 0 and fails the pass).
-        if (!isWriteOutcome(outcome)) continue;
-        applyTotal.inc({ kind: outcome.kind, action: outcome.action, result: outcome.result });
-      }
-      if (result.result === 'invalid') return;
-      recordMigrations(result, scope.projects);
-      // The rollout: every pass of a set with a Rollout carries its whole state.
-      waveState.reset();
-      projectRevision.reset();
-      for (const reason of WAITING_REASONS) changesWaiting.set({ reason }, result.rollout?.waiting.filter((w) => w.reason === reason).length ?? 0);
-      if (result.rollout) {
-        for (const wave of result.rollout.waves) waveState.set({ rollout: result.rollout.name, wave: wave.name, state: wave.state }, 1);
-        for (const [project, applied] of Object.entries(result.rollout.revisions)) projectRevision.set({ project, revision: applied.revision }, 1);
-      }
-
-      const drifted = driftedEntries(result);
-      // Every kind the pass planned gets its drift series at 0 for each trigger, so that the
-      // first drift is an increase Prometheus sees (a series born at 1 has no increase).
-      for (const kind of new Set(result.plan.entries.map((entry) => entry.kind))) {
-        if (countedKinds.has(kind)) continue;
-        countedKinds.add(kind);
-        for (const trigger of DRIFT_TRIGGERS) {
-          driftDetected.inc({ kind, trigger }, 0);
-          driftRepaired.inc({ kind, trigger }, 0);
-        }
-      }
-      if (scope.trigger) {
-        const repaired = new Set(result.outcomes.filter((o) => o.action === 'update' && o.result === 'success').map((o) => o.entryId));
-        for (const entry of drifted) {
-          driftDetected.inc({ kind: entry.kind, trigger: scope.trigger });
-          if (repaired.has(entry.id)) driftRepaired.inc({ kind: entry.kind, trigger: scope.trigger });
-        }
-      }
-
-      const covered = scope.projects ? new Set(scope.projects) : undefined;
-      // A pass limited to some projects says nothing about the others: keep their figures.
-      for (const [id, status] of resources) {
-        if (!covered || (status.project !== undefined && covered.has(status.project))) {
-          resources.delete(id);
-          foundDrifted.delete(id);
-        }
-      }
-      for (const entry of drifted) foundDrifted.add(entry.id);
-      for (const status of result.resources) resources.set(status.id, status);
-      rebuildResources();
-
-      const observedProjects = covered ?? new Set(result.projects.map((p) => p.name));
-      for (const project of observedProjects) {
-        const fromPass = result.projects.find((p) => p.name === project)?.observedAt;
-        observedAt.set(project, fromPass ?? result.finishedAt);
-      }
-      if (!covered) {
-        for (const project of [...observations.keys()]) if (!observedProjects.has(project)) observations.delete(project);
-      }
-      for (const observation of result.projects) {
-        if (observation.status !== undefined || observation.health !== undefined) observations.set(observation.name, observation);
-      }
-      rebuildObservations();
-    },
-
-    recordInvalidRevision() {
-      reconcileTotal.inc({ result: 'invalid' });
-    },
-
-    setUnownedProjects(count) {
-      unownedProjects.set(count);
-    },
-    setStateLockHeld(held) {
-      stateLockHeld.set(held ? 1 : 0);
-    },
-    setManifestErrors(count) {
-      manifestErrors.set(count);
-    },
-    setRevisionBroken(broken) {
-      revisionBroken.set(broken ? 1 : 0);
-    },
-
+    queueDepth: (priority: Priority, depth: number) => series.queueDepth.set({ priority }, depth),
+    recordPass: (result, scope = {}) => recordPass(series, memory, result, scope),
+    recordInvalidRevision: () => series.reconcileTotal.inc({ result: 'invalid' }),
+    setUnownedProjects: (count) => series.unownedProjects.set(count),
+    setStateLockHeld: (held) => series.stateLockHeld.set(held ? 1 : 0),
+    setManifestErrors: (count) => series.manifestErrors.set(count),
+    setRevisionBroken: (broken) => series.revisionBroken.set(broken ? 1 : 0),
     setSourceRevision(revision) {
-      sourceInfo.reset();
-      if (revision) sourceInfo.set({ revision }, 1);
+      series.sourceInfo.reset();
+      if (revision) series.sourceInfo.set({ revision }, 1);
     },
-
-    setObservationAgeBound(seconds) {
-      ageBound.set(seconds);
-    },
-    setMaxObservationAge(seconds) {
-      maxObservationAge.set(seconds);
-    },
-
+    setObservationAgeBound: (seconds) => series.ageBound.set(seconds),
+    setMaxObservationAge: (seconds) => series.maxObservationAge.set(seconds),
     setObserved(projects, at) {
-      for (const project of projects) observedAt.set(project, at);
+      for (const project of projects) memory.observedAt.set(project, at);
     },
-
     setProjectObservations(list) {
       for (const { observed, ...observation } of list) {
-        observations.set(observation.name, observation);
-        if (observed) observedGauges.set(observation.name, observed);
+        memory.observations.set(observation.name, observation);
+        if (observed) series.observed.set(observation.name, observed);
       }
-      rebuildObservations();
+      rebuildObservations(series, memory);
     },
-
-    retainProjects(projects) {
-      const keep = new Set(projects);
-      for (const project of [...observedAt.keys()]) if (!keep.has(project)) observedAt.delete(project);
-      for (const project of [...observations.keys()]) if (!keep.has(project)) observations.delete(project);
-      observedGauges.retain(keep);
-      for (const [id, status] of resources) {
-        if (status.project !== undefined && !keep.has(status.project)) {
-          resources.delete(id);
-          foundDrifted.delete(id);
-        }
-      }
-      rebuildResources();
-      rebuildObservations();
-    },
-
-    render() {
-      return registry.metrics();
-    },
+    retainProjects: (projects) => retainProjects(series, memory, projects),
+    render: () => registry.metrics(),
   };
-  return metrics;
 }
 
 /**

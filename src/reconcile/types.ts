@@ -254,6 +254,19 @@ export interface KindModule<K extends string = ResourceKind> {
    * by name. Absent: the document reads no file and affects the project its `spec.project` names.
    */
   readonly files?: KindFiles;
+  /**
+   * The kind's own metrics: the daemon registers every kind's definitions and hands each pass
+   * to its `record` (src/daemon/metrics.ts iterates the registry, never names a kind).
+   */
+  readonly metrics?: KindMetrics;
+  /**
+   * What a pass tells of a project beyond its resources (the schema version of its
+   * migrations): the status record keeps it, the fleet view and `reconcile status` show it
+   * (src/status/ and the live report iterate the registry, never name a kind).
+   */
+  readonly status?: KindStatus;
+  /** The plan's markdown (`--output markdown`): blocks of the kind's own after the table of entries. */
+  readonly render?: KindRender;
   /** True when the manifests manage anything of this kind for the project (else no reads at all). */
   manages(project: ProjectScope, ctx: KindContext): boolean;
   plan(project: ProjectScope, ctx: KindContext): Promise<PlanEntry[]>;
@@ -277,6 +290,73 @@ export interface KindFiles {
   readAt: 'load' | 'pass';
   /** The Project manifest names (among `documents`) a change to the document or its files affects. */
   affects(document: AnyDocument, documents: readonly AnyDocument[]): string[];
+}
+
+/** One metric of a kind: its type, label names and help text (the public interface: docs/operations.md documents each). */
+export interface KindMetricDefinition {
+  type: 'gauge' | 'counter';
+  labels: readonly string[];
+  help: string;
+}
+
+/** The series of a kind's metrics, by metric name (one of its `definitions`, of the right type). */
+export interface KindMetricSeries {
+  /** Sets a gauge's series. */
+  set(name: string, labels: Record<string, string>, value: number): void;
+  /** Adds `by` (default 1; 0 makes the series exist) to a counter's series. */
+  inc(name: string, labels: Record<string, string>, by?: number): void;
+  /** Removes a gauge's series. */
+  remove(name: string, labels: Record<string, string>): void;
+}
+
+/** KindModule.metrics: the kind's metrics and how a pass changes them. */
+export interface KindMetrics {
+  /** Metric name (`reconciler_...`) to its definition. */
+  readonly definitions: Readonly<Record<string, KindMetricDefinition>>;
+  /**
+   * Records a finished pass that loaded (an invalid revision records nothing): `projects`, the
+   * projects the pass was limited to (undefined: the whole fleet); series of other projects stay.
+   */
+  record(result: PassResult, projects: readonly string[] | undefined, series: KindMetricSeries): void;
+}
+
+/** KindModule.status: facts of a project a pass leaves, by fact name; values are names and versions, never a secret. */
+export interface KindStatus {
+  /**
+   * The facts of each project after the pass (project manifest name to fact name to value):
+   * the status record keeps them as fields of the project (`schemaVersion`) until a pass that
+   * covers the project replaces them, and the fleet view copies them. Names must not collide
+   * with the record's own fields or another kind's.
+   */
+  facts(result: PassResult): Map<string, Record<string, string>>;
+  /** The fact names `facts` may give, in the order the record and the view list them. */
+  readonly fields: readonly string[];
+  /** `reconcile status` (the recorded view) as text: a table under `heading`, one row per project that has a fact. */
+  readonly table: {
+    heading: string;
+    /** Column headers after PROJECT. */
+    columns: readonly string[];
+    /** The cells after the project's name, from its facts; undefined: the project has none and gets no row. */
+    row(facts: Readonly<Record<string, unknown>>): string[] | undefined;
+  };
+  /**
+   * `reconcile status --live`: a field of each project's report made from the kind's plan
+   * entries of that project (none: no field), and the lines it prints under the project.
+   */
+  readonly report?: {
+    field: string;
+    of(entries: readonly PlanEntry[]): unknown;
+    lines(value: unknown): string[];
+  };
+}
+
+/** KindModule.render: how the plan's renderers show what only this kind has. */
+export interface KindRender {
+  /**
+   * Markdown blocks after the plan's table, for the entries the table lists (all kinds');
+   * `inline` escapes text for a table cell or a `<summary>`.
+   */
+  markdown(entries: readonly PlanEntry[], inline: (text: string) => string): string[];
 }
 
 /** What a kind's export works with: one readable live project, whose Project document is exported already. */

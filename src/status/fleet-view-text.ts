@@ -1,10 +1,12 @@
 // `reconcile status` (the recorded view, from a daemon or the state directory) as text: one
 // summary line, the condition (a broken revision with its errors first), the freshness, a
-// table of projects, then what is not in sync, the changes not made yet (each once: held by
-// the rollout or pending, and why) and the recent errors. JSON output is the view itself (`GET /status`).
+// table of projects, then the facts the kinds give of them (the schema versions of Migrations),
+// what is not in sync, the changes not made yet (each once: held by the rollout or pending, and
+// why) and the recent errors. JSON output is the view itself (`GET /status`).
 import type { FleetView, PendingView } from './fleet-view.js';
 import { stateTable as table } from '../reconcile/render/format.js';
 import { printable } from '../manifests/printable.js';
+import { KIND_MODULES } from '../reconcile/registry.js';
 
 function seconds(value: number | undefined): string {
   return value === undefined ? '-' : `${Math.round(value)} s`;
@@ -16,6 +18,23 @@ function pendingRows(changes: PendingView[]): string[][] {
     // Names and reasons quote the manifests (a rule's name among them): no control character reaches the terminal.
     ...changes.map((c) => [c.project, `${c.kind}/${c.name}`, c.action, c.state, c.waitingFor, c.since, c.reason ?? ''].map(printable)),
   ];
+}
+
+/** A table of each kind's facts (KindModule.status: the schema versions of Migrations), one row per project that has them. */
+function kindFactTables(view: FleetView, color: boolean): string[] {
+  const out: string[] = [];
+  for (const module of KIND_MODULES) {
+    const facts = module.status?.table;
+    if (!facts) continue;
+    const rows = view.projects.flatMap((project) => {
+      const cells = facts.row(project);
+      return cells ? [[project.name, ...cells].map(printable)] : [];
+    });
+    if (rows.length === 0) continue;
+    out.push('', facts.heading);
+    out.push(...table([['PROJECT', ...facts.columns], ...rows], color, -1).map((line) => `  ${line}`));
+  }
+  return out;
 }
 
 export function renderFleetViewText(view: FleetView, options: { color: boolean; from: string }): string {
@@ -57,11 +76,7 @@ export function renderFleetViewText(view: FleetView, options: { color: boolean; 
       1,
     ),
   );
-  const schemas = view.projects.filter((project) => project.schemaVersion !== undefined);
-  if (schemas.length > 0) {
-    out.push('', 'Schema versions (Migrations)');
-    out.push(...table([['PROJECT', 'VERSION'], ...schemas.map((project) => [project.name, project.schemaVersion!].map(printable))], options.color, -1).map((line) => `  ${line}`));
-  }
+  out.push(...kindFactTables(view, options.color));
   const notInSync = [...view.fleet.map((r) => ({ project: '', r })), ...view.projects.flatMap((project) => project.resources.map((r) => ({ project: project.name, r })))].filter(({ r }) => r.state !== 'in_sync');
   if (notInSync.length > 0) {
     out.push('', 'Not in sync');

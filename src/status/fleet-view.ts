@@ -4,8 +4,9 @@
 // Its `condition` is the one-glance answer, in the manner of Flux's Ready/Stalled conditions
 // and Argo's sync and health statuses but in one word: a broken revision first, then what
 // failed, what drifted, what the rollout holds and what converges.
+import { KIND_MODULES } from '../reconcile/registry.js';
 import { RESOURCE_STATES, type ResourceState } from '../reconcile/types.js';
-import { HELD_REASONS, type BrokenRevision, type PendingChange, type RecordedError, type ResourceRecord, type RolloutView, type StatusRecord } from './status-record.js';
+import { HELD_REASONS, type BrokenRevision, type PendingChange, type ProjectRecord, type RecordedError, type ResourceRecord, type RolloutView, type StatusRecord } from './status-record.js';
 
 export type { RolloutView } from './status-record.js';
 
@@ -50,11 +51,15 @@ export interface ProjectView {
   /** The revision last applied without a failure, and when. */
   revision?: string;
   appliedAt?: string;
-  /** The latest version in its migrations history (projects with Migrations documents). */
-  schemaVersion?: string;
   resources: ResourceView[];
   pending: PendingView[];
   lastError?: ErrorView;
+  /**
+   * The facts the registry's kinds give of the project (KindModule.status), each a field of its
+   * own: `schemaVersion`, the latest version in its migrations history (projects with
+   * Migrations documents).
+   */
+  [fact: string]: unknown;
 }
 
 /**
@@ -181,6 +186,14 @@ function resourceView(resource: ResourceRecord, id: string, fallbackAt: number |
   return { id, ...rest, ...(at !== undefined ? { observedAt: iso(at), ageSeconds: age(now, at)! } : {}) };
 }
 
+/** The kinds' facts of a project (KindModule.status), in registry order, as the record keeps them. */
+function kindFacts(project: ProjectRecord | undefined): Record<string, unknown> {
+  const facts: Record<string, unknown> = {};
+  if (!project) return facts;
+  for (const module of KIND_MODULES) for (const field of module.status?.fields ?? []) if (project[field]) facts[field] = project[field];
+  return facts;
+}
+
 export function buildFleetView(record: StatusRecord, context: ViewContext): FleetView {
   const { now } = context;
   const names = context.projects ? [...context.projects] : Object.keys(record.projects);
@@ -221,7 +234,7 @@ export function buildFleetView(record: StatusRecord, context: ViewContext): Flee
       ...(at !== undefined ? { observedAt: iso(at), ageSeconds: age(now, at)! } : {}),
       ...(project?.revision ? { revision: project.revision } : {}),
       ...(project?.appliedAt !== undefined ? { appliedAt: iso(project.appliedAt) } : {}),
-      ...(project?.schemaVersion ? { schemaVersion: project.schemaVersion } : {}),
+      ...kindFacts(project),
       resources: resourceViews,
       pending,
       ...(project?.lastError ? { lastError: { ...project.lastError, at: iso(project.lastError.at) } } : {}),

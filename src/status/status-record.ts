@@ -7,7 +7,7 @@
 // scrubbed messages only: never a value.
 import { scrubMessage } from '../util/scrub.js';
 import type { ManifestError } from '../manifests/types.js';
-import { compareVersions } from '../manifests/migrations.js';
+import { KIND_MODULES } from '../reconcile/registry.js';
 import { stateOfPlanEntry } from '../reconcile/summary.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, WaveState } from '../reconcile/types.js';
 import type { RolloutSummary } from '../reconcile/rollout/gate.js';
@@ -103,11 +103,15 @@ export interface ProjectRecord {
   revision?: string;
   /** When that revision was applied (ms since the epoch). */
   appliedAt?: number;
-  /** The latest version in the project's migrations history, as the last pass left it (projects with Migrations documents). */
-  schemaVersion?: string;
   resources: ResourceRecord[];
   pending: PendingChange[];
   lastError?: RecordedError;
+  /**
+   * The facts the registry's kinds give of the project (KindModule.status), as the last pass
+   * that covered it left them, each a field of its own: `schemaVersion`, the latest version in
+   * its migrations history (projects with Migrations documents).
+   */
+  [fact: string]: unknown;
 }
 
 export interface StatusRecord {
@@ -174,60 +178,52 @@ function waitOf(entry: PlanEntry, result: PassResult, outcome: PassResult['outco
   return { waitingFor: 'not-applied', reason: 'the pass ended before it' };
 }
 
-/**
- * Each project's schema version after the pass: the latest version its history held when
- * planned, or a later one the pass applied (`null` when no migration is recorded).
- */
-function migrationVersions(result: PassResult): Map<string, string | undefined> {
-  const applied = new Set(result.outcomes.filter((o) => o.kind === 'Migration' && o.action === 'create' && o.result === 'success').map((o) => o.entryId));
-  const versions = new Map<string, string | undefined>();
-  for (const entry of result.plan.entries) {
-    if (entry.kind !== 'Migration' || entry.project === undefined) continue;
-    const target = entry.target as { latest?: string; version?: string } | undefined;
-    const candidates = [versions.get(entry.project), target?.latest, applied.has(entry.id) ? target?.version : undefined];
-    versions.set(entry.project, candidates.reduce<string | undefined>((max, v) => (v === undefined ? max : max === undefined || compareVersions(v, max) > 0 ? v : max), undefined));
-  }
-  return versions;
+/** What a pass left of one project while it is folded in. */
+interface ProjectFold {
+  resources: ResourceRecord[];
+  pending: PendingChange[];
+  errors: RecordedError[];
+  failed: boolean;
 }
 
-/**
- * Folds a finished pass into the record (a new record; the old one is not changed). A pass
- * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
- * no longer saw. An invalid pass (the manifests did not load) changes nothing but the broken
- * revision it names (foldManifests).
- */
-export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
-  if (result.result === 'invalid') return result.manifestErrors.length > 0 ? foldManifests(record, result.revision ?? scope.revision, result.manifestErrors, at) : record;
-  const revision = result.revision ?? scope.revision;
-  const outcomes = new Map(result.outcomes.map((outcome) => [outcome.entryId, outcome]));
-  const statuses = new Map(result.resources.map((status) => [status.id, status]));
-  const seen = new Map<string, { resources: ResourceRecord[]; pending: PendingChange[]; errors: RecordedError[]; failed: boolean }>();
-  const fleet: ResourceRecord[] = [];
-  const errors: RecordedError[] = [];
-  const slot = (project: string) => {
-    let found = seen.get(project);
-    if (!found) {
-      found = { resources: [], pending: [], errors: [], failed: false };
-      seen.set(project, found);
-    }
-    return found;
-  };
-  for (const observation of result.projects) slot(observation.name);
-  const previousPending = new Map<string, PendingChange>();
-  for (const project of Object.values(record.projects)) for (const change of project.pending) previousPending.set(change.id, change);
+/** A pass being folded into the record: each project's part, the fleet's resources, the errors, every resource described by id. */
+interface Fold {
+  readonly result: PassResult;
+  readonly at: number;
+  readonly projects: Map<string, ProjectFold>;
+  readonly fleet: ResourceRecord[];
+  readonly errors: RecordedError[];
+  readonly described: Map<string, ResourceRecord>;
+}
 
-  const described = new Map<string, ResourceRecord>();
-  const observedOf = (project: string | undefined) => (project === undefined ? undefined : result.projects.find((p) => p.name === project)?.observedAt);
-  const addResource = (id: string, item: { kind: ResourceKind; name: string; project?: string }, resource: ResourceRecord) => {
-    if (described.has(id)) return;
-    described.set(id, resource);
-    const project = ownerOf(item);
-    if (resource.observedAt !== undefined && resource.observedAt === observedOf(project)) delete resource.observedAt;
-    if (project === undefined) fleet.push(resource);
-    else slot(project).resources.push(resource);
-  };
-  for (const status of result.resources) {
-    addResource(status.id, status, {
+function emptyProjectFold(): ProjectFold {
+  return { resources: [], pending: [], errors: [], failed: false };
+}
+
+function projectFold(fold: Fold, project: string): ProjectFold {
+  let found = fold.projects.get(project);
+  if (!found) {
+    found = emptyProjectFold();
+    fold.projects.set(project, found);
+  }
+  return found;
+}
+
+/** Records a resource once (the pass's own status wins over its plan entry), under its project or the fleet. */
+function addResource(fold: Fold, id: string, item: { kind: ResourceKind; name: string; project?: string }, resource: ResourceRecord): void {
+  if (fold.described.has(id)) return;
+  fold.described.set(id, resource);
+  const project = ownerOf(item);
+  const observedAt = project === undefined ? undefined : fold.result.projects.find((p) => p.name === project)?.observedAt;
+  if (resource.observedAt !== undefined && resource.observedAt === observedAt) delete resource.observedAt;
+  if (project === undefined) fold.fleet.push(resource);
+  else projectFold(fold, project).resources.push(resource);
+}
+
+/** The resources the pass reported a status for. */
+function foldStatuses(fold: Fold): void {
+  for (const status of fold.result.resources) {
+    addResource(fold, status.id, status, {
       kind: status.kind,
       name: status.name,
       state: status.state,
@@ -236,10 +232,19 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
       ...(status.observedAt !== undefined ? { observedAt: status.observedAt } : {}),
     });
   }
+}
+
+/** The plan's entries: the resources no status described, and each change not made yet (since when it waits for the same reason). */
+function foldEntries(fold: Fold, record: StatusRecord): void {
+  const { result, at } = fold;
+  const outcomes = new Map(result.outcomes.map((outcome) => [outcome.entryId, outcome]));
+  const statuses = new Map(result.resources.map((status) => [status.id, status]));
+  const previousPending = new Map<string, PendingChange>();
+  for (const project of Object.values(record.projects)) for (const change of project.pending) previousPending.set(change.id, change);
   for (const entry of result.plan.entries) {
     const state = stateOfPlanEntry(entry);
     const status = statuses.get(entry.id);
-    addResource(entry.id, entry, {
+    addResource(fold, entry.id, entry, {
       kind: entry.kind,
       name: entry.name,
       state,
@@ -251,7 +256,7 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
     const wait = waitOf(entry, result, outcomes.get(entry.id));
     if (project !== undefined && wait) {
       const earlier = previousPending.get(entry.id);
-      slot(project).pending.push({
+      projectFold(fold, project).pending.push({
         id: entry.id,
         kind: entry.kind,
         name: entry.name,
@@ -262,6 +267,11 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
       });
     }
   }
+}
+
+/** Each failed outcome: an error of the pass and of its project, and its resource failed whatever the plan said. */
+function foldFailures(fold: Fold): void {
+  const { result, at } = fold;
   for (const outcome of result.outcomes) {
     if (outcome.result !== 'failed') continue;
     const entry = result.plan.entries.find((e) => e.id === outcome.entryId);
@@ -272,60 +282,87 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
       resource: outcome.entryId,
       message: outcome.error ? scrubMessage(`${outcome.error.type}: ${outcome.error.message}`) : 'failed',
     };
-    errors.push(error);
+    fold.errors.push(error);
     if (project !== undefined) {
-      const target = slot(project);
+      const target = projectFold(fold, project);
       target.failed = true;
       target.errors.push(error);
     }
-    // The resource's state is failed whatever the plan said.
-    const item = described.get(outcome.entryId);
+    const item = fold.described.get(outcome.entryId);
     if (item) {
       item.state = 'failed';
       item.message = error.message;
     }
   }
+}
 
-  const schemaVersions = migrationVersions(result);
+/** The facts of each project the registry's kinds give (KindModule.status: the schema version of its migrations). */
+function kindFacts(result: PassResult): Map<string, Record<string, string>> {
+  const facts = new Map<string, Record<string, string>>();
+  for (const module of KIND_MODULES) {
+    if (!module.status) continue;
+    for (const [project, own] of module.status.facts(result)) facts.set(project, { ...facts.get(project), ...own });
+  }
+  return facts;
+}
+
+/** One project the pass covered, as the record keeps it: what it found, the revision applied, the kinds' facts, an error that stands. */
+function projectRecord(fold: Fold, name: string, before: ProjectRecord | undefined, revision: string | undefined, facts: Record<string, string> | undefined): ProjectRecord {
+  const { result } = fold;
+  const found = fold.projects.get(name) ?? emptyProjectFold();
+  const observation = result.projects.find((p) => p.name === name);
+  // Applied: written (not a dry run) with nothing failed or held back; converging on the service's side is fine.
+  const holding = found.pending.some((change) => change.waitingFor !== 'service');
+  const applied = !result.dryRun && !found.failed && !holding && revision !== undefined;
+  const next: ProjectRecord = {
+    ...(observation?.ref ?? before?.ref ? { ref: observation?.ref ?? before?.ref } : {}),
+    ...(observation?.status ? { status: observation.status } : {}),
+    observedAt: observation?.observedAt ?? result.finishedAt,
+    resources: found.resources.sort(byKindThenName),
+    pending: found.pending,
+  };
+  if (applied) {
+    next.revision = revision;
+    next.appliedAt = before?.revision === revision && before.appliedAt !== undefined ? before.appliedAt : fold.at;
+  } else if (before?.revision !== undefined) {
+    next.revision = before.revision;
+    if (before.appliedAt !== undefined) next.appliedAt = before.appliedAt;
+  }
+  Object.assign(next, facts);
+  // An error clears once its resource is applied or read back in sync.
+  const lastError = found.errors[found.errors.length - 1] ?? before?.lastError;
+  if (errorStands(lastError, fold.described, found.failed)) next.lastError = lastError;
+  return next;
+}
+
+/**
+ * Folds a finished pass into the record (a new record; the old one is not changed). A pass
+ * limited to some projects replaces only theirs; a full pass replaces all and drops projects it
+ * no longer saw. An invalid pass (the manifests did not load) changes nothing but the broken
+ * revision it names (foldManifests).
+ */
+export function foldPass(record: StatusRecord, result: PassResult, scope: PassScope, at: number): StatusRecord {
+  if (result.result === 'invalid') return result.manifestErrors.length > 0 ? foldManifests(record, result.revision ?? scope.revision, result.manifestErrors, at) : record;
+  const revision = result.revision ?? scope.revision;
+  const fold: Fold = { result, at, projects: new Map(), fleet: [], errors: [], described: new Map() };
+  for (const observation of result.projects) projectFold(fold, observation.name);
+  foldStatuses(fold);
+  foldEntries(fold, record);
+  foldFailures(fold);
+
+  const facts = kindFacts(result);
   // A pass limited to some projects, or one that failed (it may have stopped before seeing all), keeps the others.
   const projects: Record<string, ProjectRecord> = scope.projects || result.result === 'failed' ? { ...record.projects } : {};
-  const covered = scope.projects ? new Set(scope.projects) : new Set(seen.keys());
-  for (const name of [...covered].sort()) {
-    const found = seen.get(name) ?? { resources: [], pending: [], errors: [], failed: false };
-    const before = record.projects[name];
-    const observation = result.projects.find((p) => p.name === name);
-    // Applied: written (not a dry run) with nothing failed or held back; converging on the service's side is fine.
-    const holding = found.pending.some((change) => change.waitingFor !== 'service');
-    const applied = !result.dryRun && !found.failed && !holding && revision !== undefined;
-    const next: ProjectRecord = {
-      ...(observation?.ref ?? before?.ref ? { ref: observation?.ref ?? before?.ref } : {}),
-      ...(observation?.status ? { status: observation.status } : {}),
-      observedAt: observation?.observedAt ?? result.finishedAt,
-      resources: found.resources.sort(byKindThenName),
-      pending: found.pending,
-    };
-    if (applied) {
-      next.revision = revision;
-      next.appliedAt = before?.revision === revision && before.appliedAt !== undefined ? before.appliedAt : at;
-    } else if (before?.revision !== undefined) {
-      next.revision = before.revision;
-      if (before.appliedAt !== undefined) next.appliedAt = before.appliedAt;
-    }
-    const schemaVersion = schemaVersions.get(name);
-    if (schemaVersion) next.schemaVersion = schemaVersion;
-    // An error clears once its resource is applied or read back in sync.
-    const lastError = found.errors[found.errors.length - 1] ?? before?.lastError;
-    if (errorStands(lastError, described, found.failed)) next.lastError = lastError;
-    projects[name] = next;
-  }
-  const fleetResources = fleet.length > 0 || !scope.projects ? fleet.sort(byKindThenName) : record.fleet;
+  const covered = scope.projects ? new Set(scope.projects) : new Set(fold.projects.keys());
+  for (const name of [...covered].sort()) projects[name] = projectRecord(fold, name, record.projects[name], revision, facts.get(name));
+  const fleetResources = fold.fleet.length > 0 || !scope.projects ? fold.fleet.sort(byKindThenName) : record.fleet;
   return {
     version: STATUS_RECORD_VERSION,
     updatedAt: at,
     ...(revision !== undefined ? { revision } : record.revision !== undefined ? { revision: record.revision } : {}),
     projects,
     fleet: fleetResources,
-    errors: [...errors.reverse(), ...record.errors].slice(0, MAX_RECENT_ERRORS),
+    errors: [...fold.errors.reverse(), ...record.errors].slice(0, MAX_RECENT_ERRORS),
     // Every pass of a set with a Rollout carries its whole state; a set without one has none.
     ...(result.rollout ? { rollouts: [rolloutView(result.rollout)] } : {}),
     ...(record.broken && !scope.newestCheckout ? { broken: record.broken } : {}),

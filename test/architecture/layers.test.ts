@@ -21,10 +21,8 @@ const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
   'bench/freshness-daemon.ts: daemonFreshnessThroughWrites',
   'cli/commands/reconcile.ts: executePass',
   'cli/commands/watch.ts: runDaemon',
-  'daemon/metrics.ts: createMetrics',
   'daemon/trigger.ts: triggerRoutes',
   'manifests/cross-checks.ts: crossCheck',
-  'status/status-record.ts: foldPass',
 ];
 
 /** A file written by a generator (`npm run generate:api`, `npm run generate:schemas`): its header says so. */
@@ -99,7 +97,7 @@ describe('the layers of src/', () => {
 
   it('leaves out the generated files, and only them', () => {
     const generated = filesBelow(SRC).filter((file) => isGenerated(readFileSync(file, 'utf8'))).map((file) => relative(SRC, file)).sort();
-    expect(generated).toEqual(['api/endpoints.ts', 'api/operation-facts.ts', 'api/types.ts', 'manifests/schema-types.ts']);
+    expect(generated).toEqual(['api/endpoints.ts', 'api/operation-facts.ts', 'api/types.ts', 'manifests/schema-types.ts', 'reconcile/resource-kinds.ts']);
   });
 
   it('sees the imports it checks (the scan is not vacuous)', () => {

@@ -1,8 +1,10 @@
 // A kind is one module: a made-up kind whose documents read files of the checkout (seed-kind.ts,
-// a file facet like Migrations') is added with its module and one registry line, and nothing
-// else. The registry line is the one mocked here (KIND_MODULES and SUB_RESOURCES with the kind
-// appended); the daemon's change detection and the revision of a checkout without git then map a
-// changed file of the kind to the projects the kind says, through the registry alone.
+// a file facet like Migrations'), with a metric and a status fact of its own, is added with its
+// module and one registry line, and nothing else. The registry line is the one mocked here
+// (KIND_MODULES and SUB_RESOURCES with the kind appended); the daemon's change detection and the
+// revision of a checkout without git then map a changed file of the kind to the projects the kind
+// says, the daemon's metrics export its metric, the status record, the fleet view and `reconcile
+// status` show its fact, and the generated list of resource kinds names it, through the registry alone.
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,9 +23,17 @@ import { buildSchemas } from '../../src/manifests/schema-source.js';
 import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
 import { CONFIG_SECTIONS, DOCUMENT_SCHEMAS, KIND_MODULES } from '../../src/reconcile/registry.js';
 import { REPO } from '../manifests/helpers.js';
-import { seedKind } from './seed-kind.js';
+import { SEED_PENDING_METRIC, seedKind } from './seed-kind.js';
 import { sha256Hex } from '../../src/reconcile/kinds/common.js';
-import { createProject, projectDoc, runKinds, scope, startHarness } from '../kinds/harness.js';
+import { createProject, projectDoc, runKinds, scope, startHarness, type KindsPass } from '../kinds/harness.js';
+import { METRIC_DEFINITIONS, createMetrics } from '../../src/daemon/metrics.js';
+import { emptyStatusRecord, foldPass } from '../../src/status/status-record.js';
+import { buildFleetView } from '../../src/status/fleet-view.js';
+import { renderFleetViewText } from '../../src/status/fleet-view-text.js';
+import { buildStatusReport, renderStatusJson, renderStatusText } from '../../src/reconcile/kinds/status-report.js';
+import { summarizePlan } from '../../src/reconcile/summary.js';
+import { renderResourceKinds } from '../../src/tools/generate-schemas.js';
+import type { PassResult } from '../../src/reconcile/types.js';
 
 const openapi = JSON.parse(readFileSync(join(REPO, 'schemas/api/openapi.json'), 'utf8'));
 /** The kind as the loader takes it before `npm run generate:schemas` has written its schema. */
@@ -136,6 +146,66 @@ describe('a kind with files, through the real plan and apply steps', () => {
       expect((await h.api.listAllSecrets(ref)).find((s) => s.name === 'SEED_USERS_CSV')?.value).toBe(sha256Hex('id,name\n1,ada\n'));
       const steady = await runKinds(h, [scope(shop, [seed])], { dryRun: true });
       expect(steady.entries.map((e) => e.action)).toEqual(['noop']);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+/** A pass of one project made of the kinds' own plan and apply (the engine's steps). */
+function passOf(run: KindsPass, project: { name: string; ref: string }, dryRun: boolean, at: number): PassResult {
+  return {
+    startedAt: at,
+    finishedAt: at,
+    dryRun,
+    manifestErrors: [],
+    plan: summarizePlan(run.entries),
+    outcomes: run.outcomes,
+    resources: [],
+    projects: [{ name: project.name, ref: project.ref, status: 'ACTIVE_HEALTHY', observedAt: at }],
+    result: 'success',
+    requests: 0,
+  };
+}
+
+describe('a kind with a metric and a status fact, added as its module and one registry line', () => {
+  it('is in the list of resource kinds `npm run generate:schemas` writes, after the registry\'s others', () => {
+    expect(renderResourceKinds()).toContain("  'Branch',\n  'Seed',\n] as const;\n");
+  });
+
+  it('exports its metric, keeps and shows its fact, from the plan and apply of the kind itself', async () => {
+    const h = await startHarness();
+    try {
+      await mkdir(join(h.root, 'data'), { recursive: true });
+      await writeFile(join(h.root, 'data', 'users.csv'), 'id,name\n1,ada\n');
+      await writeFile(join(h.root, 'data', 'orders.csv'), 'id\n');
+      const ref = await createProject(h, 'shop');
+      const shop = projectDoc('shop', ref, h.root);
+      const seed = { apiVersion: 'reconciler/v1', kind: 'Seed', metadata: { name: 'fixtures' }, spec: { projects: ['shop'], directory: 'data' }, source: { file: 'seed.yaml', line: 1, column: 1, dir: h.root } } as never;
+      const metrics = createMetrics(undefined, { processMetrics: false });
+      const T = Date.UTC(2026, 0, 1);
+
+      // A dry run: both files planned, none written.
+      const planned = passOf(await runKinds(h, [scope(shop, [seed])], { dryRun: true }), { name: 'shop', ref }, true, T);
+      expect(METRIC_DEFINITIONS).toHaveProperty(SEED_PENDING_METRIC, seedKind.metrics!.definitions[SEED_PENDING_METRIC]);
+      metrics.recordPass(planned);
+      const text = await metrics.render();
+      expect(text).toContain(`# HELP ${SEED_PENDING_METRIC} Files of the Seed documents not yet written to the project.\n# TYPE ${SEED_PENDING_METRIC} gauge\n${SEED_PENDING_METRIC}{project="shop"} 2\n`);
+      const report = buildStatusReport(planned, new Map(), T);
+      expect(JSON.parse(renderStatusJson(report)).projects[0].seed).toEqual({ files: 2, toWrite: 2 });
+      expect(renderStatusText(report, { color: false })).toContain('\n  Seed: 2 files, 2 to write\n');
+      let record = foldPass(emptyStatusRecord(), planned, {}, T);
+      expect(record.projects.shop!.seededFiles).toBe('0/2');
+
+      // The apply writes both: nothing pending, every file written, in the record and the view.
+      const applied = passOf(await runKinds(h, [scope(shop, [seed])], { dryRun: false }), { name: 'shop', ref }, false, T + 1000);
+      metrics.recordPass(applied);
+      expect(await metrics.render()).toContain(`${SEED_PENDING_METRIC}{project="shop"} 0\n`);
+      record = foldPass(record, applied, {}, T + 1000);
+      expect(JSON.parse(JSON.stringify(record)).projects.shop.seededFiles).toBe('2/2');
+      const view = buildFleetView(record, { now: T + 2000, source: 'state-dir' });
+      expect(view.projects[0]).toMatchObject({ name: 'shop', seededFiles: '2/2' });
+      expect(renderFleetViewText(view, { color: false, from: 'the state directory' })).toMatch(/\n\nSeeded files \(Seed\)\n {2}PROJECT +WRITTEN\n {2}shop +2\/2\n/);
     } finally {
       await h.close();
     }

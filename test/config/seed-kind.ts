@@ -1,13 +1,15 @@
 // A made-up kind whose documents read files of the checkout, like Migrations: a `Seed` names a
 // directory and the projects it seeds; each file below the directory becomes the project secret
-// `SEED_<FILE>`. Everything about the kind is in this module, its file facet included.
+// `SEED_<FILE>`. Everything about the kind is in this module: its file facet, its metric (the
+// files not written yet, by project) and its status fact (the files written of all), as
+// Migrations declares its files, its metrics and the schema version.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
 import type { AnyDocument, ManifestKind } from '../../src/manifests/types.js';
 import { POLICY } from '../../src/manifests/schema-source.js';
 import { makeEntry } from '../../src/reconcile/diff.js';
 import { projectDependency, refAtApply, sha256Hex, sourceOf } from '../../src/reconcile/kinds/common.js';
-import type { KindModule, ProjectScope, ResourceKind } from '../../src/reconcile/types.js';
+import type { KindModule, PassResult, PlanEntry, ProjectScope, ResourceKind } from '../../src/reconcile/types.js';
 
 export interface SeedDocument {
   kind: 'Seed';
@@ -32,6 +34,23 @@ async function seedFiles(seed: SeedDocument): Promise<Map<string, string>> {
     if (entry.isFile()) files.set(entry.name, await readFile(join(directory, entry.name), 'utf8'));
   }
   return files;
+}
+
+/** The metric the kind declares. */
+export const SEED_PENDING_METRIC = 'reconciler_seed_files_pending';
+
+/** Each project's Seed files after a pass, and how many of them are not written (planned as a write the pass did not make). */
+function seedCounts(result: PassResult): Map<string, { files: number; pending: number }> {
+  const written = new Set(result.outcomes.filter((o) => o.result === 'success').map((o) => o.entryId));
+  const counts = new Map<string, { files: number; pending: number }>();
+  for (const entry of result.plan.entries) {
+    if (entry.kind !== SEED || entry.project === undefined) continue;
+    const count = counts.get(entry.project) ?? { files: 0, pending: 0 };
+    count.files += 1;
+    if (entry.action !== 'noop' && !written.has(entry.id)) count.pending += 1;
+    counts.set(entry.project, count);
+  }
+  return counts;
 }
 
 export const seedKind: KindModule = {
@@ -63,6 +82,23 @@ export const seedKind: KindModule = {
     affects: (document, documents) => {
       const declared = new Set(documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
       return (document as unknown as SeedDocument).spec.projects.filter((name) => declared.has(name));
+    },
+  },
+  metrics: {
+    definitions: { [SEED_PENDING_METRIC]: { type: 'gauge', labels: ['project'], help: 'Files of the Seed documents not yet written to the project.' } },
+    record(result, projects, series) {
+      for (const name of projects ?? result.projects.map((p) => p.name)) series.remove(SEED_PENDING_METRIC, { project: name });
+      for (const [project, count] of seedCounts(result)) series.set(SEED_PENDING_METRIC, { project }, count.pending);
+    },
+  },
+  status: {
+    facts: (result) => new Map([...seedCounts(result)].map(([project, count]) => [project, { seededFiles: `${count.files - count.pending}/${count.files}` }])),
+    fields: ['seededFiles'],
+    table: { heading: 'Seeded files (Seed)', columns: ['WRITTEN'], row: (facts) => (facts.seededFiles === undefined ? undefined : [String(facts.seededFiles)]) },
+    report: {
+      field: 'seed',
+      of: (entries: readonly PlanEntry[]) => (entries.length === 0 ? undefined : { files: entries.length, toWrite: entries.filter((e) => e.action !== 'noop').length }),
+      lines: (value) => [`Seed: ${(value as { files: number }).files} files, ${(value as { toWrite: number }).toWrite} to write`],
     },
   },
   manages: (scope, ctx) => seedsOf(scope.name, ctx.documents).length > 0,

@@ -7,11 +7,12 @@ import { CONFIG_SECTIONS } from '../../src/reconcile/registry.js';
 import { REPO } from './helpers.js';
 
 // The schemas are the single source of truth: the committed schemas must be exactly what the
-// generator makes from openapi.json, and the types and the reference pages under docs/reference/ must be what the schemas make.
+// generator makes from openapi.json, and the types and the reference pages under docs/reference/ must be what the schemas make;
+// the list of resource kinds (src/reconcile/resource-kinds.ts) must be what the registry's modules declare.
 describe('generated manifest artifacts', () => {
   const files = generatedFiles(REPO);
 
-  it('covers the schemas, the types and the reference pages', () => {
+  it('covers the schemas, the types, the reference pages and the list of resource kinds', () => {
     expect([...files.keys()].sort()).toEqual([
       'docs/reference/branch.md',
       'docs/reference/common.md',
@@ -33,6 +34,7 @@ describe('generated manifest artifacts', () => {
       'schemas/secrets.schema.json',
       'schemas/sso-provider.schema.json',
       'src/manifests/schema-types.ts',
+      'src/reconcile/resource-kinds.ts',
     ]);
   });
 

@@ -1,5 +1,6 @@
 // `ResourceKind` comes from a leaf list (src/reconcile/resource-kinds.ts), so the contract does
-// not import the modules that implement it; the registry is checked against that list here.
+// not import the modules that implement it. `npm run generate:schemas` writes it from the
+// registry (test/manifests/schema-drift.test.ts checks it is up to date); here, its content.
 import { describe, expect, it } from 'vitest';
 import { RESOURCE_KINDS } from '../../src/reconcile/resource-kinds.js';
 import { FLEET_MODULES, KIND_MODULES } from '../../src/reconcile/registry.js';

@@ -15,6 +15,7 @@ import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDoc
 import { makeEntry } from '../diff.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { migrationsFor, selectorMatches } from './migrations-index.js';
+import { migrationsMetrics, migrationsRender, migrationsStatus } from './migrations-report.js';
 import { checkoutRootOf, DocumentGoneError, isObserveOnly, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
 
 /** The SQLSTATE the guard raises when the version is already recorded (another applier was first). */
@@ -214,6 +215,10 @@ export const migrationsKind: KindModule<'Migration'> = {
     reads: (doc, root) => [directoryOf(doc, (doc as MigrationsDocument).spec.path, root)],
     affects: (doc, documents) => selectedProjects(doc as MigrationsDocument, documents),
   },
+  // Pending and applied migrations by project, the schema version each project is left at, the SQL of a pending file.
+  metrics: migrationsMetrics,
+  status: migrationsStatus,
+  render: migrationsRender,
   manages(project, ctx) {
     return migrationsOf(project, ctx.documents).length > 0;
   },

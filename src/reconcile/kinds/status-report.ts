@@ -1,6 +1,7 @@
 // `reconcile status`: every managed resource of every project, in sync / drifted / pending /
 // failed with the time it was last observed, plus the observed-only facts of each project.
 // Built from a dry pass (the plan) and the observed reads; rendered as text or JSON.
+import { KIND_MODULES } from '../registry.js';
 import { stateOfPlanEntry } from '../summary.js';
 import type { PassResult, PlanEntry, ResourceKind, ResourceState, ResourceStatus } from '../types.js';
 import type { ObservedProjectState } from './observed.js';
@@ -26,10 +27,14 @@ export interface ProjectStatus {
   observedAt?: string;
   resources: StatusResource[];
   observed?: ObservedProjectState;
-  /** The latest version in the project's migrations history (Migrations documents), and how many files are pending. */
-  schema?: { version: string | null; pending: number };
   /** With a Rollout document: the revision last applied to the project in full. */
   appliedRevision?: string;
+  /**
+   * What the registry's kinds report of the project from their plan entries (KindModule.status),
+   * each a field of its own: `schema`, the latest version in its migrations history and how many
+   * files are pending (Migrations documents).
+   */
+  [field: string]: unknown;
 }
 
 interface StatusReport {
@@ -118,6 +123,25 @@ function ownerOf(item: { kind: ResourceKind; name: string; project?: string }): 
   return item.kind === 'Project' ? { project: item.name } : {};
 }
 
+/** The fields the registry's kinds report of one project from its plan entries (KindModule.status.report), in registry order. */
+function kindReports(entries: readonly PlanEntry[]): Record<string, unknown> {
+  const fields: Record<string, unknown> = {};
+  for (const module of KIND_MODULES) {
+    const report = module.status?.report;
+    const value = report?.of(entries.filter((e) => e.kind === module.kind));
+    if (report && value !== undefined) fields[report.field] = value;
+  }
+  return fields;
+}
+
+/** The lines the registry's kinds print under a project for the fields they reported. */
+function kindReportLines(project: ProjectStatus): string[] {
+  return KIND_MODULES.flatMap((module) => {
+    const report = module.status?.report;
+    return report && project[report.field] !== undefined ? report.lines(project[report.field]) : [];
+  });
+}
+
 export function buildStatusReport(result: PassResult, observed: ReadonlyMap<string, ObservedProjectState>, now: number): StatusReport {
   const byId = new Map(result.resources.map((r) => [r.id, r]));
   const all: Array<StatusResource & { project?: string }> = [];
@@ -163,11 +187,7 @@ export function buildStatusReport(result: PassResult, observed: ReadonlyMap<stri
     if (at) project.observedAt = at;
     const facts = info?.ref ? observed.get(info.ref) : undefined;
     if (facts) project.observed = facts;
-    const migrations = result.plan.entries.filter((e) => e.kind === 'Migration' && e.project === name);
-    if (migrations.length > 0) {
-      const latest = migrations.map((e) => (e.target as { latest?: string } | undefined)?.latest).find((v) => v !== undefined);
-      project.schema = { version: latest ?? null, pending: migrations.filter((e) => e.action === 'create').length };
-    }
+    Object.assign(project, kindReports(result.plan.entries.filter((e) => e.project === name)));
     return project;
   });
   const report: StatusReport = {
@@ -269,9 +289,7 @@ export function renderStatusText(report: StatusReport, options: { color: boolean
     out.push('', `Project ${project.name}${project.ref ? ` (ref ${project.ref}${project.status ? `, ${project.status}` : ''})` : ' (not created yet)'}${project.observedAt ? `, observed ${project.observedAt}` : ''}${project.appliedRevision ? `, applied revision ${shortRevision(project.appliedRevision)}` : ''}`);
     if (project.resources.length) out.push(...table(resourceRows(project.resources), options.color, 2).map((l) => `  ${l}`));
     else out.push('  (no managed resources)');
-    if (project.schema) {
-      out.push(`  Schema version: ${project.schema.version ?? '(no migration applied)'}${project.schema.pending ? `, ${project.schema.pending} migration${project.schema.pending === 1 ? '' : 's'} pending` : ''}`);
-    }
+    out.push(...kindReportLines(project).map((l) => `  ${l}`));
     if (project.observed) {
       out.push(`  Observed only (read ${new Date(project.observed.observedAt).toISOString()}):`);
       out.push(...observedLines(project.observed).map((l) => `    ${l}`));

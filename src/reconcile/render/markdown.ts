@@ -5,6 +5,7 @@
 import type { FieldChange, PassResult, PlanEntry } from '../types.js';
 import type { RateSpec } from '../../util/rate.js';
 import { applyForecast, applyForecastLine } from '../forecast.js';
+import { KIND_MODULES } from '../registry.js';
 import {
   foldTemplateChanges, isTemplateChange, projectOf, templateChangeLine, type TemplateChange,
   changeMarker, changeText, entryMarker, entryNote, observationFailure, observationFailureLine, interruptedText, outcomeCounts, problemLabel, refusedLine, rolloutLines, summaryLine, verifyLine, visibleEntries, waitLine,
@@ -119,7 +120,8 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
       out.push('```', '', '</details>');
     }
     for (const item of listedItems) if (isTemplateChange(item)) out.push(...templateProjects(item));
-    out.push(...migrationSql(listed));
+    // What only a kind shows of its entries (the SQL of a pending migration).
+    for (const module of KIND_MODULES) if (module.render) out.push(...module.render.markdown(listed, inline));
   }
   const refused = refusedLine(result);
   if (refused) out.push('', `**${inline(refused)}**`);
@@ -140,38 +142,6 @@ function renderWith(result: PassResult, options: MarkdownOptions, shown: number)
   }
   out.push('', `Result: **${result.result}**.`);
   return `${out.join('\n')}\n`;
-}
-
-/**
- * The SQL of each pending migration among the entries, once per file and content however many
- * projects it is pending in, each folded.
- */
-function migrationSql(entries: readonly PlanEntry[]): string[] {
-  const files = new Map<string, { file: string; version: string; digest: string; sql: string; statements: number; projects: number }>();
-  for (const entry of entries) {
-    const target = entry.target as { file?: string; version?: string; digest?: string; sql?: string; statements?: number } | undefined;
-    if (entry.kind !== 'Migration' || entry.action !== 'create' || !target?.file || target.sql === undefined) continue;
-    const key = `${target.file}\0${target.digest}`;
-    const known = files.get(key);
-    if (known) known.projects++;
-    else files.set(key, { file: target.file, version: target.version ?? '', digest: target.digest ?? '', sql: target.sql, statements: target.statements ?? 0, projects: 1 });
-  }
-  const out: string[] = [];
-  for (const file of files.values()) {
-    // A fence longer than any run of backticks in the SQL.
-    const fence = '`'.repeat(Math.max(3, ...[...file.sql.matchAll(/`+/g)].map((m) => m[0].length + 1)));
-    out.push(
-      '',
-      `<details><summary>${inline(file.file)} (${plural(file.statements, 'statement', 'statements')}, digest ${file.digest.slice(0, 12)}, pending in ${plural(file.projects, 'project', 'projects')})</summary>`,
-      '',
-      `${fence}sql`,
-      file.sql,
-      fence,
-      '',
-      '</details>',
-    );
-  }
-  return out;
 }
 
 /** A template change's lines in the details: once, with the fields every project shares. */
