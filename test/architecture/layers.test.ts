@@ -23,7 +23,6 @@ const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
   'cli/commands/watch.ts: runDaemon',
   'daemon/metrics.ts: createMetrics',
   'daemon/trigger.ts: triggerRoutes',
-  'manifests/cross-checks.ts: crossCheck',
   'status/status-record.ts: foldPass',
 ];
 
