@@ -22,7 +22,6 @@ const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
   'cli/commands/reconcile.ts: executePass',
   'cli/commands/watch.ts: runDaemon',
   'daemon/metrics.ts: createMetrics',
-  'daemon/trigger.ts: triggerRoutes',
   'status/status-record.ts: foldPass',
 ];
 
