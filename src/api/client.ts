@@ -1,70 +1,24 @@
 // The one place where the client's parts are composed: transport, authentication, the
 // budget and its persisted window, the priority dispatcher, retries and telemetry. Each part
 // lives in its own module and knows nothing of the others.
-import type { Clock } from '../util/clock.js';
-import { systemClock } from '../util/clock.js';
-import type { RateSpec } from '../util/rate.js';
-import type { Logger } from '../util/logger.js';
-import { silentLogger } from '../util/logger.js';
-import type { ApiTelemetry } from './telemetry.js';
-import { noopTelemetry } from './telemetry.js';
+import type { WaitProgress } from '../util/progress.js';
+import { AbortWatch, Closing } from './abort-watch.js';
 import type { TokenSource } from './auth.js';
-import { OAUTH_TOKEN_ROUTE, type OAuthTokenSource } from './oauth-token.js';
-import { backoffDelay, validateRetryPolicy, type RetryPolicy } from './backoff.js';
-import { maxHeaderWaitMs } from './budget.js';
 import { ClientClosedError } from './client-closed-error.js';
+import { attemptOnce, decide, type Call, type Outcome } from './client-attempt.js';
+import { createBudget, createWaitProgress, createWindowStore, type ClientBudget } from './client-budget.js';
+import { Exchanges, type ClientStats } from './client-exchange.js';
+import { clientSettings, type ClientOptions, type ClientSettings } from './client-settings.js';
 import { Dispatcher, type AcquireSend } from './dispatcher.js';
 import { ManagementApi } from './endpoints.js';
-import { errorForResponse, readSuccessBody } from './error-mapping.js';
-import { RateLimitedError, TransientError, UnauthorizedError } from './errors.js';
-import { parseRateLimitHeaders } from './rate-limit-headers.js';
-import { BudgetSet, rateKey, USER_KEY, type RateModel } from './rate-model.js';
-import { encodeBody, withQuery } from './request-body.js';
-import { fillRoute, type ApiRequest, type ApiResponse, type Priority, type RequestCaller } from './request.js';
-import { DEFAULT_TIMEOUTS, TransportFailure, undiciTransport, type Transport, type TransportResponse } from './transport.js';
-import { loadWindow, WindowWriter } from './window-store.js';
-import { WaitProgress } from '../util/progress.js';
-import { checkFence } from '../util/state-fence.js';
+import { OAUTH_TOKEN_ROUTE, type OAuthTokenSource } from './oauth-token.js';
+import { rateKey, USER_KEY } from './rate-model.js';
+import type { ApiRequest, ApiResponse, Priority, RequestCaller } from './request.js';
+import { undiciTransport, type Transport } from './transport.js';
+import type { WindowWriter } from './window-store.js';
 
 export { ClientClosedError } from './client-closed-error.js';
-
-export interface ClientOptions {
-  /** Base URL of the API, for example `http://127.0.0.1:8787` (a path prefix is kept). */
-  baseUrl: string;
-  auth: TokenSource;
-  /** The request budget; default 50 per 60 s, leaving room for others who share the user's limit. */
-  rate?: RateSpec;
-  /**
-   * How the service counts (default `user`): `user`, one budget at `rate`; `scoped`, one per
-   * user-scoped call group and per scope and endpoint, each at the share `rate.limit / 60` of
-   * the limit its answers announce (see rate-model.ts).
-   */
-  rateModel?: RateModel;
-  /** Where `request-window.json` is kept; without it the window lives in memory only. */
-  stateDir?: string;
-  clock?: Clock;
-  telemetry?: ApiTelemetry;
-  /** Requests in flight at once (default 4). */
-  concurrency?: number;
-  log?: Logger;
-  timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
-  retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRateLimitRetries?: number };
-  /** Replaces the undici transport (tests drive the client on a fake clock with it). */
-  transport?: Transport;
-  /** Random source for jitter (default Math.random). */
-  random?: () => number;
-}
-
-interface ClientStats {
-  /** Requests sent (every attempt, token refreshes included). */
-  sent: number;
-  /** 429 answers received. */
-  rateLimited: number;
-  /** Attempts after the first, for any reason. */
-  retries: number;
-  /** Sends per `METHOD /route/{template}`. */
-  byRoute: Record<string, number>;
-}
+export { DEFAULT_RATE, type ClientOptions } from './client-settings.js';
 
 export interface ApiClient {
   api: ManagementApi;
@@ -76,423 +30,185 @@ export interface ApiClient {
   close(): Promise<void>;
 }
 
-export const DEFAULT_RATE: RateSpec = { limit: 50, windowMs: 60_000 };
-const DEFAULT_CONCURRENCY = 4;
-
-interface Call {
-  readonly request: ApiRequest;
-  readonly priority: Priority;
-  readonly project: string;
-  readonly key: string;
-  readonly resolve: (response: ApiResponse<unknown>) => void;
-  readonly reject: (error: unknown) => void;
-  transientRetries: number;
-  rateLimitRetries: number;
-  reauthenticated: boolean;
-  /** Removes the abort listener (a daemon passes one long-lived signal to every call). */
-  detach: () => void;
+export async function createClient(options: ClientOptions): Promise<ApiClient> {
+  const settings = clientSettings(options);
+  const budget = await createBudget(settings);
+  const windowStore = createWindowStore(settings, budget);
+  const transport = settings.transport ?? undiciTransport({ origin: settings.origin, timeouts: settings.timeouts, connections: settings.concurrency + 1 });
+  const client = new Client(settings, { budget, windowStore, transport });
+  budget.report();
+  return {
+    // The API sees the calls alone, not the rest of the client.
+    api: new ManagementApi({ call: <T>(request: ApiRequest) => client.call<T>(request) }),
+    stats: () => client.stats(),
+    budget: () => budget.user.snapshot(settings.clock.now()),
+    onIdle: () => client.onIdle(),
+    close: () => client.close(),
+  };
 }
 
-/** What one attempt came to. */
-type Outcome =
-  | { kind: 'done'; response: ApiResponse<unknown> }
-  | { kind: 'failed'; error: unknown }
-  | { kind: 'again'; afterMs: number };
-
-function positiveNumber(name: string, value: unknown, whole: boolean): void {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
-    throw new TypeError(`Expected \`${name}\` to be a ${whole ? 'whole' : 'finite'} number > 0, got \`${String(value)}\` (${typeof value})`);
-  }
-}
-
-function parseBaseUrl(baseUrl: string): { origin: string; basePath: string } {
-  let url: URL;
-  try {
-    url = new URL(baseUrl);
-  } catch {
-    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL, got \`${baseUrl}\``);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new TypeError(`Expected \`baseUrl\` to be an absolute http(s) URL, got \`${baseUrl}\``);
-  }
-  return { origin: url.origin, basePath: url.pathname.replace(/\/+$/, '') };
+/** What a client is composed of, besides its settings. */
+interface ClientParts {
+  budget: ClientBudget;
+  /** Keeps the request window in the state directory (none without one). */
+  windowStore: WindowWriter | undefined;
+  transport: Transport;
 }
 
 function isOAuthSource(auth: TokenSource): auth is OAuthTokenSource {
   return typeof (auth as Partial<OAuthTokenSource>).attachSender === 'function';
 }
 
-export async function createClient(options: ClientOptions): Promise<ApiClient> {
-  if (!options || typeof options !== 'object') throw new TypeError('Expected `options` to be an object');
-  const { origin, basePath } = parseBaseUrl(options.baseUrl);
-  if (!options.auth || typeof options.auth.token !== 'function') throw new TypeError('Expected `auth` to be a TokenSource');
-  const rate = options.rate ?? DEFAULT_RATE;
-  const rateModel = options.rateModel ?? 'user';
-  if (rateModel !== 'user' && rateModel !== 'scoped') throw new TypeError(`Expected \`rateModel\` to be \`user\` or \`scoped\`, got \`${String(rateModel)}\``);
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  positiveNumber('concurrency', concurrency, true);
-  const timeouts = { ...DEFAULT_TIMEOUTS };
-  for (const [key, value] of Object.entries(options.timeouts ?? {})) {
-    if (value === undefined) continue;
-    positiveNumber(`timeouts.${key}`, value, false);
-    timeouts[key as keyof typeof timeouts] = value;
-  }
-  const policy: RetryPolicy = validateRetryPolicy(options.retry);
-  const clock = options.clock ?? systemClock;
-  const log = options.log ?? silentLogger;
-  const telemetry = options.telemetry ?? noopTelemetry;
-  const random = options.random ?? Math.random;
-  const auth = options.auth;
-
-  const loaded = options.stateDir ? await loadWindow(options.stateDir) : undefined;
-  // Claimed sends lie a little in the future, and stay there; times further ahead than a window
-  // (a clock that has since stepped back) are taken as now, and a block as at most the longest
-  // wait a header may impose: a skewed or tampered file must delay a start, never stall it for good.
-  const startedAt = clock.now();
-  const initial = loaded && {
-    sends: loaded.sends.map((t) => (t > startedAt + rate.windowMs ? startedAt : t)),
-    blockedUntil: Math.min(loaded.blockedUntil, startedAt + maxHeaderWaitMs(rate.windowMs)),
-  };
-  const budgets = new BudgetSet({ model: rateModel, rate, random, ...(initial ? { initial } : {}) });
-  // Metrics and the persisted window follow the user's budget (the only one in the `user` model).
-  const budget = budgets.user;
-  const transport = options.transport ?? undiciTransport({ origin, timeouts, connections: concurrency + 1 });
-
-  const stats: ClientStats = { sent: 0, rateLimited: 0, retries: 0, byRoute: {} };
-  let closed = false;
-  const closing = new AbortController();
-  let unsettled = 0;
-  let idleWaiters: Array<() => void> = [];
-
-  const reportBudget = () => {
-    const snapshot = budget.snapshot(clock.now());
-    telemetry.budget(snapshot.remaining, snapshot.effectiveLimit);
-  };
-
-  const writer = options.stateDir
-    ? new WindowWriter({
-        stateDir: options.stateDir,
-        clock,
-        debounceMs: Math.min(1_000, rate.windowMs / 20),
-        // One fsync per tenth of the budget; a restart after a crash counts at most that many
-        // sends that never happened, a twentieth of a window ahead.
-        claimCount: Math.max(1, Math.ceil(rate.limit / 10)),
-        claimMs: Math.min(1_000, rate.windowMs / 20),
-        snapshot: () => ({ version: 1, windowMs: rate.windowMs, ...budget.persistable(clock.now()) }),
-        ...(initial ? { loaded: initial.sends } : {}),
-        onError: (error) => log.error({ err: error }, 'could not persist the request window'),
-      })
-    : undefined;
-
-  // Requests waiting for the budget or out a 429 block are silent work: say so, then again every
-  // few seconds of clock time while they still wait.
-  const waitProgress = new WaitProgress(clock, () => {
-    if (closed) return false;
-    const stall = dispatcher.stall();
-    if (!stall) return false;
-    const blockedMs = budgets.get(stall.key).blockedFor(clock.now());
-    const seconds = (ms: number) => Math.ceil(ms / 1000);
-    if (blockedMs > 0) {
-      log.info(
-        { wait: 'rate-limit', queued: stall.queued, remainingS: seconds(blockedMs) },
-        `rate limited (429): sending again in ${seconds(blockedMs)}s, ${stall.queued} ${stall.queued === 1 ? 'request' : 'requests'} waiting`,
-      );
-    } else {
-      // Why: the window's sends, some of them perhaps by earlier runs that kept it in the state directory.
-      const now = clock.now();
-      const earlier = (initial?.sends ?? []).filter((t) => t > now - rate.windowMs && t <= now).length;
-      const why = earlier > 0 ? ` (${earlier} of the requests of the last ${rate.windowMs / 1000}s were sent by earlier runs with this state directory, whose request window this run continues)` : '';
-      log.info(
-        { wait: 'budget', queued: stall.queued, nextInS: seconds(stall.waitMs), limit: rate.limit, windowS: rate.windowMs / 1000, earlierRuns: earlier },
-        `waiting for the request budget (${rate.limit} per ${rate.windowMs / 1000}s): ${stall.queued} queued, next slot in ${seconds(stall.waitMs)}s${why}`,
-      );
-    }
-    return true;
-  });
-
-  const dispatcher: Dispatcher<Call> = new Dispatcher<Call>({
-    clock,
-    budgets,
-    concurrency,
-    run: (call, acquire) => attempt(call, acquire),
+/** The dispatcher of a client's calls, in priority order within its budget and concurrency. */
+function createDispatcher(
+  settings: ClientSettings,
+  parts: ClientParts,
+  hooks: { run: (call: Call, acquire: AcquireSend) => Promise<void>; sent: () => void; stalled: (waitMs: number) => void },
+): Dispatcher<Call> {
+  const { budget, windowStore } = parts;
+  return new Dispatcher<Call>({
+    clock: settings.clock,
+    budgets: budget.budgets,
+    concurrency: settings.concurrency,
+    run: hooks.run,
     onSend: () => {
-      stats.sent += 1;
-      writer?.sent();
-      reportBudget();
+      hooks.sent();
+      windowStore?.sent();
+      budget.report();
     },
-    onDepth: (priority, depth) => telemetry.queueDepth(priority, depth),
-    onStall: (_key, waitMs) => waitProgress.stalled(waitMs),
-    ...(writer ? { beforeSend: (now: number) => writer.beforeSend(now) } : {}),
+    onDepth: (priority, depth) => settings.telemetry.queueDepth(priority, depth),
+    onStall: (_key, waitMs) => hooks.stalled(waitMs),
+    ...(windowStore ? { beforeSend: (now: number) => windowStore.beforeSend(now) } : {}),
   });
+}
 
-  const settle = (call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }) => {
-    call.detach();
-    if ('response' in outcome) call.resolve(outcome.response);
-    else call.reject(outcome.error);
-    unsettled -= 1;
-    if (unsettled === 0) {
-      const waiters = idleWaiters;
-      idleWaiters = [];
-      for (const wake of waiters) wake();
-    }
-  };
+/** The calls of one client: queued, attempted, retried and settled; refused once it is closed. */
+class Client implements RequestCaller {
+  readonly #settings: ClientSettings;
+  readonly #parts: ClientParts;
+  readonly #stats: ClientStats = { sent: 0, rateLimited: 0, retries: 0, byRoute: {} };
+  readonly #closing = new Closing();
+  readonly #exchanges: Exchanges;
+  readonly #waitProgress: WaitProgress;
+  readonly #dispatcher: Dispatcher<Call>;
+  readonly #watch = new AbortWatch<Call>((call, reason) => {
+    if (this.#dispatcher.remove(call)) this.#settle(call, { error: reason });
+  });
+  #closed = false;
+  #unsettled = 0;
+  #idleWaiters: Array<() => void> = [];
 
-  /** One HTTP exchange, holding its place in its key's budget from its send until its answer. */
-  const exchange = async (
-    request: Pick<ApiRequest, 'method' | 'route'> & { key: string },
-    path: string,
-    headers: Record<string, string>,
-    body: string | FormData | undefined,
-    acquire: AcquireSend,
-    signal: AbortSignal | undefined,
-  ): Promise<TransportResponse> => {
-    const key = `${request.method} ${request.route}`;
-    let started: number | undefined;
-    let response: TransportResponse | undefined;
-    try {
-      response = await acquire(() => {
-        // Fenced: a write goes out only while this process still holds the state directory's
-        // lock, checked right before the send (a write already sent cannot be recalled).
-        if (options.stateDir !== undefined && request.method !== 'GET') checkFence(options.stateDir);
-        stats.byRoute[key] = (stats.byRoute[key] ?? 0) + 1;
-        started = clock.now();
-        return transport.send({ method: request.method, path, headers, body, ...(signal ? { signal } : {}) });
-        // Waiting for the budget (possibly a whole 429 block) ends on close; a request in flight does not.
-      }, signal ? withClosing(signal) : closing.signal);
-      return response;
-    } finally {
-      if (started !== undefined) settleExchange(request, started, response);
-    }
-  };
-
-  /** Accounts for one finished exchange: telemetry, and what its answer says about the budget. */
-  const settleExchange = (request: Pick<ApiRequest, 'method' | 'route'> & { key: string }, started: number, response: TransportResponse | undefined): void => {
-    telemetry.requestFinished({
-      method: request.method,
-      route: request.route,
-      code: response ? String(response.status) : 'error',
-      durationSeconds: Math.max(0, clock.now() - started) / 1000,
+  constructor(settings: ClientSettings, parts: ClientParts) {
+    this.#settings = settings;
+    this.#parts = parts;
+    this.#exchanges = new Exchanges({ settings, ...parts, stats: this.#stats, closing: this.#closing });
+    this.#waitProgress = createWaitProgress(settings, parts.budget, () => this.#dispatcher.stall(), () => this.#closed);
+    this.#dispatcher = createDispatcher(settings, parts, {
+      run: (call, acquire) => this.#attempt(call, acquire),
+      sent: () => (this.#stats.sent += 1),
+      stalled: (waitMs) => this.#waitProgress.stalled(waitMs),
     });
-    if (response) {
-      const keyBudget = budgets.get(request.key);
-      const limits = parseRateLimitHeaders(response.headers, { maxWaitMs: keyBudget.maxWaitMs, now: clock.now() });
-      budgets.learn(request.key, limits);
-      if (response.status === 429) {
-        stats.rateLimited += 1;
-        telemetry.rateLimited();
-        const outcome = keyBudget.rateLimited(clock.now(), limits);
-        writer?.changed();
-        const fields = { method: request.method, route: request.route, key: request.key, waitMs: outcome.waitMs, effectiveLimit: outcome.effectiveLimit };
-        const blocked = `${request.method} ${request.route} answered 429: nothing is sent for ${Math.ceil(outcome.waitMs / 1000)}s`;
-        if (outcome.unexpected) log.warn(fields, `${blocked}; someone else spends this user's budget, so the effective limit is lowered to ${outcome.effectiveLimit}`);
-        else log.info(fields, blocked);
-      } else {
-        keyBudget.observe(clock.now(), limits);
-      }
-      budgets.prune(clock.now());
-      reportBudget();
+    // OAuth refreshes are requests too: they spend the same budget.
+    if (isOAuthSource(settings.auth)) {
+      settings.auth.attachSender(async (form, signal) => {
+        const request = { method: 'POST', route: OAUTH_TOKEN_ROUTE, key: USER_KEY } as const;
+        const headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'fleet-reconciler' };
+        const acquire: AcquireSend = (start, s) => this.#dispatcher.acquire(USER_KEY, start, s, () => 0);
+        return this.#exchanges.send(request, { path: `${settings.basePath}${OAUTH_TOKEN_ROUTE}`, headers, body: form }, acquire, signal);
+      });
     }
-  };
+  }
 
-  // OAuth refreshes are requests too: they spend the same budget.
-  if (isOAuthSource(auth)) {
-    auth.attachSender(async (form, signal) => {
-      const request = { method: 'POST', route: OAUTH_TOKEN_ROUTE, key: USER_KEY } as const;
-      return exchange(
+  call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
+    return new Promise<ApiResponse<T>>((resolve, reject) => {
+      if (this.#closed) return reject(new ClientClosedError(request.method, request.route));
+      if (request.signal?.aborted) return reject(request.signal.reason);
+      const priority: Priority = request.priority ?? (request.method === 'GET' ? 'verify' : 'write');
+      const call: Call = {
         request,
-        `${basePath}${OAUTH_TOKEN_ROUTE}`,
-        { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', 'user-agent': 'fleet-reconciler' },
-        form,
-        (start, s) => dispatcher.acquire(USER_KEY, start, s, () => 0),
-        signal,
-      );
+        priority,
+        project: request.project ?? '',
+        key: rateKey(this.#settings.rateModel, request.method, request.route, request.params ?? {}),
+        resolve: resolve as (response: ApiResponse<unknown>) => void,
+        reject,
+        transientRetries: 0,
+        rateLimitRetries: 0,
+        reauthenticated: false,
+        detach: () => undefined,
+      };
+      this.#unsettled += 1;
+      if (request.signal) call.detach = this.#watch.watch(request.signal, call);
+      this.#dispatcher.push(call);
     });
   }
 
-  const attemptOnce = async (call: Call, acquire: AcquireSend): Promise<Outcome> => {
-    const { request } = call;
-    const signal = request.signal;
-    const context = { method: request.method, route: request.route };
-    let token: string;
-    try {
-      token = await auth.token(signal);
-    } catch (error) {
-      return { kind: 'failed', error };
-    }
-    const encoded = encodeBody(request);
-    const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'fleet-reconciler' };
-    for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
-    if (encoded.contentType) headers['content-type'] = encoded.contentType;
-    headers.authorization = `Bearer ${token}`;
-    const path = withQuery(`${basePath}${fillRoute(request.route, request.params)}`, request.query);
-    let response: TransportResponse;
-    try {
-      response = await exchange({ method: request.method, route: request.route, key: call.key }, path, headers, encoded.body, acquire, signal);
-    } catch (error) {
-      if (error instanceof TransportFailure) {
-        return { kind: 'failed', error: new TransientError(context, error.message, error.mayHaveApplied, { cause: error }) };
-      }
-      return { kind: 'failed', error };
-    }
-    if (response.status < 400) {
-      try {
-        return { kind: 'done', response: { status: response.status, headers: response.headers, body: readSuccessBody(request, response) } };
-      } catch (error) {
-        return { kind: 'failed', error };
-      }
-    }
-    return { kind: 'failed', error: errorForResponse(request, response, rate.windowMs) };
-  };
+  stats(): ClientStats {
+    return { ...this.#stats, byRoute: { ...this.#stats.byRoute } };
+  }
 
-  /** Decides what a failure means for the call: give up, or go round again (and when). */
-  const decide = async (call: Call, error: unknown): Promise<Outcome> => {
-    const { request } = call;
-    const fields = { method: request.method, route: request.route };
-    // A refused refresh token will not be accepted on a second try: only the API's 401 re-authenticates.
-    if (error instanceof UnauthorizedError && error.route !== OAUTH_TOKEN_ROUTE && !call.reauthenticated && auth.invalidate) {
-      // A rotated token or an expired access token: fetch a fresh one, once.
-      call.reauthenticated = true;
-      await auth.invalidate();
-      log.info(fields, 'unauthorized: fetching a fresh token and trying once more');
-      return { kind: 'again', afterMs: 0 };
-    }
-    if (error instanceof RateLimitedError) {
-      // A 429 was refused, not applied: sending it again after the block is safe for any method.
-      if (call.rateLimitRetries < policy.maxRateLimitRetries) {
-        call.rateLimitRetries += 1;
-        return { kind: 'again', afterMs: 0 };
-      }
-      return { kind: 'failed', error };
-    }
-    if (error instanceof TransientError) {
-      // A request that may have applied is repeated only when repeating it is harmless.
-      const safe = request.idempotent || !error.mayHaveApplied;
-      if (safe && call.transientRetries + 1 < policy.maxAttempts) {
-        call.transientRetries += 1;
-        const afterMs = backoffDelay(policy, call.transientRetries, random);
-        log.debug({ ...fields, status: error.status, afterMs }, 'transient failure: retrying');
-        return { kind: 'again', afterMs };
-      }
-      return { kind: 'failed', error };
-    }
-    return { kind: 'failed', error };
-  };
+  onIdle(): Promise<void> {
+    return this.#unsettled === 0 ? Promise.resolve() : new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+  }
 
-  const attempt = async (call: Call, acquire: AcquireSend): Promise<void> => {
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closing.close();
+    this.#waitProgress.stop();
+    for (const call of this.#dispatcher.drain()) this.#settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
+    if (this.#unsettled > 0) await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    this.#dispatcher.stop();
+    await this.#parts.windowStore?.flush({ final: true });
+    await this.#parts.transport.close();
+  }
+
+  async #attempt(call: Call, acquire: AcquireSend): Promise<void> {
     let outcome: Outcome;
     try {
-      outcome = await attemptOnce(call, acquire);
+      outcome = await attemptOnce(call, acquire, this.#settings, this.#exchanges);
       if (outcome.kind === 'failed') {
         const signal = call.request.signal;
+        const closing = this.#closing.signal;
         if (signal?.aborted) outcome = { kind: 'failed', error: signal.reason };
-        else if (closing.signal.aborted && outcome.error === closing.signal.reason) {
+        else if (closing.aborted && outcome.error === closing.reason) {
           outcome = { kind: 'failed', error: new ClientClosedError(call.request.method, call.request.route) };
-        } else outcome = await decide(call, outcome.error);
+        } else outcome = await decide(call, outcome.error, this.#settings);
       }
     } catch (error) {
       // A bad request description (a missing path parameter, a body of the wrong kind) or a
       // token source that failed while invalidating: the call fails, it is never left hanging.
       outcome = { kind: 'failed', error };
     }
-    if (outcome.kind === 'done') return settle(call, { response: outcome.response });
-    if (outcome.kind === 'failed') return settle(call, { error: outcome.error });
-    stats.retries += 1;
-    void again(call, outcome.afterMs);
-  };
+    if (outcome.kind === 'done') return this.#settle(call, { response: outcome.response });
+    if (outcome.kind === 'failed') return this.#settle(call, { error: outcome.error });
+    this.#stats.retries += 1;
+    void this.#again(call, outcome.afterMs);
+  }
 
   /** Puts a call back at the front of its line, after its backoff (without holding a slot). */
-  const again = async (call: Call, afterMs: number): Promise<void> => {
+  async #again(call: Call, afterMs: number): Promise<void> {
+    const closing = this.#closing.signal;
     try {
       if (afterMs > 0) {
-        const signals = [closing.signal, call.request.signal].filter((s): s is AbortSignal => s !== undefined);
-        await clock.sleep(afterMs, AbortSignal.any(signals));
+        const signals = [closing, call.request.signal].filter((s): s is AbortSignal => s !== undefined);
+        await this.#settings.clock.sleep(afterMs, AbortSignal.any(signals));
       }
     } catch (error) {
-      return settle(call, { error: closing.signal.aborted ? new ClientClosedError(call.request.method, call.request.route) : error });
+      return this.#settle(call, { error: closing.aborted ? new ClientClosedError(call.request.method, call.request.route) : error });
     }
-    if (closed) return settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
-    dispatcher.push(call, true);
-  };
+    if (this.#closed) return this.#settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
+    this.#dispatcher.push(call, true);
+  }
 
-  // One abort listener per signal, however many calls share it: a pass (or a daemon) gives
-  // every call one long-lived signal, and adding a listener per call would scan that signal's
-  // listener list on every add, a cost that grows with the square of the calls queued.
-  const watchers = new Map<AbortSignal, Set<Call>>();
-  const watch = (signal: AbortSignal, call: Call): void => {
-    let calls = watchers.get(signal);
-    if (!calls) {
-      const own = new Set<Call>();
-      const onAbort = () => {
-        watchers.delete(signal);
-        for (const waiting of [...own]) if (dispatcher.remove(waiting)) settle(waiting, { error: signal.reason });
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      listeners.set(own, onAbort);
-      watchers.set(signal, own);
-      calls = own;
+  #settle(call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }): void {
+    call.detach();
+    if ('response' in outcome) call.resolve(outcome.response);
+    else call.reject(outcome.error);
+    this.#unsettled -= 1;
+    if (this.#unsettled === 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const wake of waiters) wake();
     }
-    const set = calls;
-    set.add(call);
-    call.detach = () => {
-      if (!set.delete(call) || set.size > 0) return;
-      // The last call on this signal settled: drop its listener (the signal may outlive the client).
-      if (watchers.get(signal) === set) watchers.delete(signal);
-      signal.removeEventListener('abort', listeners.get(set)!);
-    };
-  };
-  const listeners = new WeakMap<Set<Call>, () => void>();
-  /** The call's signal joined with the client's closing, made once per signal and not per exchange. */
-  const joined = new WeakMap<AbortSignal, AbortSignal>();
-  const withClosing = (signal: AbortSignal): AbortSignal => {
-    let both = joined.get(signal);
-    if (!both) {
-      both = AbortSignal.any([signal, closing.signal]);
-      joined.set(signal, both);
-    }
-    return both;
-  };
-
-  const caller: RequestCaller = {
-    call<T>(request: ApiRequest): Promise<ApiResponse<T>> {
-      return new Promise<ApiResponse<T>>((resolve, reject) => {
-        if (closed) return reject(new ClientClosedError(request.method, request.route));
-        if (request.signal?.aborted) return reject(request.signal.reason);
-        const priority: Priority = request.priority ?? (request.method === 'GET' ? 'verify' : 'write');
-        const call: Call = {
-          request,
-          priority,
-          project: request.project ?? '',
-          key: rateKey(rateModel, request.method, request.route, request.params ?? {}),
-          resolve: resolve as (response: ApiResponse<unknown>) => void,
-          reject,
-          transientRetries: 0,
-          rateLimitRetries: 0,
-          reauthenticated: false,
-          detach: () => undefined,
-        };
-        unsettled += 1;
-        if (request.signal) watch(request.signal, call);
-        dispatcher.push(call);
-      });
-    },
-  };
-
-  reportBudget();
-  return {
-    api: new ManagementApi(caller),
-    stats: () => ({ ...stats, byRoute: { ...stats.byRoute } }),
-    budget: () => budget.snapshot(clock.now()),
-    onIdle: () => (unsettled === 0 ? Promise.resolve() : new Promise<void>((resolve) => idleWaiters.push(resolve))),
-    async close() {
-      if (closed) return;
-      closed = true;
-      closing.abort();
-      waitProgress.stop();
-      for (const call of dispatcher.drain()) settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
-      if (unsettled > 0) await new Promise<void>((resolve) => idleWaiters.push(resolve));
-      dispatcher.stop();
-      await writer?.flush({ final: true });
-      await transport.close();
-    },
-  };
+  }
 }

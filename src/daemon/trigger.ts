@@ -250,163 +250,208 @@ export function triggerRoutes(target: TriggerTarget, settings: TriggerSettings, 
   const routes: Record<string, PostRoute> = {};
   const { tokenFile, webhookSecretFile } = settings;
   if (tokenFile) {
-    /** The bearer check of `POST /reconcile`, `/approve` and `/resume`: an answer when refused. */
-    const refused = async (request: Pick<PostRequest, 'headers'>, path: string): Promise<PostAnswer | undefined> => {
-      const token = await readSecretFile(tokenFile);
-      if (token === undefined) {
-        log.error({ file: tokenFile }, `the trigger token file cannot be read or is empty; refusing POST ${path}`);
-        return json(503, { message: 'the trigger token is not available' });
-      }
-      const value = request.headers.authorization;
-      const given = /^Bearer\s+(\S+)\s*$/i.exec((Array.isArray(value) ? value[0] : value) ?? '')?.[1];
-      if (given === undefined || !constantTimeEqual(given, token)) {
-        log.warn({ path, bearer: given !== undefined }, path === RECONCILE_PATH ? 'on-demand reconcile refused: no valid token' : `POST ${path} refused: no valid token`);
-        return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
-      }
-      return undefined;
-    };
+    const refused = bearerCheck(tokenFile, log);
     // The token's name, recorded with an approval or a resume: the token file's name.
     const by = basename(tokenFile);
-    if (target.approve) {
-      const approve = target.approve.bind(target);
-      routes[APPROVE_PATH] = {
-        maxBodyBytes: MAX_REQUEST_BYTES,
-        // The token is checked before the body is read.
-        open: (request) => refused(request, APPROVE_PATH),
-        async handle(request) {
-          const body = bodyObject(request);
-          if ('error' in body) return json(400, { message: body.error });
-          const revision = body.revision ?? request.query.get('revision') ?? undefined;
-          // An approval names the revision its reviewer saw: without one it would approve
-          // whatever is current when the request arrives, a commit landed since included.
-          if (revision === undefined) return json(400, { message: '`revision` is required: an approval names the revision it approves (the one the plan, `reconcile status` or the approval_needed notification shows)' });
-          if (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision)) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
-          const projects = requestedProjects(request);
-          if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
-          const answer = await approve({ ...(revision !== undefined ? { revision: revision as string } : {}), ...(projects ? { projects } : {}), by });
-          log.info({ source: 'request', revision, projects: projects ?? 'all', status: answer.status, by }, 'approval request');
-          return approveAnswer(answer);
-        },
-      };
-    }
-    if (target.resume) {
-      const resume = target.resume.bind(target);
-      routes[RESUME_PATH] = {
-        maxBodyBytes: MAX_REQUEST_BYTES,
-        // The token is checked before the body is read.
-        open: (request) => refused(request, RESUME_PATH),
-        async handle(request) {
-          const body = bodyObject(request);
-          if ('error' in body) return json(400, { message: body.error });
-          const rollout = body.rollout ?? request.query.get('rollout') ?? undefined;
-          if (rollout !== undefined && (typeof rollout !== 'string' || rollout === '' || rollout.length > 256)) return json(400, { message: '`rollout` must be the metadata.name of the Rollout document' });
-          const revision = body.revision ?? request.query.get('revision') ?? undefined;
-          if (revision !== undefined && (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision))) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
-          const answer = await resume({ ...(rollout !== undefined ? { rollout: rollout as string } : {}), ...(revision !== undefined ? { revision: revision as string } : {}), by });
-          log.info({ source: 'request', rollout, revision, status: answer.status, by }, 'resume request');
-          return resumeAnswer(answer);
-        },
-      };
-    }
-    routes[RECONCILE_PATH] = {
-      maxBodyBytes: MAX_REQUEST_BYTES,
-      // The token is checked before the body is read.
-      open: (request) => refused(request, RECONCILE_PATH),
-      async handle(request) {
-        const projects = requestedProjects(request);
-        if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
-        const answer = await target.requestPass(projects ? { projects } : {});
-        log.info({ trigger: 'manual', source: 'request', projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
-        return answerFor(answer);
-      },
-    };
-    routes[SOURCE_PATH] = {
-      maxBodyBytes: MAX_REQUEST_BYTES,
-      keepBytes: 0,
-      maxConcurrent: MAX_CONCURRENT_SOURCE,
-      // No credentials: git-sync's webhook cannot send any. It takes no input but a commit id and
-      // can only make the daemon read its own checkout sooner, as a file event would.
-      async handle(request) {
-        const hash = header(request, 'gitsync-hash');
-        if (hash !== undefined && COMMIT.test(hash) && !NO_COMMIT.test(hash)) {
-          const answer = await target.requestPass({ revision: hash.toLowerCase() });
-          log.info({ trigger: 'revision', source: 'git-sync', revision: hash, status: answer.status }, 'checkout read on request');
-          return answerFor(answer);
-        }
-        await target.reload();
-        log.info({ trigger: 'revision', source: 'git-sync' }, 'checkout read on request');
-        return json(202, { status: 'read' });
-      },
-    };
+    if (target.approve) routes[APPROVE_PATH] = approveRoute(target.approve.bind(target), refused, by, log);
+    if (target.resume) routes[RESUME_PATH] = resumeRoute(target.resume.bind(target), refused, by, log);
+    routes[RECONCILE_PATH] = reconcileRoute(target, refused, log);
+    routes[SOURCE_PATH] = sourceRoute(target, log);
   }
-  if (webhookSecretFile) {
-    const now = settings.now ?? Date.now;
-    const deliveries = new DeliveryMemory();
-    routes[WEBHOOK_PATH] = {
-      maxBodyBytes: MAX_WEBHOOK_BYTES,
-      keepBytes: WEBHOOK_KEEP_BYTES,
-      maxConcurrent: MAX_CONCURRENT_WEBHOOKS,
-      // Nothing is read from an unauthenticated body but its digest: refusals come before it is read.
-      async open(request) {
-        const secret = await readSecretFile(webhookSecretFile);
-        if (secret === undefined) {
-          log.error({ file: webhookSecretFile }, 'the webhook secret file cannot be read or is empty; refusing webhooks');
-          return json(503, { message: 'the webhook secret is not available' });
-        }
-        const opened = openWebhook(request.headers, secret, now());
-        if (opened instanceof WebhookSink) return opened;
-        log.warn({ path: WEBHOOK_PATH, status: opened.status }, 'webhook refused: bad or missing signature or timestamp');
-        return json(opened.status, { message: opened.message });
-      },
-      async handle(request) {
-        const sink = request.sink as WebhookSink;
-        const digest = sink.hash.digest('hex');
-        if (sink.provider !== 'gitlab') {
-          const expected = `sha256=${sink.hmac.digest('hex')}`;
-          if (!constantTimeEqual(sink.given.trim().toLowerCase(), expected)) {
-            log.warn({ path: WEBHOOK_PATH, status: 403 }, 'webhook refused: bad or missing signature');
-            return json(403, { message: 'the signature does not match' });
-          }
-        }
-        const ids = DELIVERY_HEADERS.map((name) => header(request, name)).filter((id): id is string => id !== undefined && id !== '');
-        const keys = [...ids.map((id) => `id:${id}`), `body:${sink.provider}:${sink.provider === 'generic' ? sink.given.trim().toLowerCase() : digest}`];
-        if (deliveries.check(keys, now())) {
-          log.warn({ path: WEBHOOK_PATH, provider: sink.provider, delivery: ids[0] }, 'webhook replayed: a delivery already received; nothing runs');
-          return json(200, { status: 'duplicate', message: 'this delivery was already received' });
-        }
-        const event = header(request, 'x-github-event') ?? header(request, 'x-gitlab-event');
-        if (event === 'ping') return json(200, { status: 'pong' });
-        if (event !== undefined && event !== 'push' && event !== 'Push Hook') return json(200, { status: 'ignored', event });
-        let payload: { after?: unknown; revision?: unknown; projects?: unknown };
-        if (request.truncated && sink.provider === 'generic') {
-          return json(413, { message: `a generic webhook body is read whole up to ${WEBHOOK_KEEP_BYTES / 1024} KiB` });
-        }
-        if (request.truncated) {
-          // A long push (many commits): its commit comes first in the body.
-          payload = { after: commitFromHead(request.body.toString('utf8')) };
-        } else {
-          try {
-            payload = JSON.parse(request.body.toString('utf8')) as typeof payload;
-          } catch {
-            return json(400, { message: 'the body is not JSON' });
-          }
-        }
-        if (typeof payload !== 'object' || payload === null) return json(400, { message: 'the body must be a JSON object' });
-        if (sink.provider === 'generic' && payload.projects !== undefined) {
-          const projects = requestedProjects({ ...request, query: new URLSearchParams() });
-          if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
-          const answer = await target.requestPass(projects ? { projects } : {});
-          log.info({ trigger: 'manual', source: 'webhook', provider: sink.provider, projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
-          return answerFor(answer);
-        }
-        const commit = payload.after ?? payload.revision;
-        if (typeof commit === 'string' && NO_COMMIT.test(commit)) return json(200, { status: 'ignored', reason: 'a deleted ref' });
-        const revision = typeof commit === 'string' && COMMIT.test(commit) ? commit.toLowerCase() : undefined;
-        const answer = await target.requestPass(revision ? { revision } : {});
-        log.info({ trigger: 'revision', source: 'webhook', provider: sink.provider, revision, status: answer.status }, 'push received');
-        return answerFor(answer);
-      },
-    };
-  }
+  if (webhookSecretFile) routes[WEBHOOK_PATH] = webhookRoute(target, webhookSecretFile, settings.now ?? Date.now, log);
   return routes;
+}
+
+/** The bearer check of `POST /reconcile`, `/approve` and `/resume`: an answer when refused. */
+type BearerCheck = (request: Pick<PostRequest, 'headers'>, path: string) => Promise<PostAnswer | undefined>;
+
+/** Checks a request's bearer token against the token file, read again for each request. */
+function bearerCheck(tokenFile: string, log: Logger): BearerCheck {
+  return async (request, path) => {
+    const token = await readSecretFile(tokenFile);
+    if (token === undefined) {
+      log.error({ file: tokenFile }, `the trigger token file cannot be read or is empty; refusing POST ${path}`);
+      return json(503, { message: 'the trigger token is not available' });
+    }
+    const value = request.headers.authorization;
+    const given = /^Bearer\s+(\S+)\s*$/i.exec((Array.isArray(value) ? value[0] : value) ?? '')?.[1];
+    if (given === undefined || !constantTimeEqual(given, token)) {
+      log.warn({ path, bearer: given !== undefined }, path === RECONCILE_PATH ? 'on-demand reconcile refused: no valid token' : `POST ${path} refused: no valid token`);
+      return json(401, { message: 'a valid bearer token is required' }, { 'www-authenticate': 'Bearer realm="reconcile"' });
+    }
+    return undefined;
+  };
+}
+
+/** `POST /approve`: approves a named revision for the projects asked (all without a list). */
+function approveRoute(approve: NonNullable<TriggerTarget['approve']>, refused: BearerCheck, by: string, log: Logger): PostRoute {
+  return {
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    // The token is checked before the body is read.
+    open: (request) => refused(request, APPROVE_PATH),
+    async handle(request) {
+      const body = bodyObject(request);
+      if ('error' in body) return json(400, { message: body.error });
+      const revision = body.revision ?? request.query.get('revision') ?? undefined;
+      // An approval names the revision its reviewer saw: without one it would approve
+      // whatever is current when the request arrives, a commit landed since included.
+      if (revision === undefined) return json(400, { message: '`revision` is required: an approval names the revision it approves (the one the plan, `reconcile status` or the approval_needed notification shows)' });
+      if (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision)) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
+      const projects = requestedProjects(request);
+      if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+      const answer = await approve({ ...(revision !== undefined ? { revision: revision as string } : {}), ...(projects ? { projects } : {}), by });
+      log.info({ source: 'request', revision, projects: projects ?? 'all', status: answer.status, by }, 'approval request');
+      return approveAnswer(answer);
+    },
+  };
+}
+
+/** `POST /resume`: resumes a halted rollout, optionally named, at a named revision. */
+function resumeRoute(resume: NonNullable<TriggerTarget['resume']>, refused: BearerCheck, by: string, log: Logger): PostRoute {
+  return {
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    // The token is checked before the body is read.
+    open: (request) => refused(request, RESUME_PATH),
+    async handle(request) {
+      const body = bodyObject(request);
+      if ('error' in body) return json(400, { message: body.error });
+      const rollout = body.rollout ?? request.query.get('rollout') ?? undefined;
+      if (rollout !== undefined && (typeof rollout !== 'string' || rollout === '' || rollout.length > 256)) return json(400, { message: '`rollout` must be the metadata.name of the Rollout document' });
+      const revision = body.revision ?? request.query.get('revision') ?? undefined;
+      if (revision !== undefined && (typeof revision !== 'string' || !/^[A-Za-z0-9._-]{1,80}$/.test(revision))) return json(400, { message: '`revision` must be a commit id (or the revision a plan shows)' });
+      const answer = await resume({ ...(rollout !== undefined ? { rollout: rollout as string } : {}), ...(revision !== undefined ? { revision: revision as string } : {}), by });
+      log.info({ source: 'request', rollout, revision, status: answer.status, by }, 'resume request');
+      return resumeAnswer(answer);
+    },
+  };
+}
+
+/** `POST /reconcile`: asks for a pass over the projects named (all without a list). */
+function reconcileRoute(target: TriggerTarget, refused: BearerCheck, log: Logger): PostRoute {
+  return {
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    // The token is checked before the body is read.
+    open: (request) => refused(request, RECONCILE_PATH),
+    async handle(request) {
+      const projects = requestedProjects(request);
+      if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+      const answer = await target.requestPass(projects ? { projects } : {});
+      log.info({ trigger: 'manual', source: 'request', projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
+      return answerFor(answer);
+    },
+  };
+}
+
+/** `POST /reconcile/source`: git-sync's webhook, a pass for the commit it names or a read of the checkout now. */
+function sourceRoute(target: TriggerTarget, log: Logger): PostRoute {
+  return {
+    maxBodyBytes: MAX_REQUEST_BYTES,
+    keepBytes: 0,
+    maxConcurrent: MAX_CONCURRENT_SOURCE,
+    // No credentials: git-sync's webhook cannot send any. It takes no input but a commit id and
+    // can only make the daemon read its own checkout sooner, as a file event would.
+    async handle(request) {
+      const hash = header(request, 'gitsync-hash');
+      if (hash !== undefined && COMMIT.test(hash) && !NO_COMMIT.test(hash)) {
+        const answer = await target.requestPass({ revision: hash.toLowerCase() });
+        log.info({ trigger: 'revision', source: 'git-sync', revision: hash, status: answer.status }, 'checkout read on request');
+        return answerFor(answer);
+      }
+      await target.reload();
+      log.info({ trigger: 'revision', source: 'git-sync' }, 'checkout read on request');
+      return json(202, { status: 'read' });
+    },
+  };
+}
+
+/** `POST /reconcile/webhook`: a git host's push (or a generic signed request), verified, once per delivery. */
+function webhookRoute(target: TriggerTarget, webhookSecretFile: string, now: () => number, log: Logger): PostRoute {
+  const deliveries = new DeliveryMemory();
+  return {
+    maxBodyBytes: MAX_WEBHOOK_BYTES,
+    keepBytes: WEBHOOK_KEEP_BYTES,
+    maxConcurrent: MAX_CONCURRENT_WEBHOOKS,
+    // Nothing is read from an unauthenticated body but its digest: refusals come before it is read.
+    async open(request) {
+      const secret = await readSecretFile(webhookSecretFile);
+      if (secret === undefined) {
+        log.error({ file: webhookSecretFile }, 'the webhook secret file cannot be read or is empty; refusing webhooks');
+        return json(503, { message: 'the webhook secret is not available' });
+      }
+      const opened = openWebhook(request.headers, secret, now());
+      if (opened instanceof WebhookSink) return opened;
+      log.warn({ path: WEBHOOK_PATH, status: opened.status }, 'webhook refused: bad or missing signature or timestamp');
+      return json(opened.status, { message: opened.message });
+    },
+    async handle(request) {
+      const sink = request.sink as WebhookSink;
+      const refusal = webhookRefusal(request, sink, deliveries, now(), log);
+      if (refusal) return refusal;
+      const read = webhookPayload(request, sink);
+      if ('answer' in read) return read.answer;
+      return webhookPass(target, request, sink, read.payload, log);
+    },
+  };
+}
+
+/** What a webhook's verified body carries: a push's commit, or a generic request's projects. */
+type WebhookPayload = { after?: unknown; revision?: unknown; projects?: unknown };
+
+/** Refuses a webhook whose signature does not match, a delivery seen before, and events other than a push. */
+function webhookRefusal(request: PostRequest, sink: WebhookSink, deliveries: DeliveryMemory, now: number, log: Logger): PostAnswer | undefined {
+  const digest = sink.hash.digest('hex');
+  if (sink.provider !== 'gitlab') {
+    const expected = `sha256=${sink.hmac.digest('hex')}`;
+    if (!constantTimeEqual(sink.given.trim().toLowerCase(), expected)) {
+      log.warn({ path: WEBHOOK_PATH, status: 403 }, 'webhook refused: bad or missing signature');
+      return json(403, { message: 'the signature does not match' });
+    }
+  }
+  const ids = DELIVERY_HEADERS.map((name) => header(request, name)).filter((id): id is string => id !== undefined && id !== '');
+  const keys = [...ids.map((id) => `id:${id}`), `body:${sink.provider}:${sink.provider === 'generic' ? sink.given.trim().toLowerCase() : digest}`];
+  if (deliveries.check(keys, now)) {
+    log.warn({ path: WEBHOOK_PATH, provider: sink.provider, delivery: ids[0] }, 'webhook replayed: a delivery already received; nothing runs');
+    return json(200, { status: 'duplicate', message: 'this delivery was already received' });
+  }
+  const event = header(request, 'x-github-event') ?? header(request, 'x-gitlab-event');
+  if (event === 'ping') return json(200, { status: 'pong' });
+  if (event !== undefined && event !== 'push' && event !== 'Push Hook') return json(200, { status: 'ignored', event });
+  return undefined;
+}
+
+/** The webhook's body as a payload (a long push's commit from its head), or the answer refusing it. */
+function webhookPayload(request: PostRequest, sink: WebhookSink): { payload: WebhookPayload } | { answer: PostAnswer } {
+  let payload: WebhookPayload;
+  if (request.truncated && sink.provider === 'generic') {
+    return { answer: json(413, { message: `a generic webhook body is read whole up to ${WEBHOOK_KEEP_BYTES / 1024} KiB` }) };
+  }
+  if (request.truncated) {
+    // A long push (many commits): its commit comes first in the body.
+    payload = { after: commitFromHead(request.body.toString('utf8')) };
+  } else {
+    try {
+      payload = JSON.parse(request.body.toString('utf8')) as WebhookPayload;
+    } catch {
+      return { answer: json(400, { message: 'the body is not JSON' }) };
+    }
+  }
+  if (typeof payload !== 'object' || payload === null) return { answer: json(400, { message: 'the body must be a JSON object' }) };
+  return { payload };
+}
+
+/** The pass a verified webhook asks for: a generic request's projects, or a push's revision (a deleted ref: none). */
+async function webhookPass(target: TriggerTarget, request: PostRequest, sink: WebhookSink, payload: WebhookPayload, log: Logger): Promise<PostAnswer> {
+  if (sink.provider === 'generic' && payload.projects !== undefined) {
+    const projects = requestedProjects({ ...request, query: new URLSearchParams() });
+    if (projects && !Array.isArray(projects)) return json(400, { message: projects.error });
+    const answer = await target.requestPass(projects ? { projects } : {});
+    log.info({ trigger: 'manual', source: 'webhook', provider: sink.provider, projects: projects ?? 'all', status: answer.status }, 'on-demand reconcile');
+    return answerFor(answer);
+  }
+  const commit = payload.after ?? payload.revision;
+  if (typeof commit === 'string' && NO_COMMIT.test(commit)) return json(200, { status: 'ignored', reason: 'a deleted ref' });
+  const revision = typeof commit === 'string' && COMMIT.test(commit) ? commit.toLowerCase() : undefined;
+  const answer = await target.requestPass(revision ? { revision } : {});
+  log.info({ trigger: 'revision', source: 'webhook', provider: sink.provider, revision, status: answer.status }, 'push received');
+  return answerFor(answer);
 }

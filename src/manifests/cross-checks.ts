@@ -49,12 +49,42 @@ function inside(root: string, path: string): boolean {
 
 export function crossCheck(entries: CheckedEntry[], root: string): ManifestError[] {
   const errors: ManifestError[] = [];
-  const error = (entry: CheckedEntry, path: string, message: string, hint?: string) =>
-    errors.push({ ...at(entry, path), path, message, ...(hint ? { hint } : {}) });
+  const error: ErrorFn = (entry, path, message, hint) => errors.push({ ...at(entry, path), path, message, ...(hint ? { hint } : {}) });
+  const duplicates = checkUniqueNames(entries, error);
+  const check = openCheck(entries, root, error, duplicates);
+  for (const organization of check.organizations) checkOrganization(organization, check);
+  for (const project of check.projects) checkProject(project, check);
+  for (const entry of entries) {
+    if (entry.kind === 'Organization' || entry.kind === 'Project') continue;
+    const project = checkProjectReference(entry, check);
+    KIND_CHECKS[entry.kind]?.(entry, project, check);
+  }
+  return errors;
+}
 
-  // Unique names: per kind, and per project for the project-scoped kinds.
+/** What the checks after the unique names share: the fleet's names, and the first claim of each value. */
+interface FleetCheck {
+  readonly root: string;
+  readonly error: ErrorFn;
+  /** Records the first entry of `value` under `kind` (nothing when `value` is undefined); reports a later one with `message`. */
+  readonly claim: ClaimFn;
+  /** Documents already reported as duplicates: not reported again for their derived names. */
+  readonly duplicates: ReadonlySet<CheckedEntry>;
+  readonly organizations: CheckedEntry[];
+  readonly projects: CheckedEntry[];
+  readonly organizationNames: ReadonlySet<string>;
+  readonly projectNames: ReadonlySet<string>;
+  /** The first Project of each name, as a search in document order would find it. */
+  readonly projectByName: ReadonlyMap<string | undefined, CheckedEntry>;
+  readonly branchingDisabled: ReadonlySet<string>;
+  /** SSO domains claimed so far, by project and lower-cased domain. */
+  readonly domainOwners: Map<string, { entry: CheckedEntry; index: number }>;
+  readonly lookups: FileSystemLookups;
+}
+
+/** Unique names: per kind, and per project for the project-scoped kinds. Returns the documents reported as duplicates. */
+function checkUniqueNames(entries: CheckedEntry[], error: ErrorFn): Set<CheckedEntry> {
   const byName = new Map<string, CheckedEntry>();
-  // A document already reported as a duplicate is not reported again for its derived names.
   const duplicates = new Set<CheckedEntry>();
   for (const entry of entries) {
     if (!entry.name) continue;
@@ -67,112 +97,137 @@ export function crossCheck(entries: CheckedEntry[], root: string): ManifestError
       duplicates.add(entry);
     } else byName.set(key, entry);
   }
+  return duplicates;
+}
 
+/** The fleet's organizations and projects, their names, and the claims the checks make as they go. */
+function openCheck(entries: CheckedEntry[], root: string, error: ErrorFn, duplicates: ReadonlySet<CheckedEntry>): FleetCheck {
   const organizations = entries.filter((e) => e.kind === 'Organization');
   const projects = entries.filter((e) => e.kind === 'Project');
-  const organizationNames = new Set(organizations.map((e) => e.name).filter((n): n is string => n !== undefined));
-  const projectNames = new Set(projects.map((e) => e.name).filter((n): n is string => n !== undefined));
-
-  const firstBy = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => {
+  const seen = new Map<string, CheckedEntry>();
+  const claim: ClaimFn = (kind, value, entry, pointer, message) => {
     if (value === undefined) return;
     const key = `${kind}\u0000${value}`;
     const first = seen.get(key);
     if (first) error(entry, pointer, message(first));
     else seen.set(key, entry);
   };
-
-  const seen = new Map<string, CheckedEntry>();
-  for (const org of organizations) {
-    const slug = str(org.spec.slug);
-    firstBy('org-slug', slug, org, '/spec/slug', seen, (first) => `organization slug \`${slug}\` is adopted twice: also by ${where(first, '/spec/slug')}`);
-  }
-
-  for (const project of projects) {
-    const organization = str(project.spec.organization);
-    if (organization !== undefined && !organizationNames.has(organization)) {
-      error(project, '/spec/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, organizationNames));
-    }
-    const ref = str(project.spec.ref);
-    firstBy('project-ref', ref, project, '/spec/ref', seen, (first) => `project ref \`${ref}\` is adopted twice: also by ${where(first, '/spec/ref')}`);
-    const apiName = str(project.spec.name) ?? project.name;
-    if (organization !== undefined && apiName !== undefined && !duplicates.has(project)) {
-      firstBy('project-name', `${organization}\u0000${apiName}`, project, str(project.spec.name) ? '/spec/name' : '/metadata/name', seen, (first) =>
-        `two projects named \`${apiName}\` in organization \`${organization}\`: also ${where(first, '/metadata/name')}`,
-      );
-    }
-  }
-
-  const lookups = new FileSystemLookups();
-  // The first Project of each name, as a search in document order would find it.
   const projectByName = new Map<string | undefined, CheckedEntry>();
   for (const project of projects) if (!projectByName.has(project.name)) projectByName.set(project.name, project);
-  const branchingDisabled = new Set(projects.filter((p) => p.spec.branching_disabled === true && p.name).map((p) => p.name!));
-  const domainOwners = new Map<string, { entry: CheckedEntry; index: number }>();
+  return {
+    root,
+    error,
+    claim,
+    duplicates,
+    organizations,
+    projects,
+    organizationNames: new Set(organizations.map((e) => e.name).filter((n): n is string => n !== undefined)),
+    projectNames: new Set(projects.map((e) => e.name).filter((n): n is string => n !== undefined)),
+    projectByName,
+    branchingDisabled: new Set(projects.filter((p) => p.spec.branching_disabled === true && p.name).map((p) => p.name!)),
+    domainOwners: new Map(),
+    lookups: new FileSystemLookups(),
+  };
+}
 
-  for (const entry of entries) {
-    if (entry.kind === 'Organization' || entry.kind === 'Project') continue;
-    const project = str(entry.spec.project);
-    if (project !== undefined && !projectNames.has(project)) {
-      error(entry, '/spec/project', `unknown project \`${project}\`: no Project document has this name`, didYouMean(project, projectNames));
-    }
-    switch (entry.kind) {
-      case 'Secrets':
-        firstBy('secrets', project, entry, '/spec/project', seen, (first) => `a second Secrets document for project \`${project}\`: the first is at ${where(first, '/metadata/name')} (one document holds a project's whole set)`);
-        break;
-      case 'Function':
-        checkFunction(entry, project, root, seen, error, firstBy, duplicates.has(entry), lookups);
-        break;
-      case 'Branch': {
-        const branchName = str(entry.spec.branch_name) ?? entry.name;
-        if (project !== undefined && branchName !== undefined && !duplicates.has(entry)) {
-          firstBy('branch-name', `${project}\u0000${branchName}`, entry, str(entry.spec.branch_name) ? '/spec/branch_name' : '/metadata/name', seen, (first) => `two branches named \`${branchName}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
-        }
-        if (project !== undefined && branchingDisabled.has(project)) {
-          error(entry, '/spec/project', `project \`${project}\` sets branching_disabled: true, so it can have no branches`);
-        }
-        break;
-      }
-      case 'Migrations': {
-        const selector = entry.spec.selector as { organization?: unknown } | undefined;
-        if ((project === undefined) === (selector === undefined)) {
-          error(entry, '/spec', 'give exactly one of `project` (one project) or `selector` (every project it matches)');
-        }
-        const organization = str(selector?.organization);
-        if (organization !== undefined && !organizationNames.has(organization)) {
-          error(entry, '/spec/selector/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, organizationNames));
-        }
-        break;
-      }
-      case 'Rollout':
-        // One per shard with a shard map (each naming its `spec.shard`), else one for the whole fleet.
-        firstBy('rollout', str(entry.spec.shard) ?? '', entry, '/metadata/name', seen, (first) => `a second Rollout document${str(entry.spec.shard) ? ` for shard \`${str(entry.spec.shard)}\`` : ''}: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet, or one each shard)`);
-        if (entry.valid) checkRollout(entry, error);
-        break;
-      case 'SsoProvider': {
-        // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
-        const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);
-        if (sources.length !== 1) {
-          error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
-        }
-        const owner = projectByName.get(project);
-        const ownerAuth = owner?.spec.auth as Record<string, unknown> | undefined;
-        if (ownerAuth?.saml_enabled === false) {
-          error(entry, '/spec/project', `project \`${project}\` sets auth.saml_enabled: false, so it can have no SSO provider`);
-        }
-        const domains = Array.isArray(entry.spec.domains) ? entry.spec.domains : [];
-        domains.forEach((domain, index) => {
-          if (typeof domain !== 'string' || project === undefined) return;
-          const key = `${project}\u0000${domain.toLowerCase()}`;
-          const first = domainOwners.get(key);
-          if (first) {
-            error(entry, `/spec/domains/${index}`, `SSO domain \`${domain}\` is claimed twice in project \`${project}\`: also at ${where(first.entry, `/spec/domains/${first.index}`)}`);
-          } else domainOwners.set(key, { entry, index });
-        });
-        break;
-      }
-    }
+/** An organization slug is adopted once. */
+function checkOrganization(org: CheckedEntry, check: FleetCheck): void {
+  const slug = str(org.spec.slug);
+  check.claim('org-slug', slug, org, '/spec/slug', (first) => `organization slug \`${slug}\` is adopted twice: also by ${where(first, '/spec/slug')}`);
+}
+
+/** A project's organization exists, its ref is adopted once, and its API name is unique in its organization. */
+function checkProject(project: CheckedEntry, check: FleetCheck): void {
+  const organization = str(project.spec.organization);
+  if (organization !== undefined && !check.organizationNames.has(organization)) {
+    check.error(project, '/spec/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, check.organizationNames));
   }
-  return errors;
+  const ref = str(project.spec.ref);
+  check.claim('project-ref', ref, project, '/spec/ref', (first) => `project ref \`${ref}\` is adopted twice: also by ${where(first, '/spec/ref')}`);
+  const apiName = str(project.spec.name) ?? project.name;
+  if (organization !== undefined && apiName !== undefined && !check.duplicates.has(project)) {
+    check.claim('project-name', `${organization}\u0000${apiName}`, project, str(project.spec.name) ? '/spec/name' : '/metadata/name', (first) =>
+      `two projects named \`${apiName}\` in organization \`${organization}\`: also ${where(first, '/metadata/name')}`,
+    );
+  }
+}
+
+/** A project-scoped document names a Project that exists; returns the name it gives. */
+function checkProjectReference(entry: CheckedEntry, check: FleetCheck): string | undefined {
+  const project = str(entry.spec.project);
+  if (project !== undefined && !check.projectNames.has(project)) {
+    check.error(entry, '/spec/project', `unknown project \`${project}\`: no Project document has this name`, didYouMean(project, check.projectNames));
+  }
+  return project;
+}
+
+type KindCheck = (entry: CheckedEntry, project: string | undefined, check: FleetCheck) => void;
+
+/** The checks of each project-scoped kind, after its project reference. */
+const KIND_CHECKS: Partial<Record<ManifestKind, KindCheck>> = {
+  Secrets: checkSecrets,
+  Function: checkFunction,
+  Branch: checkBranch,
+  Migrations: checkMigrations,
+  Rollout: checkRolloutDocument,
+  SsoProvider: checkSsoProvider,
+};
+
+/** One Secrets document per project. */
+function checkSecrets(entry: CheckedEntry, project: string | undefined, check: FleetCheck): void {
+  check.claim('secrets', project, entry, '/spec/project', (first) => `a second Secrets document for project \`${project}\`: the first is at ${where(first, '/metadata/name')} (one document holds a project's whole set)`);
+}
+
+/** A branch name once per project, and no branch in a project without branching. */
+function checkBranch(entry: CheckedEntry, project: string | undefined, check: FleetCheck): void {
+  const branchName = str(entry.spec.branch_name) ?? entry.name;
+  if (project !== undefined && branchName !== undefined && !check.duplicates.has(entry)) {
+    check.claim('branch-name', `${project}\u0000${branchName}`, entry, str(entry.spec.branch_name) ? '/spec/branch_name' : '/metadata/name', (first) => `two branches named \`${branchName}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
+  }
+  if (project !== undefined && check.branchingDisabled.has(project)) {
+    check.error(entry, '/spec/project', `project \`${project}\` sets branching_disabled: true, so it can have no branches`);
+  }
+}
+
+/** Exactly one of a project or a selector, and a selector's organization exists. */
+function checkMigrations(entry: CheckedEntry, project: string | undefined, check: FleetCheck): void {
+  const selector = entry.spec.selector as { organization?: unknown } | undefined;
+  if ((project === undefined) === (selector === undefined)) {
+    check.error(entry, '/spec', 'give exactly one of `project` (one project) or `selector` (every project it matches)');
+  }
+  const organization = str(selector?.organization);
+  if (organization !== undefined && !check.organizationNames.has(organization)) {
+    check.error(entry, '/spec/selector/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, check.organizationNames));
+  }
+}
+
+/** One Rollout per shard with a shard map (each naming its `spec.shard`), else one for the whole fleet; then its waves and windows. */
+function checkRolloutDocument(entry: CheckedEntry, _project: string | undefined, check: FleetCheck): void {
+  check.claim('rollout', str(entry.spec.shard) ?? '', entry, '/metadata/name', (first) => `a second Rollout document${str(entry.spec.shard) ? ` for shard \`${str(entry.spec.shard)}\`` : ''}: the first is at ${where(first, '/metadata/name')} (one Rollout orders the whole fleet, or one each shard)`);
+  if (entry.valid) checkRollout(entry, check.error);
+}
+
+/** One metadata source, a project that allows SAML, and each domain claimed once per project. */
+function checkSsoProvider(entry: CheckedEntry, project: string | undefined, check: FleetCheck): void {
+  // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
+  const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);
+  if (sources.length !== 1) {
+    check.error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
+  }
+  const owner = check.projectByName.get(project);
+  const ownerAuth = owner?.spec.auth as Record<string, unknown> | undefined;
+  if (ownerAuth?.saml_enabled === false) {
+    check.error(entry, '/spec/project', `project \`${project}\` sets auth.saml_enabled: false, so it can have no SSO provider`);
+  }
+  const domains = Array.isArray(entry.spec.domains) ? entry.spec.domains : [];
+  domains.forEach((domain, index) => {
+    if (typeof domain !== 'string' || project === undefined) return;
+    const key = `${project}\u0000${domain.toLowerCase()}`;
+    const first = check.domainOwners.get(key);
+    if (first) {
+      check.error(entry, `/spec/domains/${index}`, `SSO domain \`${domain}\` is claimed twice in project \`${project}\`: also at ${where(first.entry, `/spec/domains/${first.index}`)}`);
+    } else check.domainOwners.set(key, { entry, index });
+  });
 }
 
 /** Wave names once each; windows with a cron schedule node-cron reads and a time zone the runtime knows. */
@@ -217,7 +272,7 @@ function cronerProblem(schedule: string): string | undefined {
 }
 
 type ErrorFn = (entry: CheckedEntry, path: string, message: string, hint?: string) => void;
-type FirstByFn = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, seen: Map<string, CheckedEntry>, message: (first: CheckedEntry) => string) => void;
+type ClaimFn = (kind: string, value: string | undefined, entry: CheckedEntry, pointer: string, message: (first: CheckedEntry) => string) => void;
 
 type DirectoryLookup = { real: string } | { problem: 'missing' | 'not-directory' };
 type FileLookup = 'file' | 'not-file' | 'missing';
@@ -258,13 +313,15 @@ class FileSystemLookups {
   }
 }
 
-function checkFunction(entry: CheckedEntry, project: string | undefined, root: string, seen: Map<string, CheckedEntry>, error: ErrorFn, firstBy: FirstByFn, duplicate: boolean, lookups: FileSystemLookups): void {
+/** A valid slug, once per project; a source directory inside the checkout, with its entrypoint and import map. */
+function checkFunction(entry: CheckedEntry, project: string | undefined, check: FleetCheck): void {
+  const { root, error, lookups } = check;
   const slug = str(entry.spec.slug) ?? entry.name;
   if (!str(entry.spec.slug) && entry.name !== undefined && !FUNCTION_SLUG.test(entry.name)) {
     error(entry, '/metadata/name', `\`${entry.name}\` is not a valid function slug (${FUNCTION_SLUG.source}): set spec.slug or rename`);
   }
-  if (project !== undefined && slug !== undefined && !duplicate) {
-    firstBy('function-slug', `${project}\u0000${slug}`, entry, str(entry.spec.slug) ? '/spec/slug' : '/metadata/name', seen, (first) => `two functions with slug \`${slug}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
+  if (project !== undefined && slug !== undefined && !check.duplicates.has(entry)) {
+    check.claim('function-slug', `${project}\u0000${slug}`, entry, str(entry.spec.slug) ? '/spec/slug' : '/metadata/name', (first) => `two functions with slug \`${slug}\` in project \`${project}\`: also ${where(first, '/metadata/name')}`);
   }
   const source = str(entry.spec.source);
   if (source === undefined) return;
