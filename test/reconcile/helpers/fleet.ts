@@ -39,7 +39,8 @@ export async function startHarness(env: NodeJS.ProcessEnv = {}, emulatorOptions:
     rate: { limit: 100_000, windowMs: 60_000 },
     stateDir,
     retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 },
-    timeouts: { headersMs: 2000, bodyMs: 2000 },
+    // The first query of a project boots its database (PGlite): seconds on a loaded machine.
+    timeouts: { headersMs: 30_000, bodyMs: 30_000 },
   });
   const harness: Harness = {
     emulator, client, clock, dir, stateDir, env,
