@@ -1,7 +1,8 @@
-// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon, status,
-// notify, shards -> reconcile -> api, emulator -> manifests, util, with bench, chaos and the
-// build tools on top; no import cycle anywhere, type-only imports included; and no function of
-// src over 120 lines (generated files aside), but those of an allow-list that may only shrink.
+// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon ->
+// run -> status, notify, shards -> reconcile -> api, emulator -> manifests, util, with bench,
+// chaos and the build tools on top; no import cycle anywhere, type-only imports included; and
+// no function of src over 120 lines (generated files aside), but those of an allow-list that
+// may only shrink. (That every pass goes through run/ is pass-path.test.ts's check.)
 // The checks are shown to fail on a deliberate violation.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,8 +20,6 @@ const MAX_FUNCTION_LINES = 120;
 const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
   'api/client.ts: createClient',
   'bench/freshness-daemon.ts: daemonFreshnessThroughWrites',
-  'cli/commands/reconcile.ts: executePass',
-  'cli/commands/watch.ts: runDaemon',
   'daemon/metrics.ts: createMetrics',
   'daemon/trigger.ts: triggerRoutes',
   'manifests/cross-checks.ts: crossCheck',
