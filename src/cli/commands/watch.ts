@@ -25,7 +25,7 @@ import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { credentialPathProblems } from '../credential-paths.js';
 import { protectManifestsTree } from '../../util/manifests-tree.js';
 import { notificationSecretFiles } from '../notification-settings.js';
-import { findShard, readShardMapFor, type loadShardedManifests as LoadShardedManifests } from '../../shards/load-sharded.js';
+import { findShard, loadShardedManifests, readShardMapFor } from '../../shards/load-sharded.js';
 import { ParseCache } from '../../manifests/parse-cache.js';
 import { requireShard, stateDirOf } from '../process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
@@ -180,6 +180,8 @@ function daemonState(context: CommandContext, settings: DaemonSettings): DaemonS
     perResource: settings.metricsPerResource,
     build: { version: packageVersion(), revision: buildRevision(context.env) },
   });
+  const health = new ApiHealth(clock);
+  const trigger: CronTrigger | 'continuous' = settings.resync === 'continuous' ? 'continuous' : nodeCronTrigger(settings.resync);
   if (settings.maxObservationAgeMs !== undefined) metrics.setMaxObservationAge(settings.maxObservationAgeMs / 1000);
   const notifier = settings.notifications
     ? new Notifier({
@@ -196,8 +198,8 @@ function daemonState(context: CommandContext, settings: DaemonSettings): DaemonS
     clock,
     log,
     metrics,
-    health: new ApiHealth(clock),
-    trigger: settings.resync === 'continuous' ? 'continuous' : nodeCronTrigger(settings.resync),
+    health,
+    trigger,
     ...(notifier ? { notifier } : {}),
     lockProblem: 'the state directory lock is not taken yet',
   };
@@ -405,7 +407,7 @@ function statusBoard(state: DaemonState, run: DaemonRun, shard: Shard | undefine
 }
 
 /** The controller: each revision's manifests (this shard's), its passes through the conductor, what it tells the notifier and the status board. */
-function buildDaemon(state: DaemonState, { shard, scope }: ShardScope, run: DaemonRun, board: StatusBoard, freshnessFile: ReturnType<typeof freshnessWriter>, loadShardedManifests: typeof LoadShardedManifests): Daemon {
+function buildDaemon(state: DaemonState, { shard, scope }: ShardScope, run: DaemonRun, board: StatusBoard, freshnessFile: ReturnType<typeof freshnessWriter>): Daemon {
   const { context, settings, log, metrics, clock, notifier } = state;
   const session = run.held.session;
   // Each commit's load parses again only the files it changed.
@@ -463,7 +465,6 @@ async function startDaemon(state: DaemonState, scope: ShardScope, run: DaemonRun
   const { settings, log, metrics, clock, notifier } = state;
   const session = run.held.session;
   metrics.budget(session.client.budget().remaining, session.client.budget().effectiveLimit);
-  const { loadShardedManifests } = await import('../../shards/load-sharded.js');
   // What earlier processes sent: a restart does not send standing failures again.
   await notifier?.restore(join(session.stateDir, DEDUP_STATE_FILE));
   const freshnessFile = freshnessWriter(
@@ -475,7 +476,7 @@ async function startDaemon(state: DaemonState, scope: ShardScope, run: DaemonRun
   const board = statusBoard(state, run, scope.shard);
   await board.load();
   state.board = board;
-  const daemon = buildDaemon(state, scope, run, board, freshnessFile, loadShardedManifests);
+  const daemon = buildDaemon(state, scope, run, board, freshnessFile);
   state.daemon = daemon;
   log.info(
     {
