@@ -1,7 +1,8 @@
 // The import graph of a source tree and the checks the layer test runs on it: which top-level
 // folder may import which (the layers of docs/development.md), import cycles (type-only imports
-// included: `import type`, `export type ... from` and `import('...')` types all count), and the
-// length of functions. Plain text scanning of the project's own sources, no compiler needed.
+// included: `import type`, `export type ... from` and `import('...')` types all count), the
+// length of functions, and the path of a pass (only the conductor, src/run/, binds the engine's
+// `runPass`). Plain text scanning of the project's own sources, no compiler needed.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -11,13 +12,16 @@ import { dirname, join, relative, resolve } from 'node:path';
  */
 export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
   // on top: tools that drive everything below
-  chaos: ['bench', 'emulator', 'cli', 'daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
-  bench: ['emulator', 'daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  chaos: ['bench', 'emulator', 'cli', 'daemon', 'run', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  bench: ['emulator', 'daemon', 'run', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
   tools: ['reconcile', 'api', 'manifests', 'util'],
   // the command
-  cli: ['daemon', 'status', 'notify', 'shards', 'reconcile', 'api', 'emulator', 'manifests', 'util'],
-  // what runs passes: the daemon, the fleet's status view, its notifications, the shard map
-  daemon: ['status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  cli: ['daemon', 'run', 'status', 'notify', 'shards', 'reconcile', 'api', 'emulator', 'manifests', 'util'],
+  // the daemon: when passes run (it is handed the conductor's pass; its status board folds through the conductor's writer)
+  daemon: ['run', 'status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  // the conductor of a pass: lock, session, the pass, its gates, the status record, release
+  run: ['status', 'notify', 'shards', 'reconcile', 'api', 'manifests', 'util'],
+  // the fleet's status view, its notifications, the shard map
   status: ['notify', 'reconcile', 'api', 'manifests', 'util'],
   notify: ['reconcile', 'api', 'manifests', 'util'],
   shards: ['reconcile', 'api', 'manifests', 'util'],
@@ -33,7 +37,7 @@ export const LAYER_RULES: Readonly<Record<string, readonly string[]>> = {
 
 export type ImportGraph = Map<string, string[]>;
 
-function sourceFiles(dir: string): string[] {
+export function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
@@ -218,4 +222,80 @@ function matchingBraces(text: string): Array<[number, number]> {
     }
   }
   return pairs;
+}
+
+/** The engine's module, whose `runPass` only the conductor binds. */
+const ENGINE = 'reconcile/engine.ts';
+/** The command's entries of a pass: the one-shot command (and `apply FILE` through it) and the daemon. */
+export const PASS_ENTRIES: readonly string[] = ['cli/commands/reconcile.ts', 'cli/commands/watch.ts'];
+/** The conductor every pass of the entries goes through. */
+export const CONDUCTOR = 'run/conductor.ts';
+
+/**
+ * Whether a file's text binds the engine's `runPass`: a static import (or re-export) naming it,
+ * a namespace import or `export *` of the engine, or a dynamic import of the engine that is not a destructuring leaving
+ * it out (`const { invalidPassResult } = await import(...)` binds only what it names).
+ * `resolves(specifier)` says whether a specifier is the engine's module.
+ */
+export function bindsRunPass(text: string, resolves: (specifier: string) => boolean): boolean {
+  for (const match of text.matchAll(/^\s*(?:import|export)\s+(type\s+)?([^;]*?)\s*from\s*['"]([^'"]+)['"]/gm)) {
+    if (match[1] || !resolves(match[3]!)) continue;
+    const clause = match[2]!;
+    if (/^\*/.test(clause.trim())) return true;
+    const names = /\{([^}]*)\}/.exec(clause)?.[1] ?? '';
+    if (names.split(',').some((name) => /^\s*runPass\b/.test(name))) return true;
+  }
+  for (const match of text.matchAll(/import\(\s*['"]([^'"]+)['"]\s*\)/g)) {
+    if (!resolves(match[1]!)) continue;
+    const before = text.slice(Math.max(0, match.index! - 400), match.index!);
+    // A type position (`import('...').PassOptions`) binds no value.
+    if (/^\)\.[A-Z]/.test(text.slice(match.index! + match[0].length - 1))) continue;
+    const destructured = /(?:const|let|var)\s*\{([^}]*)\}\s*=\s*(?:await\s+)?$/.exec(before);
+    if (!destructured || destructured[1]!.split(',').some((name) => /^\s*runPass\b/.test(name))) return true;
+  }
+  return false;
+}
+
+/** The files `entry` reaches through imports, itself included. */
+function reachable(graph: ImportGraph, entry: string): Set<string> {
+  const seen = new Set<string>();
+  const stack = [entry];
+  while (stack.length > 0) {
+    const file = stack.pop()!;
+    if (seen.has(file) || !graph.has(file)) continue;
+    seen.add(file);
+    stack.push(...graph.get(file)!);
+  }
+  return seen;
+}
+
+/**
+ * What breaks the path of a pass in the tree at `root`: a file of the command or the daemon
+ * layer (or any file the entries reach outside src/run/) that binds the engine's `runPass`; an
+ * entry that does not reach the conductor; a file of src/run/ importing the command layer.
+ */
+export function passPathViolations(root: string, entries: readonly string[] = PASS_ENTRIES): string[] {
+  const graph = importGraph(root);
+  const binders = new Set<string>();
+  for (const file of graph.keys()) {
+    const text = readFileSync(join(root, file), 'utf8');
+    const resolves = (specifier: string) => relative(root, resolve(dirname(join(root, file)), specifier)).replace(/\.js$/, '.ts') === ENGINE;
+    if (file !== ENGINE && bindsRunPass(text, resolves)) binders.add(file);
+  }
+  const problems = new Set<string>();
+  for (const file of binders) {
+    if (file.startsWith('cli/') || file.startsWith('daemon/')) problems.add(`${file} binds runPass of ${ENGINE}: a pass goes through src/run/`);
+  }
+  for (const entry of entries) {
+    const reached = reachable(graph, entry);
+    if (!reached.has(CONDUCTOR)) problems.add(`${entry} does not reach ${CONDUCTOR}`);
+    for (const file of binders) {
+      if (reached.has(file) && !file.startsWith('run/')) problems.add(`${file} binds runPass of ${ENGINE}: a pass goes through src/run/`);
+    }
+  }
+  for (const [file, targets] of graph) {
+    if (!file.startsWith('run/')) continue;
+    for (const target of targets) if (target.startsWith('cli/')) problems.add(`${file} -> ${target}: src/run/ imports nothing of the command`);
+  }
+  return [...problems].sort();
 }

@@ -1,7 +1,8 @@
-// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon, status,
-// notify, shards -> reconcile -> api, emulator -> manifests, util, with bench, chaos and the
-// build tools on top; no import cycle anywhere, type-only imports included; and no function of
-// src over 120 lines (generated files aside), but those of an allow-list that may only shrink.
+// The layers of src/ (docs/development.md, "Layers"), checked on every import: cli -> daemon ->
+// run -> status, notify, shards -> reconcile -> api, emulator -> manifests, util, with bench,
+// chaos and the build tools on top; no import cycle anywhere, type-only imports included; and
+// no function of src over 120 lines (generated files aside), but those of an allow-list that
+// may only shrink. (That every pass goes through run/ is pass-path.test.ts's check.)
 // The checks are shown to fail on a deliberate violation.
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,8 +18,6 @@ const MAX_FUNCTION_LINES = 120;
  * function that is split below the limit must leave it, and no other may join it.
  */
 const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
-  'cli/commands/reconcile.ts: executePass',
-  'cli/commands/watch.ts: runDaemon',
 ];
 
 /** A file written by a generator (`npm run generate:api`, `npm run generate:schemas`): its header says so. */

@@ -33,25 +33,18 @@ export async function runLive(context: CommandContext, output: 'text' | 'json'):
   const session: ApiSession & { clock?: Clock } =
     context.settings.sandbox ? await openSandboxSession(context.settings, log) : await openApiSession(context.settings, context.env, { log });
   try {
-    const { runPass } = await import('../../reconcile/engine.js');
+    const { passOnSession } = await import('../../run/pass.js');
     // `--project NAME` limits the report (and its reads) to one Project manifest.
     const only = context.settings.project;
     if (only !== undefined && !manifests.documents.some((d) => d.kind === 'Project' && d.metadata.name === only)) {
       const hint = didYouMean(only, manifests.documents.filter((d) => d.kind === 'Project').map((d) => d.metadata.name));
       throw new UsageError(`status: --project \`${only}\` names no Project manifest in ${dir}${hint === undefined ? '' : `; ${hint}`}`);
     }
-    const result = await runPass({
-      ...(only !== undefined ? { projects: [only] } : {}),
-      manifests,
-      client: session.client,
-      stateDir: session.stateDir,
-      dryRun: true,
-      env: context.env,
-      log,
-      signal: context.signal,
-      ...(context.settings.sandbox ? { sandbox: true } : {}),
-      ...(session.clock ? { clock: session.clock } : {}),
-    });
+    const result = await passOnSession(
+      // A status read times a rollout on the session's clock (no rollout clock of its own).
+      { session: { ...session, rolloutClock: undefined }, env: context.env, log, sandbox: context.settings.sandbox },
+      { ...(only !== undefined ? { projects: [only] } : {}), manifests, dryRun: true, signal: context.signal },
+    );
     const observed = new Map<string, ObservedProjectState>();
     // A user waits for this: the reads go at `verify` priority, all projects at once (the client paces them).
     await Promise.all(

@@ -1,6 +1,4 @@
 import { join, resolve } from 'node:path';
-import { openApiSession, type ApiSession } from '../api-session.js';
-import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, type CommandContext } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { systemClock, type Clock } from '../../util/clock.js';
@@ -25,14 +23,14 @@ import { DEDUP_STATE_FILE, Notifier } from '../../notify/notifier.js';
 import { notificationSettings } from '../notification-settings.js';
 import type { ObservedResource } from '../../reconcile/kinds/observed.js';
 import { credentialPathProblems } from '../credential-paths.js';
-import { ManifestsTreeWriteError, assertOutsideManifests, protectManifestsTree } from '../../util/manifests-tree.js';
+import { protectManifestsTree } from '../../util/manifests-tree.js';
 import { notificationSecretFiles } from '../notification-settings.js';
-import { LOCK_FILE, StateLock, StateLockHeldError, commandLine, describeHolder, waitForStateLock } from '../../util/state-lock.js';
-import { shardAuthInputs } from '../../shards/credentials.js';
-import { findShard, readShardMapFor } from '../../shards/load-sharded.js';
+import { findShard, loadShardedManifests, readShardMapFor } from '../../shards/load-sharded.js';
 import { ParseCache } from '../../manifests/parse-cache.js';
 import { requireShard, stateDirOf } from '../process-scope.js';
 import { ShardMapError, type Shard, type ShardMap } from '../../shards/shard-map.js';
+import { openDaemonRun, type DaemonRun } from '../../run/conductor.js';
+import { runSettings, sessionOpeners } from '../run-request.js';
 
 /** Longest a shutdown takes, from the signal to the exit (documented in docs/operations.md). */
 const SHUTDOWN_BUDGET_MS = 10_000;
@@ -126,18 +124,55 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
   };
 }
 
+/** What the daemon's parts share while it starts, runs and stops. */
+interface DaemonState {
+  context: CommandContext;
+  settings: DaemonSettings;
+  clock: Clock;
+  log: Logger;
+  metrics: ReturnType<typeof createMetrics>;
+  health: ApiHealth;
+  trigger: CronTrigger | 'continuous';
+  notifier?: Notifier;
+  /** Why this process may not write yet (another process holds the state directory's lock). */
+  lockProblem?: string;
+  run?: DaemonRun;
+  daemon?: Daemon;
+  board?: StatusBoard;
+  /** The trigger routes served (for the start's log line). */
+  triggerPaths?: string[];
+}
+
+/** The shard map, and this process's shard in it. */
+interface ShardScope {
+  map?: ShardMap;
+  shard?: Shard;
+  /** Where the shard map is read from. */
+  scope: { cwd: string; shardsFile?: string };
+}
+
 /**
  * `reconcile --watch`: the long-running daemon. Logs JSON lines on stdout (readable on a TTY),
  * serves `/metrics`, `/healthz` and `/readyz`, and exits 0 within SHUTDOWN_BUDGET_MS of
- * SIGTERM or SIGINT (main.ts aborts `context.signal`).
+ * SIGTERM or SIGINT (main.ts aborts `context.signal`). The state lock, the session and each
+ * pass are the conductor's (src/run/conductor.ts).
  */
 export async function runDaemon(context: CommandContext): Promise<number> {
   const settings = await settingsFrom(context);
-  const timeoutMs = context.settings.lockTimeoutMs;
-  const organizationWait = context.settings.organizationWaitMs;
-  const shardName = context.settings.shard;
-  const shardsFile = context.settings.shards;
-  if (shardName !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
+  if (context.settings.shard !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
+  const state = daemonState(context, settings);
+  const scope = await shardScope(state);
+  if (typeof scope === 'number') return scope;
+  if (!(await credentialFilesOutsideTree(state, scope))) return 1;
+  const server = await startServer(state);
+  if (!server) return 1;
+  const run = await openRun(state, scope, server);
+  if (typeof run === 'number') return run;
+  const daemon = await startDaemon(state, scope, run, server);
+  return shutDown(state, run, daemon, server);
+}
+
+function daemonState(context: CommandContext, settings: DaemonSettings): DaemonState {
   const clock = systemClock;
   const log: Logger = streamLogger(context, context.stdout);
   const metrics = createMetrics(undefined, {
@@ -148,8 +183,6 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   const health = new ApiHealth(clock);
   const trigger: CronTrigger | 'continuous' = settings.resync === 'continuous' ? 'continuous' : nodeCronTrigger(settings.resync);
   if (settings.maxObservationAgeMs !== undefined) metrics.setMaxObservationAge(settings.maxObservationAgeMs / 1000);
-  // /readyz's API check looks back over a few resync periods: the cron interval, or the continuous bound.
-  const resyncPeriodMs = () => (trigger === 'continuous' ? (daemon?.observationAgeBound() ?? 0) : trigger.intervalMs());
   const notifier = settings.notifications
     ? new Notifier({
         settings: settings.notifications,
@@ -159,11 +192,28 @@ export async function runDaemon(context: CommandContext): Promise<number> {
         metrics: createNotificationMetrics(metrics.registry, settings.notifications.receivers.map((receiver) => receiver.name)),
       })
     : undefined;
+  return {
+    context,
+    settings,
+    clock,
+    log,
+    metrics,
+    health,
+    trigger,
+    ...(notifier ? { notifier } : {}),
+    lockProblem: 'the state directory lock is not taken yet',
+  };
+}
 
-  // The shard's credentials and state directory are read once, at start; the partition is
-  // checked again with every revision.
+/**
+ * The shard's credentials and state directory are read once, at start; the partition is
+ * checked again with every revision.
+ */
+async function shardScope(state: DaemonState): Promise<ShardScope | number> {
+  const { context, settings, log } = state;
+  const shardName = context.settings.shard;
+  const shardsFile = context.settings.shards;
   const scope = { cwd: context.cwd, ...(shardsFile !== undefined ? { shardsFile } : {}) };
-  let shard: Shard | undefined;
   let map: ShardMap | undefined;
   try {
     map = await readShardMapFor(settings.manifestsPath, scope);
@@ -173,6 +223,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     log.flush?.();
     return 1;
   }
+  let shard: Shard | undefined;
   if (shardName !== undefined) {
     if (!map) throw new UsageError(`--shard ${shardName} needs a shard map: shards.yaml in the manifests directory or --shards FILE`);
     const found = findShard(map, shardName);
@@ -180,9 +231,15 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     shard = found;
   }
   if (!settings.dryRun && !settings.sandbox) requireShard(map, shard);
+  return { ...(map ? { map } : {}), ...(shard ? { shard } : {}), scope };
+}
 
-  // Credential and secret files inside the manifests tree are refused; nothing this process
-  // writes goes into the tree (util/manifests-tree.ts).
+/**
+ * Credential and secret files inside the manifests tree are refused; nothing this process
+ * writes goes into the tree (util/manifests-tree.ts).
+ */
+async function credentialFilesOutsideTree(state: DaemonState, { map }: ShardScope): Promise<boolean> {
+  const { context, settings, log } = state;
   const credentialProblems = credentialPathProblems(context, settings.manifestsPath, [
     ['--trigger-token-file', settings.triggers.tokenFile],
     ['--webhook-secret-file', settings.triggers.webhookSecretFile],
@@ -200,52 +257,57 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   if (credentialProblems.length > 0) {
     for (const problem of credentialProblems) log.fatal({}, problem);
     log.flush?.();
-    await notifier?.close();
-    return 1;
+    await state.notifier?.close();
+    return false;
   }
   protectManifestsTree(settings.manifestsPath);
+  return true;
+}
 
-  let session: (ApiSession & { clock?: Clock; rolloutClock?: Clock }) | undefined;
-  let daemon: Daemon | undefined;
-  let board: StatusBoard | undefined;
-  // Why this process may not write yet (another process holds the state directory's lock).
-  let lockProblem: string | undefined = 'the state directory lock is not taken yet';
-  let server: RunningHttpServer;
-  // The routes exist from the start (a webhook may arrive while the lock is awaited); until the
-  // daemon runs they answer 503.
+/**
+ * The HTTP server, up before the lock is taken: a waiting daemon answers /readyz with the
+ * reason. The routes exist from the start (a webhook may arrive while the lock is awaited);
+ * until the daemon runs they answer 503, and so does the status view until the state
+ * directory is locked and read.
+ */
+async function startServer(state: DaemonState): Promise<RunningHttpServer | undefined> {
+  const { settings, log, metrics, health, trigger } = state;
+  const notYet = () => state.lockProblem ?? 'the daemon is starting';
   const routes = Object.fromEntries(
     Object.entries(
       triggerRoutes(
         {
-          requestPass: (request) => daemon!.requestPass(request),
-          reload: () => daemon!.reload(),
-          approve: (request) => daemon!.approve(request),
-          resume: (request) => daemon!.resume(request),
+          requestPass: (request) => state.daemon!.requestPass(request),
+          reload: () => state.daemon!.reload(),
+          approve: (request) => state.daemon!.approve(request),
+          resume: (request) => state.daemon!.resume(request),
         },
         settings.triggers,
         log,
       ),
     ).map(([path, route]) => [
       path,
-      { ...route, handle: (request: Parameters<typeof route.handle>[0]) => (daemon ? route.handle(request) : Promise.resolve({ status: 503, body: { message: lockProblem ?? 'the daemon is starting' } })) },
+      { ...route, handle: (request: Parameters<typeof route.handle>[0]) => (state.daemon ? route.handle(request) : Promise.resolve({ status: 503, body: { message: notYet() } })) },
     ]),
   );
-  // The view exists once the state directory is locked and read; until then the answer is 503.
   const statusGets = Object.fromEntries(
-    Object.entries(statusRoutes({ view: () => board!.view() }, settings.status, log)).map(([path, route]) => [
+    Object.entries(statusRoutes({ view: () => state.board!.view() }, settings.status, log)).map(([path, route]) => [
       path,
       {
         handle: (request: Parameters<typeof route.handle>[0]) =>
-          board ? route.handle(request) : Promise.resolve({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: lockProblem ?? 'the daemon is starting' }) }),
+          state.board ? route.handle(request) : Promise.resolve({ status: 503, contentType: 'application/json', body: JSON.stringify({ message: notYet() }) }),
       },
     ]),
   );
+  // /readyz's API check looks back over a few resync periods: the cron interval, or the continuous bound.
+  state.triggerPaths = Object.keys(routes);
+  const resyncPeriodMs = () => (trigger === 'continuous' ? (state.daemon?.observationAgeBound() ?? 0) : trigger.intervalMs());
   try {
-    // Up before the lock is taken: a waiting daemon answers /readyz with the reason.
-    server = await startHttpServer(
+    return await startHttpServer(
       settings.metricsAddress,
       {
         metrics: async () => {
+          const session = state.run?.held.session;
           if (session) {
             const budget = session.client.budget();
             metrics.budget(budget.remaining, budget.effectiveLimit);
@@ -253,6 +315,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
           return { contentType: metrics.contentType, body: await metrics.render() };
         },
         readiness: () => {
+          const { lockProblem, daemon } = state;
           const reasons = lockProblem ? [lockProblem] : [];
           if (daemon) reasons.push(...daemon.readiness().reasons);
           else if (!lockProblem) reasons.push('starting');
@@ -267,117 +330,69 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     );
   } catch (error) {
     log.fatal({ err: error, address: settings.metricsAddress }, 'could not listen on --metrics-addr');
-    await notifier?.close();
+    await state.notifier?.close();
     log.flush?.();
-    return 1;
+    return undefined;
   }
+}
 
+/** The conductor's run: the state lock waited for, the session opened; an exit code when it does not start. */
+async function openRun(state: DaemonState, { shard }: ShardScope, server: RunningHttpServer): Promise<DaemonRun | number> {
+  const { context, settings, log, metrics, clock } = state;
   log.info({ metrics: server.url }, 'serving /metrics, /healthz, /readyz, /status and the status page (/)');
-  const lost = new AbortController();
-  let lock: StateLock | undefined;
-  let stateDirRefused = false;
-  const waitForLock = async (stateDir: string): Promise<boolean> => {
-    try {
-      assertOutsideManifests(join(stateDir, LOCK_FILE));
-    } catch (error) {
-      if (!(error instanceof ManifestsTreeWriteError)) throw error;
-      lockProblem = `the state directory ${stateDir} lies inside the manifests tree ${error.root}`;
-      stateDirRefused = true;
-      log.fatal({ stateDir }, `${lockProblem}: choose --state-dir outside it, or a dot-directory such as .reconcile`);
-      return false;
-    }
-    let reported: string | undefined;
-    const taken = await waitForStateLock({
-      dir: stateDir,
-      clock,
-      timeoutMs,
-      command: commandLine(),
-      signal: context.signal,
-      onWaiting: (holder) => {
-        const held = new StateLockHeldError(stateDir, holder, clock.now());
-        lockProblem = held.message;
-        // Once per holder: the wait retries every heartbeat interval.
-        if (reported !== holder.id) log.warn({ stateDir, holder }, `waiting: ${held.message}; taking over when its heartbeat is older than ${timeoutMs / 1000} s`);
-        reported = holder.id;
-      },
-      onLost: (holder) => {
-        metrics.setStateLockHeld(false);
-        lockProblem = `the state lock of ${stateDir} was taken over by another process`;
-        log.error({ stateDir, holder }, 'the state lock was taken over by another process: stopping (restart to wait for it again)');
-        lost.abort(new Error('the state lock was lost'));
-      },
-    });
-    if (!taken) return false;
-    lock = taken.lock;
-    lockProblem = undefined;
-    metrics.setStateLockHeld(true);
-    if (taken.tookOver) {
-      const age = clock.now() - taken.tookOver.heartbeatAt;
-      // `holderGone`: its process no longer exists (taken at once), else its heartbeat was older than the timeout.
-      const gone = age <= timeoutMs;
-      log.warn({ stateDir, holder: taken.tookOver, heartbeatAgeMs: age, lockTimeoutMs: timeoutMs, holderGone: gone, generation: taken.lock.generation }, `took over the stale state lock of ${describeHolder(taken.tookOver, clock.now())}${gone ? ': its process is gone' : ''}`);
-    }
-    log.info({ stateDir, generation: taken.lock.generation }, 'holding the state directory lock');
-    return true;
-  };
-  const release = async () => {
-    await (lock as StateLock | undefined)?.release();
-    metrics.setStateLockHeld(false);
-  };
-
+  let opened: Awaited<ReturnType<typeof openDaemonRun>>;
   try {
-    const telemetry = health.wrap(metrics);
-    if (settings.sandbox) {
-      session = await openSandboxSession(context.settings, log, { telemetry });
-      if (!(await waitForLock(session.stateDir))) {
-        await Promise.allSettled([session.close(), server.close(), notifier?.close()]);
-        return stateDirRefused ? 1 : 0;
-      }
-    } else {
-      const stateDir = stateDirOf(context.settings, shard?.name);
-      if (!(await waitForLock(stateDir))) {
-        await Promise.allSettled([server.close(), notifier?.close()]);
-        return stateDirRefused ? 1 : 0;
-      }
-      session = await openApiSession(context.settings, context.env, {
-        telemetry,
-        log,
-        clock,
-        ...(shard
-          ? { shard: { auth: shardAuthInputs(shard, context.env, context.settings.apiUrl), stateDir, ...(shard.rate ? { rate: shard.rate } : {}) } }
-          : {}),
-      });
-    }
+    opened = await openDaemonRun({
+      settings: runSettings(context.settings),
+      env: context.env,
+      log,
+      openers: sessionOpeners(context),
+      stateDir: stateDirOf(context.settings, shard?.name),
+      ...(shard ? { shard } : {}),
+      clock,
+      dryRun: settings.dryRun,
+      signal: context.signal,
+      onWaiting: (problem) => {
+        state.lockProblem = problem;
+      },
+      onTaken: () => {
+        state.lockProblem = undefined;
+        metrics.setStateLockHeld(true);
+      },
+      onLost: (problem) => {
+        metrics.setStateLockHeld(false);
+        state.lockProblem = problem;
+      },
+      telemetry: state.health.wrap(metrics),
+    });
   } catch (error) {
-    await release();
-    await Promise.allSettled([server.close(), notifier?.close()]);
+    metrics.setStateLockHeld(false);
+    await Promise.allSettled([server.close(), state.notifier?.close()]);
     if (error instanceof UsageError) throw error;
     log.fatal({ err: error }, 'could not set up the API client');
     log.flush?.();
     return 1;
   }
-  const open: ApiSession & { clock?: Clock; rolloutClock?: Clock } = session;
-  metrics.budget(open.client.budget().remaining, open.client.budget().effectiveLimit);
+  if ('refused' in opened) {
+    if (opened.refused === 'inside-manifests') state.lockProblem = opened.problem;
+    await Promise.allSettled([server.close(), state.notifier?.close()]);
+    return opened.refused === 'inside-manifests' ? 1 : 0;
+  }
+  state.run = opened.run;
+  return opened.run;
+}
 
-  const [{ runPass }, { loadShardedManifests }] = await Promise.all([import('../../reconcile/engine.js'), import('../../shards/load-sharded.js')]);
-
-  // What earlier processes sent: a restart does not send standing failures again.
-  await notifier?.restore(join(open.stateDir, DEDUP_STATE_FILE));
-  const freshnessFile = freshnessWriter(
-    open.stateDir,
-    { resync: settings.resync, ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeSeconds: settings.maxObservationAgeMs / 1000 } : {}) },
-    clock,
-    log,
-  );
-  const statusBoard = new StatusBoard({
-    stateDir: open.stateDir,
-    clock,
-    log,
+/** The daemon's view of the status record, folded through the run's writer. */
+function statusBoard(state: DaemonState, run: DaemonRun, shard: Shard | undefined): StatusBoard {
+  const { settings } = state;
+  return new StatusBoard({
+    recorder: run.recorder,
+    clock: state.clock,
     dryRun: settings.dryRun,
     ...(shard ? { shard: shard.name } : {}),
     live: () => {
-      const current = daemon?.current();
-      const bound = daemon?.observationAgeBound();
+      const current = state.daemon?.current();
+      const bound = state.daemon?.observationAgeBound();
       return {
         ...(current?.revision ? { revision: current.revision } : {}),
         ...(current ? { projects: projectNames(current.set) } : {}),
@@ -389,67 +404,80 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       };
     },
   });
-  await statusBoard.load();
-  board = statusBoard;
+}
+
+/** The controller: each revision's manifests (this shard's), its passes through the conductor, what it tells the notifier and the status board. */
+function buildDaemon(state: DaemonState, { shard, scope }: ShardScope, run: DaemonRun, board: StatusBoard, freshnessFile: ReturnType<typeof freshnessWriter>): Daemon {
+  const { context, settings, log, metrics, clock, notifier } = state;
+  const session = run.held.session;
   // Each commit's load parses again only the files it changed.
   const parseCache = new ParseCache();
-  daemon = new Daemon({
+  return new Daemon({
     manifestsPath: settings.manifestsPath,
     loadManifests: async (dir) => {
       const sharded = await loadShardedManifests(dir, { ...scope, load: { references: referenceOptions(context), parseCache }, ...(shard ? { shard: shard.name } : {}) });
       metrics.setUnownedProjects(sharded.unowned);
       return sharded.set;
     },
-    runPass: (request) =>
-      runPass({
-        manifests: request.manifests,
-        client: open.client,
-        stateDir: open.stateDir,
-        dryRun: settings.dryRun,
-        env: context.env,
-        log,
-        // The sandbox's clock runs waits at the emulator's lifecycle speed.
-        clock: open.clock ?? clock,
-        ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
-        sandbox: settings.sandbox,
-        allowEmpty: settings.allowEmpty,
-        organizationWaitMs: organizationWait,
-        signal: AbortSignal.any([request.signal, lost.signal]),
-        priority: request.priority,
-        ...(request.projects ? { projects: request.projects } : {}),
-      }),
+    runPass: (request) => run.pass(request),
     // The same list with --dry-run: every read is side-effect free (network bans are read with
     // a POST that changes nothing).
     ...(settings.observe.length > 0
-      ? { observe: createObserver({ api: open.client.api, resources: settings.observe, clock, log }), observeReadsPerProject: observeReadsPerProject(settings.observe) }
+      ? { observe: createObserver({ api: session.client.api, resources: settings.observe, clock, log }), observeReadsPerProject: observeReadsPerProject(settings.observe) }
       : {}),
     metrics,
     log,
     clock,
-    trigger,
+    trigger: state.trigger,
     budget: () => {
-      const budget = open.client.budget();
+      const budget = session.client.budget();
       return { limit: budget.effectiveLimit, windowMs: budget.windowMs };
     },
-    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [open.stateDir] }),
+    watch: (path, onEvent) => watchSource({ path, onEvent, log, clock, ignore: [session.stateDir] }),
     allowEmpty: settings.allowEmpty,
     dryRun: settings.dryRun,
     ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeMs: settings.maxObservationAgeMs } : {}),
     triggerIntervalMs: context.settings.triggerIntervalMs,
     onFreshness: (freshness) => freshnessFile.write(freshness),
-    stateDir: open.stateDir,
-    ...(open.rolloutClock ? { rolloutClock: open.rolloutClock } : {}),
+    stateDir: session.stateDir,
+    ...(session.rolloutClock ? { rolloutClock: session.rolloutClock } : {}),
     onPass: (result, report) => {
       notifier?.publish(eventsFromPass(result, report, clock.now()));
-      statusBoard.recordPass(result, report);
+      board.recordPass(result, report);
     },
     onManifests: (check) => {
       const broken = eventFromBrokenRevision(check, settings.dryRun, clock.now());
       if (broken) notifier?.publish([broken]);
-      statusBoard.recordManifests(check.revision, check.errors);
+      board.recordManifests(check.revision, check.errors);
     },
   });
+}
 
+interface RunningDaemon {
+  daemon: Daemon;
+  started: Promise<unknown>;
+  board: StatusBoard;
+  freshnessFile: ReturnType<typeof freshnessWriter>;
+}
+
+/** The notifier's memory, the freshness file and the status board read back, then the controller started. */
+async function startDaemon(state: DaemonState, scope: ShardScope, run: DaemonRun, server: RunningHttpServer): Promise<RunningDaemon> {
+  const { settings, log, metrics, clock, notifier } = state;
+  const session = run.held.session;
+  metrics.budget(session.client.budget().remaining, session.client.budget().effectiveLimit);
+  // What earlier processes sent: a restart does not send standing failures again.
+  await notifier?.restore(join(session.stateDir, DEDUP_STATE_FILE));
+  const freshnessFile = freshnessWriter(
+    session.stateDir,
+    { resync: settings.resync, ...(settings.maxObservationAgeMs !== undefined ? { maxObservationAgeSeconds: settings.maxObservationAgeMs / 1000 } : {}) },
+    clock,
+    log,
+  );
+  const board = statusBoard(state, run, scope.shard);
+  await board.load();
+  state.board = board;
+  const daemon = buildDaemon(state, scope, run, board, freshnessFile);
+  state.daemon = daemon;
   log.info(
     {
       manifests: settings.manifestsPath,
@@ -457,30 +485,36 @@ export async function runDaemon(context: CommandContext): Promise<number> {
       resync: settings.resync,
       observe: settings.observe,
       dryRun: settings.dryRun,
-      sandbox: settings.sandbox ? open.baseUrl : undefined,
-      rate: open.rate,
-      ...(shard ? { shard: shard.name } : {}),
+      sandbox: settings.sandbox ? session.baseUrl : undefined,
+      rate: session.rate,
+      ...(scope.shard ? { shard: scope.shard.name } : {}),
       notify: settings.notifications?.receivers.map((receiver) => `${receiver.name} (${receiver.type})`),
-      triggers: Object.keys(routes),
+      triggers: state.triggerPaths,
     },
     'daemon started',
   );
-
   const started = daemon.start().catch((error: unknown) => log.error({ err: error }, 'daemon start failed'));
-  await Promise.race([waitForAbort(context.signal), waitForAbort(lost.signal)]);
+  return { daemon, started, board, freshnessFile };
+}
 
-  const reason = lost.signal.aborted ? 'the state lock was lost' : context.signal.reason instanceof Error ? context.signal.reason.message : 'signal';
+/** Runs until a signal or the lock's loss, then stops within SHUTDOWN_BUDGET_MS; the exit code. */
+async function shutDown(state: DaemonState, run: DaemonRun, running: RunningDaemon, server: RunningHttpServer): Promise<number> {
+  const { context, log, metrics, notifier } = state;
+  const lost = run.held.lost;
+  await Promise.race([waitForAbort(context.signal), waitForAbort(lost)]);
+  const reason = lost.aborted ? 'the state lock was lost' : context.signal.reason instanceof Error ? context.signal.reason.message : 'signal';
   log.info({ reason, budgetMs: SHUTDOWN_BUDGET_MS }, 'shutting down');
-  const settled = await daemon.stop(PASS_GRACE_MS);
-  await within(started, 100);
+  const settled = await running.daemon.stop(PASS_GRACE_MS);
+  await within(running.started, 100);
   if (!settled) log.warn({ graceMs: PASS_GRACE_MS }, 'passes did not stop in time; abandoning them');
   const closed = await within(
-    Promise.allSettled([freshnessFile.flush(), statusBoard.flush(), open.close(), server.close(), notifier?.close()]).then(() => true),
+    Promise.allSettled([running.freshnessFile.flush(), running.board.flush(), run.held.session.close(), server.close(), notifier?.close()]).then(() => true),
     CLOSE_GRACE_MS,
   );
   if (!closed) log.warn({ graceMs: CLOSE_GRACE_MS }, 'closing the client or the metrics server timed out');
   // After the client's close: the request window is persisted under the lock.
-  await release();
+  await run.held.release();
+  metrics.setStateLockHeld(false);
   log.info({}, 'stopped');
   log.flush?.();
   if (!settled || !closed) {
@@ -488,5 +522,5 @@ export async function runDaemon(context: CommandContext): Promise<number> {
     // the exit must stay within the documented bound anyway. Unref'd: a clean exit is not delayed.
     setTimeout(() => process.exit(0), SHUTDOWN_BUDGET_MS - PASS_GRACE_MS - CLOSE_GRACE_MS).unref();
   }
-  return lost.signal.aborted ? 1 : 0;
+  return lost.aborted ? 1 : 0;
 }
