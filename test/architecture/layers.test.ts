@@ -14,11 +14,10 @@ const SRC = new URL('../../src', import.meta.url).pathname;
 const MAX_FUNCTION_LINES = 120;
 
 /**
- * The functions of src over the limit today, as `file: function`. The list may only shrink: a
- * function that is split below the limit must leave it, and no other may join it.
+ * The functions of src allowed over the limit, as `file: function`: none. The list stays
+ * empty; a function over the limit is split into named parts.
  */
-const LONG_FUNCTIONS_ALLOWED: readonly string[] = [
-];
+const LONG_FUNCTIONS_ALLOWED: readonly string[] = [];
 
 /** A file written by a generator (`npm run generate:api`, `npm run generate:schemas`): its header says so. */
 function isGenerated(text: string): boolean {
