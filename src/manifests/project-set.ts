@@ -294,13 +294,20 @@ export function substitute(text: string, variables: ReadonlyMap<string, Scalar>,
   const whole = /^\$\{([^}]*)\}$/.exec(text);
   let out = '';
   for (let i = 0; i < text.length; i++) {
+    const dollar = text.indexOf('$', i);
+    if (dollar < 0) {
+      out += text.slice(i);
+      break;
+    }
+    out += text.slice(i, dollar);
+    i = dollar;
     if (text.startsWith('$${', i)) {
       out += '${';
       i += 2;
       continue;
     }
     if (!text.startsWith('${', i)) {
-      out += text[i];
+      out += '$';
       continue;
     }
     const end = text.indexOf('}', i + 2);
