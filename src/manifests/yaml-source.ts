@@ -5,8 +5,9 @@ import type { Document, LineCounter, Node, YAMLError } from 'yaml';
 import { fastLocator, parseFastYaml, type FastLocate } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
-// The full YAML library is loaded the first time a file needs it: plain block YAML is read by
-// the fast reader, so a run over such files never loads it.
+// The full YAML library is loaded the first time a file needs it: plain YAML (block style, and
+// flow collections on one line) is read and located in by the fast reader, so a run over such
+// files never loads it.
 type YamlLibrary = typeof import('yaml');
 let yamlLibrary: YamlLibrary | undefined;
 const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
