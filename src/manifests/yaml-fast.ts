@@ -8,8 +8,8 @@
 // caller then parses the file with the full YAML parser, which also reports every syntax error
 // with its position. For what it accepts, the values are those of the full parser (YAML 1.2
 // core schema); read again with positions (`fastLocator`), it gives the full parser's position
-// of every field whose value is not null, so that locating a field of a file read here does
-// not need the full parser either.
+// of every field whose value is written (not left empty), so that locating a field of a file
+// read here does not need the full parser either.
 import { MAX_DOCUMENTS_PER_FILE, MAX_NESTING_DEPTH } from './limits.js';
 
 export interface FastDocument {
@@ -25,7 +25,7 @@ export interface Position {
   column: number;
 }
 
-/** Where a field was written: its key (none for a sequence item) and its value (none for a null). */
+/** Where a field was written: its key (none for a sequence item) and its value (none when left empty). */
 interface Spot {
   key?: Position;
   value?: Position;
@@ -86,8 +86,8 @@ export type FastLocate = (index: number, segments: readonly string[], key: boole
  * Reads `text` again, keeping where each field was written, for a text `parseFastYaml` reads.
  * The position of a path is the full parser's: the value of its deepest field that exists
  * (the key of the last segment when `key` is asked), the document's start for none. A path
- * through a null value is left to the full parser (undefined), which places an empty value
- * by rules this reader does not follow.
+ * through an empty value (`key:` with nothing after it, a null) is left to the full parser
+ * (undefined), which places an empty value by rules this reader does not follow.
  */
 export function fastLocator(text: string): FastLocate | undefined {
   const positions: Positions = new WeakMap();

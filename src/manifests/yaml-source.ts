@@ -202,7 +202,7 @@ function syntaxProblems(errors: readonly YAMLError[], text: string, position: (o
  * Every YAML feature, syntax errors and the limits on nesting, aliases and documents. Plain
  * YAML is read by the fast reader, without a syntax tree; the full parser composes the tree
  * of such a file only when an error asks where a field the fast reader cannot place is (one
- * under a null value).
+ * under a value left empty).
  */
 export function parseYamlFile(text: string): ParsedFile {
   const fast = parseFastYaml(text);

@@ -249,7 +249,7 @@ describe('the fast YAML reader', () => {
     expect(locate(0, ['spec', 'template', 'list', '0', '1', 'y'], false)).toEqual({ line: 5, column: 15 });
     expect(locate(0, ['spec', 'template', 'nothing', 'here'], false)).toEqual({ line: 3, column: 5 });
     agrees(text);
-    // A path through a null value is the full parser's to place.
+    // A path through a value left empty is the full parser's to place.
     expect(fastLocator('a:\nb: 1\n')!(0, ['a'], false)).toBeUndefined();
     expect(parseYamlFile('a:\nb: 1\n').documents[0]!.locate('/a')).toEqual({ line: 1, column: 3 });
   });
