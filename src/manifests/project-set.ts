@@ -115,8 +115,16 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
   refuseAboveLimit(set, elements.length);
   const summary: ProjectSetSummary = { name: set.name, file: set.file, line: set.locate('').line, projects: [] };
   const byName = new Map<string, Element>();
+  // The template is read once for the whole set; each element then only fills in its values.
+  const template = compileTemplate(set.spec.template);
+  const starts = new Map<string, Position>();
+  const startOf = (prefix: string): Position => {
+    let start = starts.get(prefix);
+    if (!start) starts.set(prefix, (start = set.locate(`/spec/template${prefix}`)));
+    return start;
+  };
   for (const element of elements) {
-    const made = instantiate(set, element);
+    const made = instantiate(set, element, template);
     const projectName = made.project.metadata && isObject(made.project.metadata) ? made.project.metadata.name : undefined;
     if (typeof projectName === 'string') {
       const other = byName.get(projectName);
@@ -128,7 +136,7 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     const from: GeneratedFrom = { set: set.name, key: element.key, element: element.label, ...(element.files.length > 0 ? { files: element.files } : {}) };
     for (const generated of made.documents) {
       const where = (pointer: string) => locateGenerated(set, element, generated.prefix, pointer);
-      const source: SourceDocument = { index: 0, value: generated.value, start: set.locate(`/spec/template${generated.prefix}`), locate: (pointer) => where(pointer).position };
+      const source: SourceDocument = { index: 0, value: generated.value, start: startOf(generated.prefix), locate: (pointer) => where(pointer).position };
       const outcome = context.check(set.file, set.dir, source);
       for (const error of outcome.errors) {
         const at = where(error.path);
@@ -286,13 +294,20 @@ export function substitute(text: string, variables: ReadonlyMap<string, Scalar>,
   const whole = /^\$\{([^}]*)\}$/.exec(text);
   let out = '';
   for (let i = 0; i < text.length; i++) {
+    const dollar = text.indexOf('$', i);
+    if (dollar < 0) {
+      out += text.slice(i);
+      break;
+    }
+    out += text.slice(i, dollar);
+    i = dollar;
     if (text.startsWith('$${', i)) {
       out += '${';
       i += 2;
       continue;
     }
     if (!text.startsWith('${', i)) {
-      out += text[i];
+      out += '$';
       continue;
     }
     const end = text.indexOf('}', i + 2);
@@ -314,29 +329,56 @@ interface Instantiated {
   documents: Array<{ value: Record<string, unknown>; prefix: string }>;
 }
 
-function instantiate(set: ProjectSetInput, element: Element): Instantiated {
+/**
+ * A template compiled once per set: a string that names no variable, and any other scalar, is
+ * taken as it is; a string with `${` is substituted for each element (its pointer made once,
+ * for the message should it fail); mappings and sequences are copied for each element.
+ */
+type TemplateNode =
+  | { kind: 'scalar'; value: unknown }
+  | { kind: 'text'; text: string; envName: boolean; pointer: string }
+  | { kind: 'mapping'; entries: Array<[TemplateNode, TemplateNode]> }
+  | { kind: 'sequence'; items: TemplateNode[] };
+
+function compileTemplate(value: unknown, path: Array<string | number> = [], envName = false): TemplateNode {
+  if (typeof value === 'string') return value.includes('${') ? { kind: 'text', text: value, envName, pointer: `/spec/template${toPointer(path)}` } : { kind: 'scalar', value };
+  if (Array.isArray(value)) return { kind: 'sequence', items: value.map((item, index) => compileTemplate(item, [...path, index], false)) };
+  if (isObject(value)) {
+    const entries = Object.entries(value).map(([key, item]): [TemplateNode, TemplateNode] => [
+      compileTemplate(key, [...path, key], false),
+      compileTemplate(item, [...path, key], envName || (key === 'env' && path[path.length - 1] === 'valueFrom')),
+    ]);
+    return { kind: 'mapping', entries };
+  }
+  return { kind: 'scalar', value };
+}
+
+function instantiate(set: ProjectSetInput, element: Element, template: TemplateNode): Instantiated {
   const variables = new Map<string, Scalar>([...element.values, ['key', element.key], ['set', set.name]]);
-  const walk = (value: unknown, path: Array<string | number>, envName: boolean): unknown => {
-    if (typeof value === 'string') {
-      const result = substitute(value, variables, envName);
-      if ('error' in result) {
-        const pointer = `/spec/template${toPointer(path)}`;
-        throw new SetError(set.file, set.locate(pointer), pointer, `${result.error} (ProjectSet \`${set.name}\`, element \`${element.key}\`: ${element.label})`, result.hint);
+  const build = (node: TemplateNode): unknown => {
+    switch (node.kind) {
+      case 'scalar':
+        return node.value;
+      case 'text': {
+        const result = substitute(node.text, variables, node.envName);
+        if ('error' in result) {
+          throw new SetError(set.file, set.locate(node.pointer), node.pointer, `${result.error} (ProjectSet \`${set.name}\`, element \`${element.key}\`: ${element.label})`, result.hint);
+        }
+        return result.value;
       }
-      return result.value;
-    }
-    if (Array.isArray(value)) return value.map((item, index) => walk(item, [...path, index], false));
-    if (isObject(value)) {
-      const copy: Record<string, unknown> = {};
-      for (const [key, item] of Object.entries(value)) {
-        const name = walk(key, [...path, key], false);
-        copy[String(name)] = walk(item, [...path, key], envName || (key === 'env' && path[path.length - 1] === 'valueFrom'));
+      case 'sequence':
+        return node.items.map(build);
+      case 'mapping': {
+        const copy: Record<string, unknown> = {};
+        for (const [key, item] of node.entries) {
+          const name = build(key);
+          copy[String(name)] = build(item);
+        }
+        return copy;
       }
-      return copy;
     }
-    return value;
   };
-  let made = walk(set.spec.template, [], false) as Record<string, unknown>;
+  let made = build(template) as Record<string, unknown>;
   for (const { patch } of element.overrides) made = mergePatch(made, patch) as Record<string, unknown>;
   const metadata = isObject(made.metadata) ? made.metadata : {};
   const projectName = typeof metadata.name === 'string' ? metadata.name : undefined;

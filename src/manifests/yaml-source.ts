@@ -2,11 +2,12 @@
 // (`/spec/auth/site_url`) to the line and column of its YAML node, so every error is located.
 import { createRequire } from 'node:module';
 import type { Document, LineCounter, Node, YAMLError } from 'yaml';
-import { parseFastYaml } from './yaml-fast.js';
+import { fastLocator, parseFastYaml, type FastLocate } from './yaml-fast.js';
 import { MAX_ALIAS_COUNT, MAX_DOCUMENTS_PER_FILE, MAX_FLOW_DEPTH_PRESCAN, MAX_NESTING_DEPTH } from './limits.js';
 
-// The full YAML library is loaded the first time a file needs it: plain block YAML is read by
-// the fast reader, so a run over such files never loads it.
+// The full YAML library is loaded the first time a file needs it: plain YAML (block style, and
+// flow collections on one line) is read and located in by the fast reader, so a run over such
+// files never loads it.
 type YamlLibrary = typeof import('yaml');
 let yamlLibrary: YamlLibrary | undefined;
 const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
@@ -52,15 +53,30 @@ interface SyntaxTree {
 /** Files whose trees were parsed again to locate fields: errors come in runs per file. */
 const recentTrees = new Map<SourceText, SyntaxTree>();
 const RECENT_TREES = 4;
+/** Files the fast reader read again, with positions, to locate fields. */
+const recentLocators = new Map<SourceText, FastLocate>();
 
 /** A file's text, and its syntax tree while the file is being checked or located in. */
 class SourceText {
   readonly #text: string;
   #tree: SyntaxTree | undefined;
+  /** Whether the fast reader read the text (then it locates fields without the full parser). */
+  readonly #fast: boolean;
 
   constructor(text: string, tree?: SyntaxTree) {
     this.#text = text;
     this.#tree = tree;
+    this.#fast = tree === undefined;
+  }
+
+  #fastLocate(): FastLocate | undefined {
+    let locate = recentLocators.get(this);
+    if (locate) recentLocators.delete(this);
+    else locate = fastLocator(this.#text);
+    if (!locate) return undefined;
+    recentLocators.set(this, locate);
+    if (recentLocators.size > RECENT_TREES) recentLocators.delete(recentLocators.keys().next().value!);
+    return locate;
   }
 
   release(): void {
@@ -84,6 +100,10 @@ class SourceText {
 
   /** Position of the node at a path of document `index`, or `start` when the document has no such node. */
   locate(index: number, start: Position, pointer: string, key: boolean): Position {
+    if (this.#fast) {
+      const found = this.#fastLocate()?.(index, pointerSegments(pointer), key);
+      if (found) return found;
+    }
     let tree: SyntaxTree;
     try {
       tree = this.tree();
@@ -180,8 +200,9 @@ function syntaxProblems(errors: readonly YAMLError[], text: string, position: (o
 
 /**
  * Every YAML feature, syntax errors and the limits on nesting, aliases and documents. Plain
- * block YAML is read by the fast reader, without a syntax tree; the full parser composes the
- * tree of such a file only when an error asks where a field is.
+ * YAML is read by the fast reader, without a syntax tree; the full parser composes the tree
+ * of such a file only when an error asks where a field the fast reader cannot place is (one
+ * under a value left empty).
  */
 export function parseYamlFile(text: string): ParsedFile {
   const fast = parseFastYaml(text);

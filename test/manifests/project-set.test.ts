@@ -1,6 +1,7 @@
 // The ProjectSet kind while loading: generators (list, values directory, matrix), the
 // substitution syntax, overrides as a JSON merge patch, identity by key, and errors that name
 // the template and the element.
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadManifests } from '../../src/manifests/load.js';
 import { mergePatch, substitute } from '../../src/manifests/project-set.js';
@@ -45,6 +46,36 @@ describe('substitution', () => {
   });
   it('writes a value as an environment variable name inside valueFrom.env', () => {
     expect(substitute('DB_PASS_${tenant}', vars, true)).toEqual({ value: 'DB_PASS_ACME_CORP' });
+  });
+  it('leaves a string without `${` as it is, and reads `$`, `$${` and `${name}` anywhere in a string', () => {
+    // The reading of a string one character at a time, as the syntax is written.
+    const reference = (text: string): string | undefined => {
+      let out = '';
+      for (let i = 0; i < text.length; i++) {
+        if (text.startsWith('$${', i)) {
+          out += '${';
+          i += 2;
+        } else if (text.startsWith('${', i)) {
+          const end = text.indexOf('}', i + 2);
+          const value = end < 0 ? undefined : vars.get(text.slice(i + 2, end));
+          if (value === undefined) return undefined;
+          out += String(value);
+          i = end;
+        } else out += text[i];
+      }
+      return out;
+    };
+    const text = fc.array(fc.constantFrom('$', '{', '}', 'tenant', 'pool', 'x', '-'), { maxLength: 12 }).map((parts) => parts.join(''));
+    fc.assert(
+      fc.property(text, (t) => {
+        const result = substitute(t, vars);
+        if (!t.includes('${')) expect(result).toEqual({ value: t });
+        const expected = reference(t);
+        if (expected === undefined) expect(result).toHaveProperty('error');
+        else expect(String((result as { value: unknown }).value)).toBe(expected);
+      }),
+      { numRuns: 500 },
+    );
   });
   it('refuses an unknown variable (with the nearest name), an expression and an unclosed reference', () => {
     expect(substitute('${tenat}', vars)).toMatchObject({ error: 'unknown variable `tenat`', hint: 'did you mean `tenant`?' });
