@@ -38,7 +38,10 @@ export { resolveRate, resolveRateModel } from './settings.js';
  * environment or `--token-file`, `--rate-limit`, `--state-dir`). `--sandbox` has its own
  * session (src/cli/sandbox-session.ts).
  */
-export async function openApiSession(settings: Settings, env: NodeJS.ProcessEnv, options: ApiSessionOptions = {}): Promise<ApiSession> {
+/** The settings an API session reads. */
+export type ApiSessionSettings = Pick<Settings, 'budget' | 'rateModel' | 'stateDir' | 'seed' | 'apiUrl' | 'tokenFile' | 'httpTimeoutMs'>;
+
+export async function openApiSession(settings: ApiSessionSettings, env: NodeJS.ProcessEnv, options: ApiSessionOptions = {}): Promise<ApiSession> {
   const rate = options.shard?.rate ?? settings.budget;
   const rateModel = settings.rateModel;
   const stateDir = options.shard?.stateDir ?? settings.stateDir;

@@ -4,10 +4,10 @@
 import { resolve } from 'node:path';
 import { OAUTH_ENV } from '../api/auth.js';
 import { credentialInsideTree } from '../util/manifests-tree.js';
-import type { CommandContext } from './context.js';
+import type { Settings } from './settings.js';
 
 /** Each configured credential file inside the tree at `root`, as a sentence naming its option or variable. */
-export function credentialPathProblems(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>, root: string, extra: ReadonlyArray<[string, string | undefined]> = []): string[] {
+export function credentialPathProblems(context: { settings: Partial<Pick<Settings, 'tokenFile' | 'tokenFileFlag'>>; env: NodeJS.ProcessEnv; cwd: string }, root: string, extra: ReadonlyArray<[string, string | undefined]> = []): string[] {
   const tokenFile = context.settings.tokenFile;
   const named: Array<[string, string | undefined]> = [
     [context.settings.tokenFileFlag ? '--token-file' : 'MANAGEMENT_API_TOKEN_FILE', tokenFile ?? context.env.MANAGEMENT_API_TOKEN_FILE],

@@ -3,12 +3,13 @@ import { existsSync } from 'node:fs';
 import { packageVersion } from './version.js';
 import { resolve } from 'node:path';
 import { nearest } from '../manifests/suggest.js';
-import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
-import { UsageError, type CommandContext, type CommandHandler } from './context.js';
-import { logOptionProblem, parseSettings, type Settings } from './settings.js';
+import { COMMAND_NAMES, OPTIONS, commandTakes, type CommandName, type ParsedLists, type ParsedValues } from './options.js';
+import { UsageError, type CommandContext, type ContextOf } from './context.js';
+import { logOptionProblem, parseSettings, settingsFor, type Settings } from './settings.js';
 import { settleStateDir } from './state-dir.js';
 
-const COMMANDS: Record<string, () => Promise<CommandHandler>> = {
+/** Each command's handler, given the settings of its own options (settingsFor). */
+const COMMANDS: { [C in CommandName]: () => Promise<(context: ContextOf<C>) => Promise<number>> } = {
   reconcile: async () => (await import('./commands/reconcile.js')).run,
   validate: async () => (await import('./commands/validate.js')).run,
   status: async () => (await import('./commands/status.js')).run,
@@ -48,13 +49,28 @@ The access token comes from MANAGEMENT_API_TOKEN or --token-file, never from a f
 Exit codes: 0 success (with --detailed-exitcode: and no changes), 1 error, 2 the plan has changes.
 `;
 
-function helpText(): string {
-  const lines = Object.entries(OPTIONS).map(([name, spec]) => {
+/** `--help`: every command and option; `reconcile COMMAND --help`: that command's options. */
+function helpText(command?: CommandName): string {
+  const lines = Object.entries(OPTIONS).filter(([name]) => command === undefined || commandTakes(command, name)).map(([name, spec]) => {
     const flag = `--${name}${spec.type === 'string' ? ` ${spec.placeholder ?? 'VALUE'}` : ''}`;
     const extra = [spec.env ? `env ${spec.env}` : '', spec.default ? `default ${spec.default}` : ''].filter(Boolean).join('; ');
     return `  ${flag.padEnd(34)} ${spec.description}${extra ? ` (${extra})` : ''}`;
   });
+  if (command !== undefined) return `Options of \`reconcile${command === 'reconcile' ? '' : ` ${command}`}\`:\n${lines.join('\n')}\n`;
   return `${USAGE}\nOptions:\n${lines.join('\n')}\n`;
+}
+
+/**
+ * A flag the command does not read is refused (an environment variable is not: several
+ * commands share them). The option table names each option's commands.
+ */
+function flagProblem(command: CommandName, flags: ReadonlySet<string>): string | undefined {
+  const foreign = [...flags].filter((name) => !commandTakes(command, name));
+  if (foreign.length === 0) return undefined;
+  const words = `reconcile${command === 'reconcile' ? '' : ` ${command}`}`;
+  const others = COMMAND_NAMES.filter((other) => foreign.every((name) => commandTakes(other, name)));
+  const where = others.length > 0 ? `; ${foreign.length === 1 ? 'it is' : 'they are'} an option of ${others.map((other) => `\`reconcile${other === 'reconcile' ? '' : ` ${other}`}\``).join(', ')}` : '';
+  return `\`${words}\` has no option ${foreign.map((name) => `--${name}`).join(', ')}${where} (\`${words} --help\` lists its options)`;
 }
 
 /** node:util's message, or for an unknown option a short one with the nearest option (it names the option). */
@@ -81,7 +97,7 @@ function commandSuggestion(command: string, positionals: readonly string[], cwd:
 export function parseCommandLine(
   argv: string[],
   env: NodeJS.ProcessEnv,
-): { command: string; positionals: string[]; values: ParsedValues; lists: ParsedLists; flags: ReadonlySet<string> } {
+): { command: CommandName; positionals: string[]; values: ParsedValues; lists: ParsedLists; flags: ReadonlySet<string> } {
   const parsed = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -104,9 +120,9 @@ export function parseCommandLine(
     else if (spec.default !== undefined) values[name] = spec.type === 'boolean' ? spec.default === 'true' : spec.default;
   }
   let positionals = parsed.positionals;
-  let command = 'reconcile';
+  let command: CommandName = 'reconcile';
   if (positionals[0] && positionals[0] in COMMANDS && positionals[0] !== 'reconcile') {
-    command = positionals[0];
+    command = positionals[0] as CommandName;
     positionals = positionals.slice(1);
   }
   return { command, positionals, values, lists, flags };
@@ -129,7 +145,8 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     return 1;
   }
   if (parsed.values.help) {
-    stdout.write(helpText());
+    // `reconcile --help` is the whole usage; `reconcile COMMAND --help` the command's options.
+    stdout.write(helpText(parsed.command === 'reconcile' ? undefined : parsed.command));
     return 0;
   }
   const logProblem = logOptionProblem(parsed);
@@ -146,6 +163,11 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   if (parsed.values.version) {
     stdout.write(`${packageVersion()}\n`);
     return 0;
+  }
+  const foreign = flagProblem(parsed.command, parsed.flags);
+  if (foreign !== undefined) {
+    stderr.write(usageProblem(foreign));
+    return 1;
   }
   // Every option is parsed and validated here, once; the commands read the typed value.
   let settings: Settings;
@@ -174,10 +196,8 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
   process.once('SIGINT', onSignal);
   const stopWatchingParent = watchParent(env, () => controller.abort(new Error('the parent process exited')));
   try {
-    const handler = await COMMANDS[parsed.command]!();
-    return await handler({
+    return await runCommand(parsed.command, settings, {
       positionals: parsed.positionals,
-      settings,
       env,
       cwd,
       stdout,
@@ -196,6 +216,12 @@ export async function main(argv: string[], io: Partial<Pick<CommandContext, 'std
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/** Runs a command with the settings of its own options. */
+async function runCommand<C extends CommandName>(command: C, settings: Settings, context: Omit<CommandContext, 'settings'>): Promise<number> {
+  const handler = (await COMMANDS[command]()) as (context: ContextOf<C>) => Promise<number>;
+  return handler({ ...context, settings: settingsFor(command, settings) });
 }
 
 /**

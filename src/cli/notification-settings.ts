@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { CommandContext } from './context.js';
+import type { Settings } from './settings.js';
 import { DEFAULT_DEDUP_WINDOW_MS, loadNotificationsFile, NotificationsConfigError, readSecret, receiversFromUrls, type NotificationSettings, type ReceiverSpec, type SecretRef } from '../notify/config.js';
 
 /** The files a receiver's secrets are read from (checked against the manifests tree at start). */
@@ -23,7 +23,7 @@ function secretsOf(receiver: ReceiverSpec): SecretRef[] {
  * undefined when neither is given. Every secret reference must resolve now, so a typo stops the
  * daemon at start rather than silencing its notifications later.
  */
-export async function notificationSettings(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>): Promise<NotificationSettings | undefined> {
+export async function notificationSettings(context: { settings: Pick<Settings, 'notifications' | 'notify'>; env: NodeJS.ProcessEnv; cwd: string }): Promise<NotificationSettings | undefined> {
   const file = context.settings.notifications;
   const urls = context.settings.notify;
   if (!file && urls.length === 0) return undefined;

@@ -5,9 +5,12 @@
 import { delimiter, resolve } from 'node:path';
 import { OAUTH_ENV } from '../api/auth.js';
 import type { ReferencePolicyOptions } from '../manifests/reference-policy.js';
-import type { CommandContext } from './context.js';
+import type { Settings } from './settings.js';
 
-export function referenceOptions(context: Pick<CommandContext, 'settings' | 'env' | 'cwd'>): ReferencePolicyOptions {
+/** The settings the policy reads: the credential files' options only where the command has them (else their variables). */
+export type ReferenceSettings = Pick<Settings, 'secretDirs' | 'stateDir'> & Partial<Pick<Settings, 'tokenFile' | 'triggerTokenFile' | 'statusTokenFile' | 'webhookSecretFile'>>;
+
+export function referenceOptions(context: { settings: ReferenceSettings; env: NodeJS.ProcessEnv; cwd: string }): ReferencePolicyOptions {
   const { settings } = context;
   const secretDirs = (settings.secretDirs ?? '')
     .split(delimiter)

@@ -1,14 +1,13 @@
 // What the commands hand the conductor (src/run/) besides their request: the slice of the
 // settings it reads, and how it opens a session (this layer's openers of the API and of the
 // sandbox, which other commands share).
-import { openApiSession } from './api-session.js';
-import { openSandboxSession } from './sandbox-session.js';
-import type { CommandContext } from './context.js';
+import { openApiSession, type ApiSessionSettings } from './api-session.js';
+import { openSandboxSession, type SandboxSessionSettings } from './sandbox-session.js';
 import type { Settings } from './settings.js';
 import type { RunSettings } from '../run/settings.js';
 import type { SessionOpeners } from '../run/session.js';
 
-export function runSettings(settings: Settings): RunSettings {
+export function runSettings(settings: Pick<Settings, 'sandbox' | 'apiUrl' | 'rateLimit' | 'allowEmpty' | 'lockTimeoutMs' | 'organizationWaitMs'>): RunSettings {
   return {
     sandbox: settings.sandbox,
     ...(settings.apiUrl !== undefined ? { apiUrl: settings.apiUrl } : {}),
@@ -19,7 +18,7 @@ export function runSettings(settings: Settings): RunSettings {
   };
 }
 
-export function sessionOpeners(context: Pick<CommandContext, 'settings' | 'env'>): SessionOpeners {
+export function sessionOpeners(context: { settings: ApiSessionSettings & SandboxSessionSettings; env: NodeJS.ProcessEnv }): SessionOpeners {
   return {
     sandbox: ({ log, telemetry }) => openSandboxSession(context.settings, log, telemetry ? { telemetry } : {}),
     api: (options) => openApiSession(context.settings, context.env, options),

@@ -27,7 +27,10 @@ interface SandboxSession extends ApiSession {
   rolloutClock: Clock;
 }
 
-export async function openSandboxSession(settings: Settings, log?: Logger, options: { telemetry?: ApiTelemetry } = {}): Promise<SandboxSession> {
+/** The settings a sandbox session reads. */
+export type SandboxSessionSettings = Pick<Settings, 'rateLimit' | 'rateModel' | 'httpTimeoutMs' | 'seed' | 'stateDirGiven' | 'stateDir'>;
+
+export async function openSandboxSession(settings: SandboxSessionSettings, log?: Logger, options: { telemetry?: ApiTelemetry } = {}): Promise<SandboxSession> {
   const rate = settings.rateLimit ?? SANDBOX_CLIENT_RATE;
   const rateModel = settings.rateModel;
   const timeoutMs = settings.httpTimeoutMs;

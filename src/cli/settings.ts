@@ -11,7 +11,7 @@ import type { ObservedResource } from '../reconcile/kinds/observed.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/logger.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError } from './usage-error.js';
-import { OPTIONS, type ParsedLists, type ParsedValues } from './options.js';
+import { OPTIONS, commandTakes, type CommandName, type OptionName, type OptionsOf, type ParsedLists, type ParsedValues } from './options.js';
 
 /** Every option of the command line, typed; paths are as given (the commands resolve them against the working directory). */
 export interface Settings {
@@ -102,6 +102,75 @@ export interface Settings {
   speed: number;
   help: boolean;
   version: boolean;
+}
+
+/** The settings each option makes (test/cli/settings-defaults.test.ts checks that every setting has its option). */
+export const SETTING_KEYS = {
+  manifests: ['manifests'],
+  'dry-run': ['dryRun'],
+  watch: ['watch'],
+  'api-url': ['apiUrl'],
+  'token-file': ['tokenFile', 'tokenFileFlag'],
+  sandbox: ['sandbox'],
+  seed: ['seed'],
+  output: ['output'],
+  'detailed-exitcode': ['detailedExitcode'],
+  'rate-limit': ['rateLimit', 'rateLimitFlag', 'budget'],
+  'rate-model': ['rateModel', 'rateModelFlag'],
+  'secret-dirs': ['secretDirs'],
+  'state-dir': ['stateDir', 'stateDirGiven', 'legacyStateDir'],
+  resync: ['resync'],
+  'max-observation-age': ['maxObservationAgeMs'],
+  observe: ['observe'],
+  'metrics-addr': ['metricsAddress'],
+  'http-timeout': ['httpTimeoutMs'],
+  'log-level': ['logLevel'],
+  'log-format': ['logFormat'],
+  'metrics-per-resource': ['metricsPerResource'],
+  'allow-empty': ['allowEmpty'],
+  yes: ['yes'],
+  shard: ['shard'],
+  shards: ['shards'],
+  'lock-timeout': ['lockTimeoutMs'],
+  'organization-wait': ['organizationWaitMs'],
+  notify: ['notify'],
+  notifications: ['notifications'],
+  'trigger-token-file': ['triggerTokenFile'],
+  'trigger-interval': ['triggerIntervalMs'],
+  'webhook-secret-file': ['webhookSecretFile'],
+  'daemon-url': ['daemonUrl', 'daemonUrlGiven'],
+  'status-token-file': ['statusTokenFile'],
+  'status-public': ['statusPublic'],
+  'runbook-url': ['runbookUrl'],
+  live: ['live'],
+  project: ['project'],
+  all: ['all'],
+  revision: ['revision'],
+  rollout: ['rollout'],
+  out: ['out'],
+  'max-plan-age': ['maxPlanAge'],
+  host: ['host'],
+  port: ['port'],
+  token: ['token'],
+  speed: ['speed'],
+  help: ['help'],
+  version: ['version'],
+} as const satisfies { [N in OptionName]: ReadonlyArray<keyof Settings> };
+
+/**
+ * The settings a command gets: those of the options the table gives it (options.ts). A command
+ * typed with them cannot read a setting of another command's options.
+ */
+export type SettingsOf<C extends CommandName> = Pick<Settings, (typeof SETTING_KEYS)[OptionsOf<C>][number]>;
+
+/** A command's settings, and only those: what main.ts hands the command. */
+export function settingsFor<C extends CommandName>(command: C, settings: Settings): SettingsOf<C> {
+  const slice: Record<string, unknown> = {};
+  for (const [name, keys] of Object.entries(SETTING_KEYS) as Array<[OptionName, ReadonlyArray<keyof Settings>]>) {
+    if (!commandTakes(command, name)) continue;
+    for (const key of keys) if (settings[key] !== undefined) slice[key] = settings[key];
+  }
+  return slice as SettingsOf<C>;
 }
 
 /** What the command line parser found: option values (flag, environment or default) and the flags given. */

@@ -30,6 +30,30 @@ describe('command line', () => {
     expect(parseCommandLine([], {}).values['rate-limit']).toBeUndefined();
   });
 
+  it("refuses a flag the command does not read, naming the commands that have it; an environment variable is not refused", async () => {
+    const validate = await run(['validate', 'examples', '--dry-run']);
+    expect(validate.code).toBe(1);
+    expect(validate.stderr).toContain('reconcile: `reconcile validate` has no option --dry-run; it is an option of `reconcile` (`reconcile validate --help` lists its options)\n');
+    const apply = await run(['apply', 'plan.json', '--watch']);
+    expect(apply.code).toBe(1);
+    expect(apply.stderr).toContain('`reconcile apply` has no option --watch');
+    const emulator = await run(['--port', '1234', 'examples']);
+    expect(emulator.stderr).toContain('`reconcile` has no option --port; it is an option of `reconcile emulator`');
+    const fromEnv = await run(['validate', 'examples'], { RECONCILE_RESYNC: 'continuous' });
+    expect(fromEnv.code).toBe(0);
+  });
+
+  it('prints the options of one command with `reconcile COMMAND --help`', async () => {
+    const help = await run(['emulator', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Options of `reconcile emulator`:\n/);
+    expect(help.stdout).toContain('--port PORT');
+    expect(help.stdout).not.toContain('--dry-run');
+    const all = await run(['--help']);
+    expect(all.stdout).toContain('Usage:');
+    expect(all.stdout).toContain('--port PORT');
+  });
+
   it('refuses an unknown log level before doing anything, naming where it came from', async () => {
     const flag = await run(['validate', 'examples', '--log-level', 'bogus']);
     expect(flag.code).toBe(1);

@@ -4,8 +4,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/main.js';
-import { OPTIONS } from '../../src/cli/options.js';
-import { parseSettings } from '../../src/cli/settings.js';
+import { COMMAND_NAMES, OPTIONS, commandTakes } from '../../src/cli/options.js';
+import { parseSettings, settingsFor, SETTING_KEYS } from '../../src/cli/settings.js';
 
 const SETTINGS_SOURCE = fileURLToPath(new URL('../../src/cli/settings.ts', import.meta.url));
 
@@ -29,12 +29,12 @@ describe('option defaults', () => {
 
   it('follow a changed table (no second copy in the settings)', () => {
     const original = OPTIONS['trigger-interval']!.default;
-    OPTIONS['trigger-interval']!.default = '45s';
+    (OPTIONS['trigger-interval'] as { default?: string }).default = '45s';
     try {
       const settings = parseSettings({ values: {}, flags: new Set(), env: {}, cwd: '/work/repo' });
       expect(settings.triggerIntervalMs).toBe(45_000);
     } finally {
-      OPTIONS['trigger-interval']!.default = original;
+      (OPTIONS['trigger-interval'] as { default?: string }).default = original;
     }
   });
 
@@ -49,6 +49,32 @@ describe('option defaults', () => {
     for (const [name, spec] of Object.entries(OPTIONS)) {
       if (spec.default === undefined || spec.type === 'boolean' || ['true', 'false', '1', 'text'].includes(spec.default)) continue;
       expect(source.includes(`'${spec.default}'`), `--${name}'s default ${spec.default} is written in settings.ts`).toBe(false);
+    }
+  });
+});
+
+describe('settings per command', () => {
+  const settings = parseSettings({ values: {}, flags: new Set(), env: {}, cwd: '/work/repo' });
+
+  it('every setting belongs to an option of the table', () => {
+    const owned = new Set(Object.values(SETTING_KEYS).flat());
+    const full = parseSettings({ ...parseCommandLine(['--rate-limit', '5/1s', '--rate-model', 'user', '--token-file', 't', '--state-dir', 's', '--max-observation-age', '1m', '--log-format', 'json'], {}), env: {}, cwd: '/work/repo' });
+    for (const key of Object.keys(full)) expect(owned.has(key as never), `the setting ${key} has no option in SETTING_KEYS`).toBe(true);
+    expect(Object.keys(SETTING_KEYS).sort()).toEqual(Object.keys(OPTIONS).sort());
+  });
+
+  it('a command gets the settings of its own options, and no other', () => {
+    const validate = settingsFor('validate', settings) as Record<string, unknown>;
+    expect(validate).toHaveProperty('output');
+    expect(validate).toHaveProperty('stateDir');
+    expect(validate).not.toHaveProperty('lockTimeoutMs');
+    expect(validate).not.toHaveProperty('resync');
+    const emulator = settingsFor('emulator', settings) as Record<string, unknown>;
+    expect(Object.keys(emulator).sort()).toEqual(['budget', 'help', 'host', 'logLevel', 'port', 'rateModel', 'speed', 'version']);
+    for (const command of COMMAND_NAMES) {
+      const keys = Object.keys(settingsFor(command, settings));
+      const allowed = new Set(Object.entries(SETTING_KEYS).filter(([name]) => commandTakes(command, name)).flatMap(([, owned]) => owned as readonly string[]));
+      expect(keys.filter((key) => !allowed.has(key)), command).toEqual([]);
     }
   });
 });

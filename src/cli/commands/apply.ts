@@ -3,16 +3,15 @@
 // value (by salted digest). Then one pass observes and plans again; the engine applies only
 // when that plan is the saved plan, entry for entry (docs/saved-plans.md).
 import { resolve } from 'node:path';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { commandLogger, executePass, outputFormat, EXIT } from './reconcile.js';
 import { ageRefusal, entryRefusals, manifestRefusals, PlanFileError, readSavedPlan, secretDigests } from '../../reconcile/plan-file.js';
 import { secretResolver } from '../../reconcile/secret-check.js';
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'apply'>): Promise<number> {
   const [file, positionalDir, ...rest] = context.positionals;
   if (file === undefined) throw new UsageError('apply: expected a saved plan: reconcile apply FILE [DIR]');
   if (rest.length > 0) throw new UsageError(`apply: expected a plan file and at most one manifests directory, got ${context.positionals.join(' ')}`);
-  if (context.settings.dryRun || context.settings.watch) throw new UsageError('apply: a saved plan is applied once: drop --dry-run and --watch');
   const { ms: maxAgeMs, text: maxAgeText } = context.settings.maxPlanAge;
   const format = outputFormat(context);
   const log = commandLogger(context);

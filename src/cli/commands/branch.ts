@@ -9,7 +9,7 @@ import type { ProjectDocument } from '../../manifests/types.js';
 import { didYouMean } from '../../manifests/suggest.js';
 import { openApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 
 const ACTIONS = ['push', 'reset'] as const;
 type BranchAction = (typeof ACTIONS)[number];
@@ -30,7 +30,7 @@ class BranchNotFoundError extends Error {
   }
 }
 
-async function manifestProjects(context: CommandContext): Promise<ProjectDocument[]> {
+async function manifestProjects(context: ContextOf<'branch'>): Promise<ProjectDocument[]> {
   const dir = context.settings.manifests;
   if (!dir) return [];
   const { loadManifests } = await import('../../manifests/load.js');
@@ -60,7 +60,7 @@ async function resolveProjectRef(api: ManagementApi, wanted: string, documents: 
   throw new ProjectLookupError(`no live project with the ref or name \`${wanted}\`${hint === undefined ? '' : `; ${hint}`}`);
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'branch'>): Promise<number> {
   const [action, name, ...rest] = context.positionals;
   if (!action || !(ACTIONS as readonly string[]).includes(action)) {
     throw new UsageError(`branch: expected \`push\` or \`reset\`, got \`${action ?? ''}\``);

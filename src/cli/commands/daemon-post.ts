@@ -4,6 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { UsageError, type CommandContext } from '../context.js';
+import type { Settings } from '../settings.js';
 
 /** The daemon answers once it has read the checkout or recorded the decision. */
 const REQUEST_TIMEOUT_MS = 30_000;
@@ -20,7 +21,7 @@ export interface DaemonAnswer {
  * and returns code 1 without an answer.
  */
 export async function postToDaemon<Answer extends DaemonAnswer>(
-  context: CommandContext,
+  context: CommandContext<Pick<Settings, 'triggerTokenFile' | 'daemonUrl'>>,
   command: string,
   path: string,
   body: Record<string, unknown>,

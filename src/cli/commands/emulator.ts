@@ -1,11 +1,11 @@
 import { startEmulator, SeedError } from '../../emulator/index.js';
-import type { CommandContext } from '../context.js';
+import type { ContextOf } from '../context.js';
 
 /**
  * `reconcile emulator`: runs the Management API emulator until SIGTERM/SIGINT. Prints exactly
  * two lines that scripts read (the URL and a token it accepts); nothing else goes to stdout.
  */
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'emulator'>): Promise<number> {
   const { host, port, speed, token, seed } = context.settings;
   // The emulator's own limit is the service's (60/60s). The shared `--rate-limit` option also
   // carries the reconciler's budget default and RECONCILE_RATE_LIMIT, which must not apply here:

@@ -9,7 +9,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { stringify } from 'yaml';
 import { openApiSession, type ApiSession } from '../api-session.js';
 import { openSandboxSession } from '../sandbox-session.js';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { commandLogger } from './reconcile.js';
 import { exportFleet, ExportSelectionError, ExportVariableCollisionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
 import { loadManifests } from '../../manifests/load.js';
@@ -72,7 +72,7 @@ async function strayFiles(dir: string, exported: FleetExport): Promise<string[]>
   return stray.sort();
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'export'>): Promise<number> {
   const project = context.settings.project;
   const all = context.settings.all;
   if (project === undefined && !all) throw new UsageError('export: give --project REF (or a name) or --all');

@@ -2,7 +2,8 @@
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext, type ContextOf } from '../context.js';
+import type { Settings, SettingsOf } from '../settings.js';
 import { referenceOptions } from '../reference-options.js';
 import type { Logger } from '../../util/logger.js';
 import { colorWanted } from '../../util/logger.js';
@@ -23,6 +24,9 @@ import { runSettings, sessionOpeners } from '../run-request.js';
 import { DAEMON_DEFAULT_RATE, ONE_SHOT_DEFAULT_RATE } from '../settings.js';
 import { parseRate } from '../../util/rate.js';
 
+/** What a pass of the command line reads: the settings `reconcile` and `reconcile apply` share. */
+type PassContext = CommandContext<Pick<Settings, keyof SettingsOf<'reconcile'> & keyof SettingsOf<'apply'>>>;
+
 const OUTPUT_FORMATS = ['text', 'json', 'markdown'] as const;
 type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
@@ -30,7 +34,7 @@ type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 export const EXIT = { success: 0, error: 1, changes: 2 } as const;
 
 /** The manifests directory: DIR or --manifests (not both, unless equal), default the working directory. */
-export function manifestsDir(context: Pick<CommandContext, 'positionals' | 'cwd' | 'settings'>): string {
+export function manifestsDir(context: { positionals: readonly string[]; cwd: string; settings: Pick<Settings, 'manifests'> }): string {
   const positional = context.positionals[0];
   const flag = context.settings.manifests;
   if (context.positionals.length > 1) throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
@@ -40,7 +44,7 @@ export function manifestsDir(context: Pick<CommandContext, 'positionals' | 'cwd'
   return resolve(context.cwd, positional ?? flag ?? '.');
 }
 
-export function outputFormat(context: Pick<CommandContext, 'settings'>): OutputFormat {
+export function outputFormat(context: { settings: Pick<Settings, 'output'> }): OutputFormat {
   const value = context.settings.output;
   if (!(OUTPUT_FORMATS as readonly string[]).includes(value)) {
     throw new UsageError(`--output: expected one of ${OUTPUT_FORMATS.join(', ')}, got \`${value}\``);
@@ -62,7 +66,7 @@ export function render(result: PassResult, format: OutputFormat, color: boolean,
  * working directory, and where it was planned (the API's origin, never a path or credentials
  * a URL may carry, or the sandbox).
  */
-function planHeading(context: CommandContext, dir: string): { dir: string; environment: string } {
+function planHeading(context: PassContext, dir: string): { dir: string; environment: string } {
   if (context.settings.sandbox) return { dir: relative(context.cwd, dir) || '.', environment: 'the sandbox (in-process emulator)' };
   const url = context.settings.apiUrl;
   let environment = 'an API URL that is not set';
@@ -92,11 +96,11 @@ export const ONE_SHOT_BUDGET_NOTE =
   'a CI identity of its own (another user\'s token: the limit is per user) runs at the full budget with --rate-limit 50/60s';
 
 /** One-shot runs log to stderr so that stdout carries only the plan. */
-export function commandLogger(context: CommandContext): Logger {
+export function commandLogger(context: Pick<CommandContext<Pick<Settings, 'logFormat' | 'logLevel'>>, 'settings' | 'env' | 'stderr'>): Logger {
   return streamLogger(context, context.stderr);
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'reconcile'>): Promise<number> {
   if (context.settings.watch) {
     if (context.settings.out !== undefined) throw new UsageError('--out FILE saves the plan of one dry run: it does not go with --watch');
     const { runDaemon } = await import('./watch.js');
@@ -133,7 +137,7 @@ export interface PassRequest {
 }
 
 /** Load, check, conduct one pass (src/run/conductor.ts), render it: the plain command, and `apply FILE`. */
-export async function executePass(context: CommandContext, request: PassRequest): Promise<number> {
+export async function executePass(context: PassContext, request: PassRequest): Promise<number> {
   const loaded = await loadForPass(context, request);
   const admitted = await admitPass(context, request, loaded);
   if (typeof admitted === 'number') return admitted;
@@ -157,7 +161,7 @@ interface LoadedPass {
   planShowsErrors: boolean;
 }
 
-async function loadForPass(context: CommandContext, request: PassRequest): Promise<LoadedPass> {
+async function loadForPass(context: PassContext, request: PassRequest): Promise<LoadedPass> {
   const { dir, format } = request;
   const shardName = context.settings.shard;
   const sandbox = context.settings.sandbox;
@@ -181,7 +185,7 @@ async function loadForPass(context: CommandContext, request: PassRequest): Promi
  * plan against the manifests and secrets, and the shard of a writer (a dry run changes
  * nothing; a sandbox's fleet is its own). An exit code stops the command.
  */
-async function admitPass(context: CommandContext, request: PassRequest, loaded: LoadedPass): Promise<number | { savedPlan?: PassOptions['savedPlan'] }> {
+async function admitPass(context: PassContext, request: PassRequest, loaded: LoadedPass): Promise<number | { savedPlan?: PassOptions['savedPlan'] }> {
   const { dryRun, format, log } = request;
   const { manifests, sandbox, color, heading, planShowsErrors } = loaded;
   const { invalidPassResult, refusedPassResult } = await import('../../reconcile/engine.js');
@@ -211,7 +215,7 @@ async function admitPass(context: CommandContext, request: PassRequest, loaded: 
 }
 
 /** The conductor's request: the pass, where it runs, and what the command shows on the way (the plan to confirm, a rollout's waves). */
-function oneShotRequest(context: CommandContext, request: PassRequest, loaded: LoadedPass, savedPlan: PassOptions['savedPlan']): OneShotRequest {
+function oneShotRequest(context: PassContext, request: PassRequest, loaded: LoadedPass, savedPlan: PassOptions['savedPlan']): OneShotRequest {
   const { format, log } = request;
   const shard = loaded.sharded.shard;
   const show = (result: PassResult) => context.stdout.write(render(result, format, loaded.color, loaded.heading));
@@ -235,7 +239,7 @@ function oneShotRequest(context: CommandContext, request: PassRequest, loaded: L
 }
 
 /** The outcome on stdout (the plan or result), in the log, and as the exit code. */
-async function presentOutcome(context: CommandContext, request: PassRequest, loaded: LoadedPass, outcome: OneShotOutcome): Promise<number> {
+async function presentOutcome(context: PassContext, request: PassRequest, loaded: LoadedPass, outcome: OneShotOutcome): Promise<number> {
   const { dryRun, format, log } = request;
   switch (outcome.kind) {
     case 'not-locked':
@@ -267,13 +271,13 @@ async function presentOutcome(context: CommandContext, request: PassRequest, loa
  * whose plan was reviewed when it was saved), and it runs against an API (the sandbox's fleet
  * is a throwaway emulator's).
  */
-function wantsConfirmation(context: CommandContext, sandbox: boolean, request: PassRequest): boolean {
+function wantsConfirmation(context: PassContext, sandbox: boolean, request: PassRequest): boolean {
   if (context.settings.yes || sandbox || request.beforeSession) return false;
   return context.stdin !== undefined && isTty(context.stdin);
 }
 
 /** Asks on standard error, reads one line; true for `y` or `yes` (any case) only. End of input or a signal is a no. */
-async function confirm(context: CommandContext, question: string): Promise<boolean> {
+async function confirm(context: PassContext, question: string): Promise<boolean> {
   const input = context.stdin!;
   const lines = createInterface({ input, output: context.stderr, terminal: false });
   try {
@@ -296,7 +300,7 @@ async function confirm(context: CommandContext, question: string): Promise<boole
 }
 
 /** `--out FILE`: the dry run's plan as data, with what it was computed from; never a secret value. */
-async function savePlan(context: CommandContext, path: string, result: PassResult, manifests: ManifestSet, sandbox: boolean, log: Logger, heading: { dir: string; environment: string }): Promise<number | undefined> {
+async function savePlan(context: PassContext, path: string, result: PassResult, manifests: ManifestSet, sandbox: boolean, log: Logger, heading: { dir: string; environment: string }): Promise<number | undefined> {
   if (result.result === 'invalid' || (result.result === 'failed' && result.plan.entries.length === 0)) {
     log.error({ file: path }, 'the pass planned nothing: no plan is saved');
     return EXIT.error;
@@ -311,7 +315,7 @@ async function savePlan(context: CommandContext, path: string, result: PassResul
   return undefined;
 }
 
-function optionalShardsFile(context: CommandContext): { shardsFile?: string } {
+function optionalShardsFile(context: PassContext): { shardsFile?: string } {
   const file = context.settings.shards;
   return file === undefined ? {} : { shardsFile: file };
 }

@@ -4,7 +4,7 @@
 // Exit 0, or 1 when the checkout has errors (printed, located, on standard error).
 import { resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { loadManifests } from '../../manifests/load.js';
 import type { AnyDocument } from '../../manifests/types.js';
 import { referenceOptions } from '../reference-options.js';
@@ -14,7 +14,7 @@ function plain(document: AnyDocument): Record<string, unknown> {
   return { apiVersion: document.apiVersion, kind: document.kind, metadata: document.metadata, spec: document.spec };
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'render'>): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`render takes at most one directory, got ${context.positionals.length}`);
   const output = context.settings.output;
   if (output !== 'text' && output !== 'json') throw new UsageError(`render: --output must be text (YAML) or json, got \`${output}\``);

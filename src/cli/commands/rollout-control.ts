@@ -4,7 +4,7 @@
 // revision: without --revision, a terminal is shown the daemon's revision and what waits for
 // approval and asked; anywhere else the command is refused.
 import { createInterface } from 'node:readline';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { isTty } from '../logging.js';
 import { printable } from '../../manifests/printable.js';
 import { postToDaemon } from './daemon-post.js';
@@ -25,7 +25,7 @@ function shown(revision: string): string {
 }
 
 /** One line from the terminal: true for `y` or `yes` only; end of input or a signal is a no. */
-async function ask(context: CommandContext, question: string): Promise<boolean> {
+async function ask(context: ContextOf<'approve'>, question: string): Promise<boolean> {
   const input = context.stdin!;
   const lines = createInterface({ input, output: context.stderr, terminal: false });
   try {
@@ -47,7 +47,7 @@ async function ask(context: CommandContext, question: string): Promise<boolean> 
  * approval, then a question. The revision shown is the one sent, so a commit that lands
  * meanwhile is refused by the daemon (409), never approved unseen.
  */
-async function revisionAsked(context: CommandContext, projects: readonly string[]): Promise<string | number> {
+async function revisionAsked(context: ContextOf<'approve'>, projects: readonly string[]): Promise<string | number> {
   if (!context.stdin || !isTty(context.stdin) || !isTty(context.stderr)) {
     throw new UsageError('approve: pass --revision R (the revision the plan, `reconcile status` or the approval_needed notification shows): without a terminal to show it and ask, an approval always names its revision');
   }
@@ -75,7 +75,7 @@ async function revisionAsked(context: CommandContext, projects: readonly string[
   return revision;
 }
 
-export async function runApprove(context: CommandContext): Promise<number> {
+export async function runApprove(context: ContextOf<'approve'>): Promise<number> {
   const projects = (context.settings.project ?? '').split(',').map((name) => name.trim()).filter(Boolean);
   let revision = context.settings.revision;
   if (revision === undefined) {
@@ -90,7 +90,7 @@ export async function runApprove(context: CommandContext): Promise<number> {
   return 0;
 }
 
-export async function runResume(context: CommandContext): Promise<number> {
+export async function runResume(context: ContextOf<'resume'>): Promise<number> {
   const rollout = context.settings.rollout;
   const revision = context.settings.revision;
   const { code, answer } = await postToDaemon<Answer>(context, 'resume', '/resume', { ...(rollout !== undefined ? { rollout } : {}), ...(revision !== undefined ? { revision } : {}) });

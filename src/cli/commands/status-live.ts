@@ -11,12 +11,12 @@ import { openApiSession, type ApiSession } from '../api-session.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
 import { openSandboxSession } from '../sandbox-session.js';
 import type { Clock } from '../../util/clock.js';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { didYouMean } from '../../manifests/suggest.js';
 
 /** `--live`: a dry pass through the API and the observed-only reads, as a table per project or JSON. */
-export async function runLive(context: CommandContext, output: 'text' | 'json'): Promise<number> {
+export async function runLive(context: ContextOf<'status'>, output: 'text' | 'json'): Promise<number> {
   const dir = resolve(context.cwd, context.positionals[0] ?? context.settings.manifests ?? '.');
   const log = streamLogger(context, context.stderr);
 

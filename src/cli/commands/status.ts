@@ -8,7 +8,8 @@ import { resolve } from 'node:path';
 import { colorWanted } from '../../util/logger.js';
 import { systemClock } from '../../util/clock.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type CommandContext, type ContextOf } from '../context.js';
+import type { Settings } from '../settings.js';
 import { didYouMean } from '../../manifests/suggest.js';
 import { stateDirOf } from '../process-scope.js';
 import { buildFleetView, type FleetView } from '../../status/fleet-view.js';
@@ -18,7 +19,7 @@ import { readStatusRecord } from '../../status/status-file.js';
 /** The daemon answers from memory; a slow answer means something is wrong. */
 const DAEMON_TIMEOUT_MS = 10_000;
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'status'>): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`status: unexpected argument \`${context.positionals[1]}\``);
   const output = context.settings.output;
   if (output !== 'text' && output !== 'json') throw new UsageError(`status: --output must be text or json, got \`${output}\``);
@@ -46,7 +47,7 @@ export async function run(context: CommandContext): Promise<number> {
 }
 
 /** `GET /status` of a running daemon, with the bearer token of --status-token-file when given. */
-export async function daemonView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
+export async function daemonView(context: CommandContext<Pick<Settings, 'daemonUrl' | 'statusTokenFile'>>): Promise<{ view: FleetView; from: string } | string> {
   const base = context.settings.daemonUrl;
   let url: URL;
   try {
@@ -90,7 +91,7 @@ export async function daemonView(context: CommandContext): Promise<{ view: Fleet
 }
 
 /** What passes recorded in the state directory (`status.json`), and the daemon's freshness file. */
-async function stateDirView(context: CommandContext): Promise<{ view: FleetView; from: string } | string> {
+async function stateDirView(context: ContextOf<'status'>): Promise<{ view: FleetView; from: string } | string> {
   const stateDir = stateDirOf(context.settings, context.settings.shard);
   const record = await readStatusRecord(stateDir);
   if (!record) {

@@ -1,6 +1,6 @@
 // `reconcile trigger [--project P]`: asks a running daemon for an immediate pass through its
 // `POST /reconcile` endpoint, with the bearer token of --trigger-token-file.
-import type { CommandContext } from '../context.js';
+import type { ContextOf } from '../context.js';
 import { postToDaemon } from './daemon-post.js';
 
 interface Answer {
@@ -36,7 +36,7 @@ function describe(answer: Answer): string {
   }
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'trigger'>): Promise<number> {
   const projects = (context.settings.project ?? '')
     .split(',')
     .map((name) => name.trim())

@@ -2,7 +2,7 @@
 // between documents, function sources, secret references), every problem at once. No token,
 // no network. A shard map is checked too: it must give every project exactly one owner. Exit 0 when there is no error (warnings allowed), 1 otherwise.
 import { join, relative, resolve, sep } from 'node:path';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { checkSecretReferences } from '../../manifests/check-refs.js';
 import { loadShardedManifests } from '../../shards/load-sharded.js';
 import type { ManifestError, ManifestSet } from '../../manifests/types.js';
@@ -110,7 +110,7 @@ function renderGithub(report: ValidateReport, dir: string, cwd: string, unsetEnv
   return `${[...lines, summary].join('\n')}\n`;
 }
 
-export async function run(context: CommandContext): Promise<number> {
+export async function run(context: ContextOf<'validate'>): Promise<number> {
   if (context.positionals.length > 1) throw new UsageError(`validate takes at most one directory, got ${context.positionals.length}`);
   const output = context.settings.output;
   if (output !== 'text' && output !== 'json' && output !== 'github') throw new UsageError(`validate: --output must be text, json or github, got \`${output}\``);

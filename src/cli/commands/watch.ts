@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { UsageError, type CommandContext } from '../context.js';
+import { UsageError, type ContextOf } from '../context.js';
 import { referenceOptions } from '../reference-options.js';
 import { systemClock, type Clock } from '../../util/clock.js';
 import type { Logger } from '../../util/logger.js';
@@ -83,7 +83,7 @@ interface DaemonSettings {
 const STATUS_PAGE_REFRESH_SECONDS = 15;
 
 /** Validates the daemon's options up front, with messages that name the option. */
-async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
+async function settingsFrom(context: ContextOf<'reconcile'>): Promise<DaemonSettings> {
   if (context.positionals.length > 1) {
     throw new UsageError(`expected at most one manifests directory, got ${context.positionals.length}: ${context.positionals.join(' ')}`);
   }
@@ -126,7 +126,7 @@ async function settingsFrom(context: CommandContext): Promise<DaemonSettings> {
 
 /** What the daemon's parts share while it starts, runs and stops. */
 interface DaemonState {
-  context: CommandContext;
+  context: ContextOf<'reconcile'>;
   settings: DaemonSettings;
   clock: Clock;
   log: Logger;
@@ -157,7 +157,7 @@ interface ShardScope {
  * SIGTERM or SIGINT (main.ts aborts `context.signal`). The state lock, the session and each
  * pass are the conductor's (src/run/conductor.ts).
  */
-export async function runDaemon(context: CommandContext): Promise<number> {
+export async function runDaemon(context: ContextOf<'reconcile'>): Promise<number> {
   const settings = await settingsFrom(context);
   if (context.settings.shard !== undefined && settings.sandbox) throw new UsageError('--shard needs a real API (its credentials come from the shard map): drop --sandbox');
   const state = daemonState(context, settings);
@@ -172,7 +172,7 @@ export async function runDaemon(context: CommandContext): Promise<number> {
   return shutDown(state, run, daemon, server);
 }
 
-function daemonState(context: CommandContext, settings: DaemonSettings): DaemonState {
+function daemonState(context: ContextOf<'reconcile'>, settings: DaemonSettings): DaemonState {
   const clock = systemClock;
   const log: Logger = streamLogger(context, context.stdout);
   const metrics = createMetrics(undefined, {
