@@ -136,6 +136,9 @@ describe('renderJson', () => {
       const sink = new Writable({ highWaterMark: 16, write: (chunk: Buffer, _encoding, done) => (written.push(chunk), setImmediate(done)) });
       await writeJson(pass, sink);
       expect(Buffer.concat(written).toString('utf8')).toBe(text);
+      let plain = '';
+      await writeJson(pass, { write: (chunk: string) => ((plain += chunk), false) } as never);
+      expect(plain).toBe(text);
     }
   });
 

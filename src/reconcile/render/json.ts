@@ -110,32 +110,37 @@ export function renderJson(result: PassResult, _options: { color?: boolean } = {
   return `${[...jsonChunks(result)].join('')}\n`;
 }
 
+/** Where `writeJson` writes: a stream, or anything with its `write` (then without waiting for a drain). */
+type JsonSink = Pick<NodeJS.WritableStream, 'write'> & Partial<Pick<NodeJS.WritableStream, 'once' | 'off'>>;
+
 /**
  * Writes the JSON document of a pass to `stream` piece by piece (about 64 KB at a time), then a
  * final newline: what `renderJson` returns, without holding all of it at once. It waits for the
  * stream to drain when the stream asks to, and stops when the stream fails or closes (a reader
  * that went away).
  */
-export async function writeJson(result: PassResult, stream: NodeJS.WritableStream): Promise<void> {
+export async function writeJson(result: PassResult, stream: JsonSink): Promise<void> {
+  const once = stream.once?.bind(stream);
+  const off = stream.off?.bind(stream);
+  const events = once !== undefined && off !== undefined;
   let buffered: string[] = [];
   let size = 0;
   let ended = false;
   const end = () => {
     ended = true;
   };
-  stream.once('error', end);
-  stream.once('close', end);
+  if (events) once('error', end).once('close', end);
   const flush = async (): Promise<void> => {
     const text = buffered.join('');
     buffered = [];
     size = 0;
-    if (stream.write(text) || ended) return;
+    if (stream.write(text) || ended || !events) return;
     await new Promise<void>((resolve) => {
       const go = () => {
-        stream.off('drain', go).off('error', go).off('close', go);
+        off('drain', go).off('error', go).off('close', go);
         resolve();
       };
-      stream.once('drain', go).once('error', go).once('close', go);
+      once('drain', go).once('error', go).once('close', go);
     });
   };
   try {
@@ -148,6 +153,6 @@ export async function writeJson(result: PassResult, stream: NodeJS.WritableStrea
     buffered.push('\n');
     await flush();
   } finally {
-    stream.off('error', end).off('close', end);
+    if (events) off('error', end).off('close', end);
   }
 }
