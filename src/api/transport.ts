@@ -131,6 +131,8 @@ function dispatchOnce(
       {
         onRequestStart(controller) {
           abort = (reason) => controller.abort(reason instanceof Error ? reason : new Error(String(reason)));
+          // Aborted while it waited in the pool's queue: it is not sent.
+          if (signal?.aborted) abort(signal.reason);
         },
         onResponseStart(_controller, statusCode, raw) {
           if (statusCode < 200) return;
