@@ -49,6 +49,9 @@ export function errorForResponse(request: Pick<ApiRequest, 'method' | 'route'>, 
   return new TransientError(context, `server error${message ? `: ${message}` : ''}`, true);
 }
 
+/** One decoder for every answer: a whole body is decoded in one call, so it keeps no state between answers. */
+const STRICT_UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Reads a success answer at the boundary: JSON where JSON is expected (a malformed or
  * non-JSON body is transient: a proxy page or a truncated answer), a BinaryBody where the
@@ -61,7 +64,7 @@ export function readSuccessBody(request: Pick<ApiRequest, 'method' | 'route' | '
   if (isJsonType(contentType)) {
     let value: unknown;
     try {
-      value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(response.bytes));
+      value = JSON.parse(STRICT_UTF8.decode(response.bytes));
     } catch (error) {
       throw new TransientError(context, 'malformed JSON in the answer', true, { cause: error });
     }

@@ -70,7 +70,15 @@ function classify(error: unknown, endpoint: string): TransportFailure {
   return new TransportFailure('protocol', true, `transport failure talking to ${endpoint} (${code || (error as Error)?.name || 'unknown'})`, { cause: error });
 }
 
+/** Lower-case names (undici gives them so); repeated headers joined with `, `. The object is used as it is when nothing repeats. */
 function flattenHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
+  for (const name in raw) {
+    if (typeof raw[name] !== 'string') return copyHeaders(raw);
+  }
+  return raw as Record<string, string>;
+}
+
+function copyHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
     if (value === undefined) continue;
@@ -79,10 +87,80 @@ function flattenHeaders(raw: Record<string, string | string[] | undefined>): Rec
   return headers;
 }
 
+/** The answer's chunks as one array of its own (a chunk is a view into the socket's read buffer). */
+function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
+  const bytes = new Uint8Array(length);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** What one exchange needs of undici's pool: a dispatch with a handler (no stream per answer). */
+type DispatchPool = Pick<Pool, 'dispatch'>;
+
+/**
+ * One exchange through the pool's dispatch: the answer's chunks are collected and joined once
+ * it ends. Failures before the answer and while its body is read reject alike with undici's
+ * error (or the signal's reason), classified by the caller.
+ */
+function dispatchOnce(
+  pool: DispatchPool,
+  request: { method: string; path: string; headers: Record<string, string>; body: string | Readable | null; signal?: AbortSignal | undefined },
+): Promise<TransportResponse> {
+  return new Promise((resolve, reject) => {
+    const signal = request.signal;
+    const chunks: Uint8Array[] = [];
+    let length = 0;
+    let status = 0;
+    let headers: Record<string, string> = {};
+    let abort: ((reason: unknown) => void) | undefined;
+    const onAbort = () => abort?.(signal!.reason);
+    const done = () => signal?.removeEventListener('abort', onAbort);
+    if (signal) {
+      if (signal.aborted) {
+        reject(signal.reason);
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+    }
+    pool.dispatch(
+      { method: request.method as 'GET', path: request.path, headers: request.headers, body: request.body },
+      {
+        onRequestStart(controller) {
+          abort = (reason) => controller.abort(reason instanceof Error ? reason : new Error(String(reason)));
+          // Aborted while it waited in the pool's queue: it is not sent.
+          if (signal?.aborted) abort(signal.reason);
+        },
+        onResponseStart(_controller, statusCode, raw) {
+          if (statusCode < 200) return;
+          status = statusCode;
+          headers = flattenHeaders(raw as Record<string, string | string[] | undefined>);
+        },
+        onResponseData(_controller, chunk) {
+          chunks.push(chunk);
+          length += chunk.byteLength;
+        },
+        onResponseEnd() {
+          done();
+          resolve({ status, headers, bytes: joinChunks(chunks, length) });
+        },
+        onResponseError(_controller, error) {
+          done();
+          reject(error);
+        },
+      },
+    );
+  });
+}
+
 /**
  * The undici transport: one keep-alive pool per origin, with connect, headers and body
  * timeouts. A body timeout while reading the answer is a timeout too (the service answered,
- * so the request may well have applied).
+ * so the request may well have applied). Each answer is collected by a handler of the pool's
+ * dispatch, without a stream, an async resource or a parsed copy of its headers per answer.
  */
 export function undiciTransport(options: { origin: string; timeouts: TransportTimeouts; connections: number }): Transport {
   const pool = new Pool(options.origin, {
@@ -106,25 +184,11 @@ export function undiciTransport(options: { origin: string; timeouts: TransportTi
       } else if (request.body !== undefined) {
         body = request.body;
       }
-      let response;
       try {
-        response = await pool.request({
-          method: request.method as 'GET',
-          path: request.path,
-          headers,
-          body,
-          signal: request.signal ?? null,
-        });
+        return await dispatchOnce(pool, { method: request.method, path: request.path, headers, body, signal: request.signal });
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason;
         if ((error as { code?: string }).code === 'UND_ERR_INVALID_ARG') throw error;
-        throw classify(error, endpoint);
-      }
-      try {
-        const bytes = new Uint8Array(await response.body.arrayBuffer());
-        return { status: response.statusCode, headers: flattenHeaders(response.headers), bytes };
-      } catch (error) {
-        if (request.signal?.aborted) throw request.signal.reason;
         throw classify(error, endpoint);
       }
     },

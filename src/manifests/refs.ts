@@ -28,16 +28,25 @@ export class SecretReferenceError extends Error {
   }
 }
 
+/** The one own enumerable key of an object, or undefined when it has none or more (no array of its keys is made). */
+function soleKey(value: object): string | undefined {
+  let sole: string | undefined;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    if (sole !== undefined) return undefined;
+    sole = key;
+  }
+  return sole;
+}
+
 export function isSecretRef(value: unknown): value is SecretRef {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const keys = Object.keys(value);
-  if (keys.length !== 1 || keys[0] !== 'valueFrom') return false;
+  if (soleKey(value) !== 'valueFrom') return false;
   const from = (value as { valueFrom: unknown }).valueFrom;
   if (typeof from !== 'object' || from === null || Array.isArray(from)) return false;
-  const fromKeys = Object.keys(from);
-  if (fromKeys.length !== 1) return false;
-  const key = fromKeys[0];
-  const target = (from as Record<string, unknown>)[key!];
+  const key = soleKey(from);
+  if (key === undefined) return false;
+  const target = (from as Record<string, unknown>)[key];
   return (key === 'env' || key === 'file') && typeof target === 'string' && target.length > 0;
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderJson } from '../../src/reconcile/render/json.js';
+import { PassThrough, Writable } from 'node:stream';
+import { renderJson, writeJson } from '../../src/reconcile/render/json.js';
 import { renderMarkdown } from '../../src/reconcile/render/markdown.js';
 import { renderText } from '../../src/reconcile/render/text.js';
 import { summarizePlan } from '../../src/reconcile/summary.js';
@@ -116,6 +117,37 @@ describe('renderJson', () => {
     const auth = doc.entries.find((e: { id: string }) => e.id === 'ProjectAuth/web/auth');
     expect(auth.changes[1]).toEqual({ path: 'auth.smtp_pass', sensitive: true });
     expect(text).not.toContain(CANARY);
+  });
+  it('is written piece by piece as the same text, formatted as JSON.stringify with two spaces', async () => {
+    const rich = result({
+      dryRun: false,
+      outcomes: [
+        { entryId: 'Project/shop', kind: 'Project', action: 'create', result: 'success', durationMs: 12 },
+        { entryId: 'ProjectAuth/web/auth', kind: 'ProjectAuth', action: 'update', result: 'failed', error: { type: 'TransientError', message: 'PATCH: 500' } },
+      ],
+      resources: [{ id: 'Project/shop', kind: 'Project', name: 'shop', state: 'in_sync', observedAt: 5 }],
+      projects: [{ name: 'shop', observedAt: 5, ref: 'abcdefghijklmnopqrst', status: 'ACTIVE_HEALTHY' }],
+      manifestErrors: [{ file: 'a "quoted"\nname.yaml', line: 3, column: 5, path: '/spec', message: 'line\nbreak and \u2028 and \u00e9' }],
+    });
+    for (const pass of [rich, result({ plan: summarizePlan([]), result: 'success' })]) {
+      const text = renderJson(pass);
+      expect(text).toBe(`${JSON.stringify(JSON.parse(text), null, 2)}\n`);
+      const written: Buffer[] = [];
+      const sink = new Writable({ highWaterMark: 16, write: (chunk: Buffer, _encoding, done) => (written.push(chunk), setImmediate(done)) });
+      await writeJson(pass, sink);
+      expect(Buffer.concat(written).toString('utf8')).toBe(text);
+      let plain = '';
+      await writeJson(pass, { write: (chunk: string) => ((plain += chunk), false) } as never);
+      expect(plain).toBe(text);
+    }
+  });
+
+  it('stops writing when the stream closes under it', async () => {
+    const stream = new PassThrough({ highWaterMark: 1 });
+    const many = result({ plan: summarizePlan(Array.from({ length: 2000 }, (_, i) => ({ id: `Project/p${i}`, kind: 'Project' as const, name: `p${i}`, action: 'noop' as const, changes: [] }))) });
+    const writing = writeJson(many, stream);
+    stream.destroy();
+    await expect(writing).resolves.toBeUndefined();
   });
 });
 
