@@ -4,8 +4,8 @@
 // commands hand to the layers below comes from it; nothing below `cli/` sees the options.
 import { resolve } from 'node:path';
 import { parseRateModel, type RateModel } from '../api/rate-model.js';
-import { InvalidScheduleError, nodeCronTrigger } from '../daemon/cron-trigger.js';
-import { parseListenAddress } from '../daemon/http-server.js';
+import { InvalidScheduleError, validateSchedule } from '../daemon/schedule.js';
+import { parseListenAddress } from '../daemon/listen-address.js';
 import { parseObserveList } from '../daemon/observe-list.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
 import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/logger.js';
@@ -263,9 +263,11 @@ function parseSpeed(value: string): number {
 }
 
 function parseResync(value: string): string {
-  if (value === 'continuous') return value;
+  // The table's default is a valid schedule (test/cli/settings-defaults.test.ts): node-cron is
+  // loaded only to check a schedule that was given.
+  if (value === 'continuous' || value === OPTIONS.resync?.default) return value;
   try {
-    nodeCronTrigger(value);
+    validateSchedule(value);
   } catch (error) {
     if (error instanceof InvalidScheduleError) throw new UsageError(`${error.message} (or \`continuous\`)`);
     throw error;

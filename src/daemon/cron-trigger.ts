@@ -1,4 +1,7 @@
-import cron, { type ScheduledTask } from 'node-cron';
+import type { ScheduledTask } from 'node-cron';
+import { cronModule, validateSchedule } from './schedule.js';
+
+export { InvalidScheduleError, validateSchedule } from './schedule.js';
 
 /** A recurring schedule (injected so tests drive ticks without waiting for the wall clock). */
 export interface CronTrigger {
@@ -8,24 +11,10 @@ export interface CronTrigger {
   intervalMs(): number;
 }
 
-export class InvalidScheduleError extends Error {
-  constructor(readonly expression: string, detail: string) {
-    super(`Expected --resync to be a cron expression such as \`*/10 * * * *\`, got \`${expression}\`: ${detail}`);
-    this.name = 'InvalidScheduleError';
-  }
-}
-
-/** Throws InvalidScheduleError unless `expression` is a valid cron expression. */
-export function validateSchedule(expression: string): void {
-  const detail = cron.validateDetailed(expression);
-  if (!detail.valid) {
-    throw new InvalidScheduleError(expression, detail.errors.map((e) => `${e.field}: ${e.message}`).join('; ') || 'invalid');
-  }
-}
-
 /** A node-cron schedule on the wall clock. */
 export function nodeCronTrigger(expression: string, options: { timezone?: string } = {}): CronTrigger {
   validateSchedule(expression);
+  const cron = cronModule();
   let task: ScheduledTask | undefined;
   const probe = cron.createTask(expression, () => undefined, { timezone: options.timezone });
   return {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCommandLine } from '../../src/cli/main.js';
 import { COMMAND_NAMES, OPTIONS, commandTakes } from '../../src/cli/options.js';
 import { parseSettings, settingsFor, SETTING_KEYS } from '../../src/cli/settings.js';
+import { validateSchedule } from '../../src/daemon/schedule.js';
 
 const SETTINGS_SOURCE = fileURLToPath(new URL('../../src/cli/settings.ts', import.meta.url));
 
@@ -25,6 +26,11 @@ describe('option defaults', () => {
     expect(String(fromTable.port)).toBe(OPTIONS.port!.default);
     expect(fromTable.statusPublic).toBe(false);
     expect(fromTable.metricsPerResource).toBe(true);
+  });
+
+  it('include a valid --resync schedule (the settings check only a schedule that was given)', () => {
+    expect(() => validateSchedule(OPTIONS.resync!.default!)).not.toThrow();
+    expect(() => parseSettings({ values: { resync: 'every ten minutes' }, flags: new Set(['resync']), env: {}, cwd: '/work/repo' })).toThrow(/Expected --resync to be a cron expression/);
   });
 
   it('follow a changed table (no second copy in the settings)', () => {

@@ -13,7 +13,7 @@ import type { PassOptions } from '../../reconcile/engine.js';
 import type { Refusal } from '../../reconcile/plan-file.js';
 import type { ManifestSet } from '../../manifests/types.js';
 import { renderText } from '../../reconcile/render/text.js';
-import { renderJson } from '../../reconcile/render/json.js';
+import { renderJson, writeJson } from '../../reconcile/render/json.js';
 import { renderMarkdown } from '../../reconcile/render/markdown.js';
 import type { loadShardedManifests } from '../../shards/load-sharded.js';
 import type { OneShotOutcome, OneShotRequest } from '../../run/conductor.js';
@@ -256,7 +256,9 @@ async function presentOutcome(context: PassContext, request: PassRequest, loaded
       const { result } = outcome;
       const shard = loaded.sharded.shard;
       const override = await request.afterPass?.(result, loaded.manifests, loaded.sandbox, loaded.heading);
-      context.stdout.write(render(result, format, loaded.color, loaded.heading));
+      // JSON goes out piece by piece: a large fleet's result is never one string in memory.
+      if (format === 'json') await writeJson(result, context.stdout);
+      else context.stdout.write(render(result, format, loaded.color, loaded.heading));
       log.info({ result: result.result, requests: result.requests, changes: result.plan.hasChanges, dryRun, ...(shard ? { shard: shard.name } : {}) }, 'pass finished');
       if (outcome.lockLost) return EXIT.error;
       return override ?? exitCode(result, context.settings.detailedExitcode);
