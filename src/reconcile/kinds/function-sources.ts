@@ -220,6 +220,20 @@ function settledBefore(stamp: FileStamp, timeNs: bigint, settleMs: number): bool
 /** The process-wide cache collectFunctionSources uses unless given another. */
 const sharedSourceCache = new SourceHashCache();
 
+/**
+ * Paths found to be real already (no symbolic link on the way): a loaded checkout's root is
+ * resolved once at load, so each function of a pass would otherwise resolve it again. A path
+ * that resolves elsewhere (a link, which may be swapped) is resolved every time.
+ */
+const realPaths = new Set<string>();
+
+async function realPathOf(path: string): Promise<string> {
+  if (realPaths.has(path)) return path;
+  const real = await realpath(path);
+  if (real === path) realPaths.add(path);
+  return real;
+}
+
 export async function collectFunctionSources(options: CollectOptions): Promise<FunctionSources> {
   const name = options.functionName;
   const limit = options.maxBytes ?? FUNCTION_SOURCE_LIMIT_BYTES;
@@ -233,7 +247,7 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
     throw new FunctionSourceError(name, `source directory \`${options.source}\` cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
   }
 
-  const checkout = CheckoutFiles.resolved(options.checkoutRoot !== undefined ? await realpath(options.checkoutRoot).catch(() => realRoot) : realRoot);
+  const checkout = CheckoutFiles.resolved(options.checkoutRoot !== undefined ? await realPathOf(options.checkoutRoot).catch(() => realRoot) : realRoot);
   const cache = options.cache ?? sharedSourceCache;
   const listing = await cache.listing(realRoot, () => listFiles(checkout, realRoot));
   if ('problem' in listing) throw new FunctionSourceError(name, listing.problem.message, listing.problem.path);
