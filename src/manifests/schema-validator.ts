@@ -2,15 +2,18 @@
 // in strict mode, and turns ajv's errors into messages a person can act on: the field path,
 // what was expected, and the nearest valid name for a typo.
 import { readFileSync } from 'node:fs';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { KIND_SCHEMA_FILES } from './schema-source.js';
+import { checkingAjv } from './schema-checks-gen.js';
+import * as PRECOMPILED from './schema-checks.js';
 import { didYouMean } from './suggest.js';
 import { pointerSegments } from './yaml-source.js';
 import type { ManifestKind } from './types.js';
 
-// ajv-formats is CommonJS; under nodenext its default export is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+// ajv is loaded when a validator is compiled: the committed kinds' checking validators are
+// compiled ahead of time (schema-checks.ts), so a run whose documents are valid never loads it.
+const require = createRequire(import.meta.url);
 
 /** The schemas directory shipped with the program (dist/manifests and src/manifests are both two levels down). */
 export const SCHEMAS_DIR = new URL('../../schemas/', import.meta.url);
@@ -25,8 +28,10 @@ interface SchemaProblem {
 }
 
 export function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true, verbose: true });
-  addFormats(ajv);
+  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+  const formats = require('ajv-formats') as { default?: (ajv: Ajv2020) => Ajv2020 } & ((ajv: Ajv2020) => Ajv2020);
+  const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: true });
+  (formats.default ?? formats)(ajv);
   return ajv;
 }
 
@@ -35,21 +40,19 @@ function kindSchema(kind: ManifestKind): object {
 }
 
 /**
- * Options of the validators that only answer "valid or not": most documents are valid, and
- * without error lists, data in errors, inlined references or a check of the schema against
- * the meta-schema (the exhaustive validator and the schema tests make that check) a validator
- * compiles about three times faster. Validity does not depend on these options, so a document
- * this validator accepts is exactly one the exhaustive validator accepts.
+ * The validators that only answer "valid or not" (options in schema-checks-gen.ts): most
+ * documents are valid, and without error lists, data in errors, inlined references or a check
+ * of the schema against the meta-schema a validator compiles about three times faster.
+ * Validity does not depend on these options, so a document this validator accepts is exactly
+ * one the exhaustive validator accepts. The committed kinds' are compiled ahead of time.
  */
 function createCheckingAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, inlineRefs: false, code: { optimize: false }, validateSchema: false });
-  addFormats(ajv);
-  return ajv;
+  return checkingAjv();
 }
 
 // Each kind's validators are compiled on first use: a fleet without SSO providers or branches
 // never pays for theirs, and the exhaustive ones only for a kind that has an invalid document.
-let checkingAjv: Ajv2020 | undefined;
+let sharedCheckingAjv: Ajv2020 | undefined;
 let reportingAjv: Ajv2020 | undefined;
 const checking = new Map<ManifestKind, ValidateFunction>();
 const reporting = new Map<ManifestKind, ValidateFunction>();
@@ -67,10 +70,10 @@ function givenValidators(schema: object): { checking: ValidateFunction; reportin
 /** The lean validator of a kind: valid or not, nothing more. */
 function checkingValidator(kind: ManifestKind, schema?: object): ValidateFunction {
   if (schema) return givenValidators(schema).checking;
-  let validate = checking.get(kind);
+  let validate = checking.get(kind) ?? (PRECOMPILED as unknown as Readonly<Record<string, ValidateFunction | undefined>>)[kind];
   if (!validate) {
-    checkingAjv ??= createCheckingAjv();
-    validate = checkingAjv.compile(kindSchema(kind));
+    sharedCheckingAjv ??= createCheckingAjv();
+    validate = sharedCheckingAjv.compile(kindSchema(kind));
     checking.set(kind, validate);
   }
   return validate;

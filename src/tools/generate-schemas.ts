@@ -10,6 +10,7 @@ import { CONFIG_SECTIONS, DOCUMENT_KINDS, DOCUMENT_SCHEMAS, FLEET_MODULES, SUB_R
 import { buildSchemas, renderSchemaFile, schemaFileOf } from '../manifests/schema-source.js';
 import { renderSchemaTypes } from '../manifests/schema-typegen.js';
 import { renderFieldReference } from '../manifests/schema-docs.js';
+import { renderSchemaChecks } from '../manifests/schema-checks-gen.js';
 import { RESOURCE_KINDS } from '../reconcile/resource-kinds.js';
 
 /** Repository root, from dist/tools or src/tools alike. */
@@ -63,6 +64,9 @@ export function generatedFiles(root = REPOSITORY_ROOT): Map<string, string> {
   files.set('src/manifests/schema-types.ts', renderSchemaTypes(committedForm, 'src/tools/generate-schemas.ts'));
   for (const [page, text] of renderFieldReference(schemas, DOCUMENT_KINDS)) files.set(`docs/reference/${page}`, text);
   files.set('src/reconcile/resource-kinds.ts', renderResourceKinds());
+  // The lean validators, compiled ahead of time from the committed form of each schema.
+  const checked = DOCUMENT_KINDS.map((kind) => ({ kind, schema: committedForm[`schemas/${schemaFileOf(kind)}`] }));
+  files.set('src/manifests/schema-checks.ts', renderSchemaChecks(checked, 'src/tools/generate-schemas.ts'));
   return files;
 }
 

@@ -33,6 +33,7 @@ describe('generated manifest artifacts', () => {
       'schemas/rollout.schema.json',
       'schemas/secrets.schema.json',
       'schemas/sso-provider.schema.json',
+      'src/manifests/schema-checks.ts',
       'src/manifests/schema-types.ts',
       'src/reconcile/resource-kinds.ts',
     ]);
