@@ -42,9 +42,13 @@ export class CheckoutFiles {
   /** The checkout's root, symbolic links resolved. */
   readonly root: string;
   readonly #inputs = new Map<string, string>();
-  /** Real paths of secret files (`valueFrom.file`) and credential files, with why each is refused: never read as a checkout file. */
+  /**
+   * Secret files (`valueFrom.file`) and credential files, by file identity (device and inode:
+   * a symbolic or a hard link to one is the same file), with why each is refused: never read
+   * as a checkout file.
+   */
   readonly #secretFiles = new Map<string, string>();
-  /** Real paths of the files read so far, with their paths relative to the root. */
+  /** Identities of the files read so far, with their paths relative to the root. */
   readonly #readReal = new Map<string, string>();
 
   private constructor(root: string) {
@@ -147,7 +151,7 @@ export class CheckoutFiles {
 
   #seal(path: string, detail: string): void {
     try {
-      this.#secretFiles.set(realpathSync(path), detail);
+      this.#secretFiles.set(fileIdentity(statSync(path, { bigint: true })), detail);
     } catch {
       // Not there: nothing can link to it.
     }
@@ -159,15 +163,20 @@ export class CheckoutFiles {
    */
   readBeforeSealed(): Array<{ file: string; detail: string }> {
     const found: Array<{ file: string; detail: string }> = [];
-    for (const [real, file] of this.#readReal) {
-      const detail = this.#secretFiles.get(real);
+    for (const [identity, file] of this.#readReal) {
+      const detail = this.#secretFiles.get(identity);
       if (detail !== undefined) found.push({ file, detail });
     }
     return found;
   }
 
-  #secretRefusal(real: string): CheckoutRefusal | undefined {
-    const detail = this.#secretFiles.get(real);
+  /** Why the file of this identity (device and inode, from a stat) is never read as a checkout file, if it is sealed. */
+  sealedAs(info: { dev: bigint; ino: bigint }): string | undefined {
+    return this.#secretFiles.get(fileIdentity(info));
+  }
+
+  #secretRefusal(identity: string): CheckoutRefusal | undefined {
+    const detail = this.#secretFiles.get(identity);
     return detail === undefined ? undefined : { problem: 'secret-file', detail };
   }
 
@@ -189,13 +198,19 @@ export class CheckoutFiles {
     if (!insideOf(this.root, real) || !insideOf(this.root, absolute)) {
       return { problem: 'outside-link', detail: 'is a symbolic link that leaves the manifests directory: files are read from the checkout only' };
     }
-    const secret = this.#secretRefusal(real);
+    let identity: string;
+    try {
+      identity = fileIdentity(statSync(real, { bigint: true }));
+    } catch (error) {
+      return { problem: 'unreadable', detail: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
+    }
+    const secret = this.#secretRefusal(identity);
     if (secret) return secret;
     // The real path has no link left: one swapped in since is not followed.
     const read = readBoundedFile(real, maxBytes, { noFollow: true });
     if (!('problem' in read)) {
       this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
-      this.#readReal.set(real, rel);
+      this.#readReal.set(identity, rel);
     }
     return read;
   }
@@ -211,13 +226,14 @@ export class CheckoutFiles {
       throw new CheckoutReadError(rel, 'unreadable', `cannot be read (${error.code ?? 'error'})`);
     });
     if (!insideOf(this.root, real)) throw new CheckoutReadError(rel, 'outside-link', 'is a symbolic link that leaves the manifests directory');
-    const secret = this.#secretRefusal(real);
-    if (secret) throw new CheckoutReadError(rel, 'unreadable', secret.detail);
     const handle = await open(real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
       throw new CheckoutReadError(rel, 'unreadable', `cannot be read (${error.code ?? 'error'})`);
     });
     try {
-      if (!(await handle.stat()).isFile()) throw new CheckoutReadError(rel, 'not-regular', 'is not a regular file');
+      const info = await handle.stat({ bigint: true });
+      const secret = this.#secretRefusal(fileIdentity(info));
+      if (secret) throw new CheckoutReadError(rel, 'unreadable', secret.detail);
+      if (!info.isFile()) throw new CheckoutReadError(rel, 'not-regular', 'is not a regular file');
       const hash = createHash('sha256');
       const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(expectedSize + 1, HASH_CHUNK_BYTES)));
       let total = 0;
@@ -253,6 +269,11 @@ export class CheckoutFiles {
   inputs(): Map<string, string> {
     return new Map([...this.#inputs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
+}
+
+/** What a file is, whatever its path: a symbolic or a hard link to it is the same file. */
+function fileIdentity(info: { dev: bigint; ino: bigint }): string {
+  return `${info.dev}:${info.ino}`;
 }
 
 /** Largest read while hashing a file in chunks. */

@@ -209,9 +209,14 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     for (const source of sources) errors.push(...check(file, dirname(join(root, file)), source).errors);
   }
   errors.push(...crossCheck(entries, root));
-  // A secret file is read as a secret reference only, never as a migration file linked to it.
+  // A secret file is read as a secret reference only, never as a migration file linked to it,
+  // nor (through the documents' policy) as a function's source file.
+  policy.secretFiles = [];
   for (const { document, ref } of findSecretReferences(documents)) {
-    if ('file' in ref.valueFrom) checkout.sealSecretFile(resolve(document.source.dir, ref.valueFrom.file), document.source.file);
+    if (!('file' in ref.valueFrom)) continue;
+    const secretFile = { path: resolve(document.source.dir, ref.valueFrom.file), by: document.source.file };
+    checkout.sealSecretFile(secretFile.path, secretFile.by);
+    policy.secretFiles.push(secretFile);
   }
   // A manifest or values file read above that links to one of those secret files: nothing made
   // of it is kept (its documents, and every error, which could quote it), only the refusal.

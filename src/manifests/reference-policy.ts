@@ -27,6 +27,12 @@ export interface ReferencePolicy {
   roots: string[];
   stateDir?: string;
   credentialFiles: string[];
+  /**
+   * The secret files the loaded documents name (`valueFrom.file`), each with the file of the
+   * document that names it: never read as a checkout file (a function's source file linked to
+   * one is refused, as a manifest or migration file is when loading).
+   */
+  secretFiles?: Array<{ path: string; by: string }>;
 }
 
 /** Policy of documents built without loadManifests: the fixed refusals only. */

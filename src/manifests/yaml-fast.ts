@@ -4,7 +4,7 @@
 // syntax tree, and gives up (returns undefined) on anything else: flow collections over
 // several lines or with empty, implicit or trailing entries, plain scalars in a flow
 // collection that hold a `:` or `#`, anchors, aliases, tags, block and multi-line scalars, escapes,
-// tabs, duplicate or non-string keys, directives, a top level that is not a mapping. The
+// tabs and Unicode spaces, duplicate or non-string keys, directives, a top level that is not a mapping. The
 // caller then parses the file with the full YAML parser, which also reports every syntax error
 // with its position. For what it accepts, the values are those of the full parser (YAML 1.2
 // core schema); read again with positions (`fastLocator`), it gives the full parser's position
@@ -52,9 +52,11 @@ interface Line {
 }
 
 // Characters the full parser treats specially or that this reader does not handle: tabs,
-// carriage returns, other control characters and the Unicode line breaks and BOM.
+// carriage returns, other control characters, the Unicode line breaks and BOM, and the Unicode
+// spaces JavaScript trims but YAML keeps as content (a no-break space is not indentation, nor
+// whitespace around a scalar, to YAML).
 // eslint-disable-next-line no-control-regex
-const UNHANDLED = /[\u0000-\u0009\u000b-\u001f\u007f\u0085\u2028\u2029\ufeff]/;
+const UNHANDLED = /[\u0000-\u0009\u000b-\u001f\u007f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 const NULL = /^(?:~|[Nn]ull|NULL)$/;
 const BOOL = /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/;
 const INT = /^[-+]?[0-9]+$/;

@@ -44,22 +44,37 @@ export interface LockHolder {
   processStart?: string;
 }
 
-/** The start time of process `pid` as the kernel records it (Linux), or undefined where it cannot be read. */
-export function processStartTime(pid: number): string | undefined {
+/** Fields 3 and on of /proc/PID/stat (Linux), or undefined where they cannot be read. */
+function procStatFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // The command name (field 2) is in parentheses and may hold spaces or parentheses: fields count from the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return fields[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
 }
 
+/** The start time of process `pid` as the kernel records it (Linux), or undefined where it cannot be read. */
+export function processStartTime(pid: number): string | undefined {
+  return procStatFields(pid)?.[19];
+}
+
+/**
+ * Whether process `pid` has exited and is only waiting to be reaped (a zombie: its parent has
+ * not waited for it, as a container's first process that reaps nothing): it holds nothing.
+ */
+function isZombie(pid: number): boolean {
+  const state = procStatFields(pid)?.[0];
+  return state === 'Z' || state === 'X';
+}
+
 /**
  * True when the holder is known to be gone: it ran on this host and no process with its pid
- * exists now, or the process with its pid started at another time than the one it recorded.
- * A holder of another host, or one this process cannot judge, is not known to be gone.
+ * exists now, the process with its pid has exited and waits to be reaped (a zombie, as one
+ * killed whose parent never reaps it), or the process with its pid started at another time
+ * than the one it recorded. A holder of another host, or one this process cannot judge, is
+ * not known to be gone.
  */
 export function holderIsGone(holder: LockHolder): boolean {
   if (holder.host !== hostname() || !(holder.pid > 0)) return false;
@@ -70,6 +85,7 @@ export function holderIsGone(holder: LockHolder): boolean {
     // EPERM: a process exists (another user's); ESRCH: none.
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
   }
+  if (isZombie(holder.pid)) return true;
   if (holder.processStart === undefined) return false;
   const start = processStartTime(holder.pid);
   return start !== undefined && start !== holder.processStart;

@@ -215,6 +215,17 @@ describe('the fast YAML reader', () => {
     for (const text of cases) expect(parseFastYaml(text), text).toBeUndefined();
   });
 
+  it('gives up on the Unicode spaces JavaScript trims but YAML reads as content', () => {
+    // YAML reads `a:` then a key that starts with two no-break spaces; as indentation they would nest it.
+    expect(full('a:\n\u00a0\u00a0x: 1\n')![0]!.value).toEqual({ a: null, '\u00a0\u00a0x': 1 });
+    const spaces = ['\u00a0', '\u1680', '\u2000', '\u2005', '\u200a', '\u202f', '\u205f', '\u3000'];
+    const cases = spaces.flatMap((s) => [`a:\n${s}${s}x: 1\n`, `a: ${s}b\n`, `a: b${s}\n`, `a${s}: b\n`, `a: [b${s}]\n`, `a: {x: ${s}y}\n`, `a:\n  ${s}\n`, `a: b\n${s}\n`]);
+    for (const text of cases) {
+      expect(parseFastYaml(text), JSON.stringify(text)).toBeUndefined();
+      expect(parseYamlFile(text).documents.map((d) => d.value)).toEqual((full(text) ?? []).map((d) => d.value));
+    }
+  });
+
   it('agrees with the full parser on random values written as YAML, on flow collections and on mutated manifests', () => {
     fc.assert(
       fc.property(fc.array(fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 4 })), { minLength: 1, maxLength: 3 }), (values) =>

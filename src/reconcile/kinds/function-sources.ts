@@ -45,6 +45,8 @@ interface CollectOptions {
   cache?: SourceHashCache;
   /** The checkout's root, which no file may leave (default: the source directory itself). */
   checkoutRoot?: string;
+  /** Secret files the documents name, and the reconciler's credential files: a source file that is one of them (a link, hard or symbolic) is refused. */
+  sealed?: { secretFiles?: ReadonlyArray<{ path: string; by: string }>; credentialFiles?: readonly string[] };
 }
 
 /** The function's sources cannot be used: missing entrypoint, escaping path, size cap. Terminal for that function. */
@@ -248,10 +250,17 @@ export async function collectFunctionSources(options: CollectOptions): Promise<F
   }
 
   const checkout = CheckoutFiles.resolved(options.checkoutRoot !== undefined ? await realPathOf(options.checkoutRoot).catch(() => realRoot) : realRoot);
+  for (const { path, by } of options.sealed?.secretFiles ?? []) checkout.sealSecretFile(path, by);
+  for (const path of options.sealed?.credentialFiles ?? []) checkout.sealCredentialFile(path);
   const cache = options.cache ?? sharedSourceCache;
   const listing = await cache.listing(realRoot, () => listFiles(checkout, realRoot));
   if ('problem' in listing) throw new FunctionSourceError(name, listing.problem.message, listing.problem.path);
   const paths = listing.files;
+  // Checked on every call, a cached listing's too: the same file is sealed by one checkout and not another.
+  for (const file of paths) {
+    const sealed = checkout.sealedAs(file.stamp);
+    if (sealed !== undefined) throw new FunctionSourceError(name, `\`${file.path}\` ${sealed}`, file.path);
+  }
   const present = new Set(paths.map((p) => p.path));
   const entrypoint = normalizeRelative(name, 'entrypoint', options.entrypoint);
   if (!present.has(entrypoint)) throw new FunctionSourceError(name, `entrypoint \`${entrypoint}\` not found in \`${options.source}\``, entrypoint);

@@ -14,6 +14,7 @@ import { collectFunctionSources, FunctionSourceError, normalizeRelative, type Fu
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
 import { exportFunction, type ExportedFile } from '../export-functions.js';
+import { referencePolicyOf } from '../../manifests/reference-policy.js';
 
 /** What the state store keeps per deployed function (key: `functionStateKey`). */
 interface DeployedFunctionRecord {
@@ -80,6 +81,7 @@ async function sourcesFor(desired: DesiredFunction): Promise<FunctionSources> {
     ...(metadata.import_map_path !== undefined ? { importMap: metadata.import_map_path } : {}),
     ...(metadata.static_patterns ? { staticPatterns: metadata.static_patterns } : {}),
     checkoutRoot: checkoutRootOf(doc),
+    sealed: referencePolicyOf(doc),
   });
 }
 
