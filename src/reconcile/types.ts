@@ -38,6 +38,11 @@ export interface PlanEntry {
   /** The resource is under the observe policy: drift is reported, never written. */
   observeOnly?: boolean;
   /**
+   * A project whose manifest is gone, under the deletion policy `orphan`: left in place and no
+   * longer managed (the status record drops it, as it does any project the manifests no longer name).
+   */
+  released?: boolean;
+  /**
    * The resource converges on the service's side (DNS verification of a custom hostname,
    * a Postgres upgrade in progress): its status is `pending` with `reason`, not drift and
    * never a failure. The action says whether this pass writes anything to move it on.

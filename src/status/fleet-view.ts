@@ -158,6 +158,12 @@ function conditionOf(view: Omit<FleetView, 'condition'>): ConditionView {
     const kept = broken.lastGoodRevision ? `; revision ${broken.lastGoodRevision.slice(0, 12)} stays applied` : '; nothing of it is applied';
     return { state: 'broken-revision', message: `broken revision${broken.revision ? ` ${broken.revision.slice(0, 12)}` : ''}: ${where}${more}${kept}` };
   }
+  // The last pass failed before it saw the fleet (the API unreachable, every token refused):
+  // its error is the newest, of no project, and made at the record's last update.
+  const newest = view.recentErrors[0];
+  if (newest && newest.project === undefined && view.updatedAt !== undefined && newest.at === view.updatedAt) {
+    return { state: 'failed', message: `the last pass failed: ${newest.resource ? `${newest.resource}: ` : ''}${newest.message}` };
+  }
   const held = view.projects.flatMap((project) => project.pending).filter((change) => change.state === 'held');
   const reasons = [...new Set(held.map((change) => change.waitingFor))];
   const parts: string[] = [];

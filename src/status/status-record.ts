@@ -349,12 +349,16 @@ export function foldPass(record: StatusRecord, result: PassResult, scope: PassSc
   foldStatuses(fold);
   foldEntries(fold, record);
   foldFailures(fold);
+  // A project released from management (its manifest gone, left in place) is no longer one of the fleet's.
+  const released = result.plan.entries.filter((entry) => entry.released && entry.kind === 'Project').map((entry) => entry.name);
+  for (const name of released) fold.projects.delete(name);
 
   const facts = kindFacts(result);
   // A pass limited to some projects, or one that failed (it may have stopped before seeing all), keeps the others.
   const projects: Record<string, ProjectRecord> = scope.projects || result.result === 'failed' ? { ...record.projects } : {};
   const covered = scope.projects ? new Set(scope.projects) : new Set(fold.projects.keys());
   for (const name of [...covered].sort()) projects[name] = projectRecord(fold, name, record.projects[name], revision, facts.get(name));
+  for (const name of released) delete projects[name];
   const fleetResources = fold.fleet.length > 0 || !scope.projects ? fold.fleet.sort(byKindThenName) : record.fleet;
   return {
     version: STATUS_RECORD_VERSION,

@@ -22,6 +22,42 @@ function clean(projects: string[], overrides: Partial<PassResult> = {}): PassRes
 }
 
 describe('status record', () => {
+  it('drops a project released from management (its manifest gone, deletion policy orphan): it is no longer in sync, it is no longer managed', () => {
+    const first = foldPass(emptyStatusRecord(), clean(['shop', 'blog']), {}, AT);
+    const released = clean(['shop'], {
+      plan: {
+        entries: [
+          { id: 'ProjectAuth/shop/auth', kind: 'ProjectAuth', project: 'shop', name: 'auth', action: 'noop', changes: [] },
+          { id: 'Project/blog', kind: 'Project', name: 'blog', action: 'noop', changes: [], released: true, reason: 'manifest removed; deletion policy `orphan`: the project is left in place and no longer managed' },
+        ],
+        summary: { create: 0, update: 0, delete: 0, noop: 2, blocked: 0 },
+        hasChanges: false,
+      },
+      resources: [resource('shop', 'ProjectAuth', 'auth', 'in_sync'), { id: 'Project/blog', kind: 'Project', name: 'blog', state: 'in_sync', observedAt: AT }],
+    });
+    const next = foldPass(first, released, {}, AT + 60_000);
+    expect(Object.keys(next.projects)).toEqual(['shop']);
+    // Also when a pass limited to some projects keeps the others' records.
+    expect(Object.keys(foldPass(first, released, { projects: ['shop'] }, AT + 60_000).projects)).toEqual(['shop']);
+    expect(buildFleetView(next, { now: AT + 61_000, source: 'state-dir' }).condition).toEqual({ state: 'in_sync', message: 'all 1 project in sync' });
+  });
+
+  it('says the last pass failed when it failed before it saw the fleet, until a pass succeeds', () => {
+    const unreachable = passResult({ result: 'failed', projects: [], resources: [], outcomes: [], plan: { entries: [], summary: { create: 0, update: 0, delete: 0, noop: 0, blocked: 0 }, hasChanges: false } });
+    const failedFirst = foldFailure(emptyStatusRecord(), 'Project/*: TransientError: GET /v1/projects: cannot reach 127.0.0.1:1 (ECONNREFUSED)', AT);
+    expect(buildFleetView(failedFirst, { now: AT + 1000, source: 'state-dir' }).condition).toEqual({
+      state: 'failed',
+      message: 'the last pass failed: Project/*: TransientError: GET /v1/projects: cannot reach 127.0.0.1:1 (ECONNREFUSED)',
+    });
+    const healthy = foldPass(emptyStatusRecord(), clean(['shop']), {}, AT);
+    const failed = foldFailure(foldPass(healthy, unreachable, {}, AT + 60_000), 'the scheduled pass failed (see the daemon\'s log)', AT + 60_000);
+    const view = buildFleetView(failed, { now: AT + 61_000, source: 'daemon' });
+    expect(view.condition.state).toBe('failed');
+    expect(view.projects.map((p) => [p.name, p.state])).toEqual([['shop', 'in_sync']]);
+    const again = foldPass(failed, clean(['shop']), {}, AT + 120_000);
+    expect(buildFleetView(again, { now: AT + 121_000, source: 'daemon' }).condition.state).toBe('in_sync');
+  });
+
   it('records a failed write with its error scrubbed, the project failed and its applied revision unchanged', () => {
     const first = foldPass(emptyStatusRecord(), clean(['shop', 'blog']), {}, AT);
     expect(first.projects.shop!.revision).toBe(REVISION);

@@ -245,7 +245,7 @@ export function planRemoval(
   // A project a ProjectSet made goes when its element goes (or its key changes), by the same rules.
   const gone = inventoried.set ? `element \`${inventoried.set.key}\` of ProjectSet \`${inventoried.set.name}\` removed` : 'manifest removed';
   if (inventoried.deletion !== 'delete') {
-    return makeEntry({ ...withSource, changes: [], reason: `${gone}; deletion policy \`orphan\`: the project is left in place and no longer managed` });
+    return { ...makeEntry({ ...withSource, changes: [], reason: `${gone}; deletion policy \`orphan\`: the project is left in place and no longer managed` }), released: true };
   }
   if (guard.manifestsEmpty && !guard.allowEmpty) {
     return makeEntry({ ...withSource, changes, action: 'blocked', reason: 'the manifest set is empty: nothing is deleted without --allow-empty' });
