@@ -2,7 +2,11 @@
 // `reconcile apply FILE`) and the daemon (`reconcile --watch`) build requests and present what
 // comes back; the state directory's lock, the API session, the passes, a one-shot apply's
 // confirmed plan and rollout gates, the status record and the release are done here.
-import type { ManifestSet } from '../manifests/types.js';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ManifestError, ManifestSet } from '../manifests/types.js';
+import { ManifestsTreeWriteError, assertOutsideManifests } from '../util/manifests-tree.js';
+import { LOCK_FILE, StateLock, commandLine } from '../util/state-lock.js';
 import type { PassResult } from '../reconcile/types.js';
 import type { Logger } from '../util/logger.js';
 import type { ApiTelemetry } from '../api/telemetry.js';
@@ -156,6 +160,35 @@ async function applyThroughGates(request: OneShotRequest, context: PassContext, 
   }
   if ((anyFailed || (!request.dryRun && result.rollout?.halted !== undefined)) && result.result === 'success') result = { ...result, result: 'failed' };
   return result;
+}
+
+/**
+ * A one-shot apply of a checkout with manifest errors applies nothing: the status record then
+ * says the newest revision is broken, naming each error, as the daemon's record does (and a
+ * clean apply clears it). A state directory that does not exist is not created, one inside
+ * the manifests tree is not written, and another process holding the lock (a daemon, which
+ * records it itself) leaves the record to it; none of this is an error of the command, which
+ * has failed already.
+ */
+export async function recordBrokenRevision(request: { stateDir: string; timeoutMs: number; log: Logger; revision?: string; errors: readonly ManifestError[] }): Promise<void> {
+  try {
+    assertOutsideManifests(join(request.stateDir, LOCK_FILE));
+  } catch (error) {
+    if (error instanceof ManifestsTreeWriteError) return;
+    throw error;
+  }
+  // A state directory that does not exist yet has no earlier view to correct: nothing is created for a checkout that does not load.
+  if (!existsSync(request.stateDir)) return;
+  const taken = await StateLock.acquire({ dir: request.stateDir, clock: systemClock, timeoutMs: request.timeoutMs, command: commandLine() });
+  if (!taken.acquired) return;
+  try {
+    const recorder = new StatusRecorder({ stateDir: request.stateDir, clock: systemClock, log: request.log });
+    await recorder.load();
+    recorder.recordManifests(request.revision, request.errors);
+    await recorder.flush();
+  } finally {
+    await taken.lock.release();
+  }
 }
 
 /** A one-shot apply folds its result into the status record before the lock is released. */

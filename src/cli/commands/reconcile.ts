@@ -192,6 +192,11 @@ async function admitPass(context: PassContext, request: PassRequest, loaded: Loa
   if (manifests.errors.length > 0) {
     if (!planShowsErrors) for (const error of manifests.errors) log.error({ file: error.file, line: error.line, path: error.path }, error.message);
     context.stdout.write(render(invalidPassResult(manifests, manifests.errors, dryRun, Date.now()), format, color, heading));
+    // An apply's broken revision shows in `reconcile status` too (a dry run records nothing; the sandbox's state is its own).
+    if (!dryRun && !sandbox) {
+      const { recordBrokenRevision } = await import('../../run/conductor.js');
+      await recordBrokenRevision({ stateDir: stateDirOf(context.settings, loaded.sharded.shard?.name), timeoutMs: context.settings.lockTimeoutMs, log, ...(manifests.revision ? { revision: manifests.revision } : {}), errors: manifests.errors });
+    }
     return EXIT.error;
   }
   const credentialProblems = credentialPathProblems(context, manifests.root);
