@@ -12,13 +12,18 @@ const require = createRequire(import.meta.url);
 /** The options of the checking validators (schema-validator.ts): validity does not depend on them. */
 export const CHECKING_OPTIONS = { strict: true, allowUnionTypes: true, inlineRefs: false, validateSchema: false } as const;
 
-/** An ajv with the checking validators' options and the formats; `source`: keeps the code for a standalone module. */
-export function checkingAjv(source = false): AjvClass {
+/** An ajv (JSON Schema 2020-12) with these options and the formats, loaded on first use. */
+export function newAjv(options: ConstructorParameters<typeof AjvClass>[0]): AjvClass {
   const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   const formats = require('ajv-formats') as { default?: (ajv: AjvClass) => AjvClass } & ((ajv: AjvClass) => AjvClass);
-  const ajv = new Ajv2020({ ...CHECKING_OPTIONS, code: source ? { source: true, esm: true } : { optimize: false } });
+  const ajv = new Ajv2020(options);
   (formats.default ?? formats)(ajv);
   return ajv;
+}
+
+/** An ajv with the checking validators' options; `source`: keeps the code for a standalone module. */
+export function checkingAjv(source = false): AjvClass {
+  return newAjv({ ...CHECKING_OPTIONS, code: source ? { source: true, esm: true } : { optimize: false } });
 }
 
 /** The module's text: one exported validator per kind, named after it. */

@@ -2,18 +2,16 @@
 // in strict mode, and turns ajv's errors into messages a person can act on: the field path,
 // what was expected, and the nearest valid name for a typo.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { Ajv2020, ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import { KIND_SCHEMA_FILES } from './schema-source.js';
-import { checkingAjv } from './schema-checks-gen.js';
+import { checkingAjv, newAjv } from './schema-checks-gen.js';
 import * as PRECOMPILED from './schema-checks.js';
 import { didYouMean } from './suggest.js';
 import { pointerSegments } from './yaml-source.js';
 import type { ManifestKind } from './types.js';
 
-// ajv is loaded when a validator is compiled: the committed kinds' checking validators are
-// compiled ahead of time (schema-checks.ts), so a run whose documents are valid never loads it.
-const require = createRequire(import.meta.url);
+// ajv is loaded when a validator is compiled (newAjv): the committed kinds' checking validators
+// are compiled ahead of time (schema-checks.ts), so a run whose documents are valid never loads it.
 
 /** The schemas directory shipped with the program (dist/manifests and src/manifests are both two levels down). */
 export const SCHEMAS_DIR = new URL('../../schemas/', import.meta.url);
@@ -28,27 +26,18 @@ interface SchemaProblem {
 }
 
 export function createAjv(): Ajv2020 {
-  const { Ajv2020: Ajv } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  const formats = require('ajv-formats') as { default?: (ajv: Ajv2020) => Ajv2020 } & ((ajv: Ajv2020) => Ajv2020);
-  const ajv = new Ajv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: true });
-  (formats.default ?? formats)(ajv);
-  return ajv;
+  return newAjv({ strict: true, allErrors: true, allowUnionTypes: true, verbose: true });
 }
 
 function kindSchema(kind: ManifestKind): object {
   return JSON.parse(readFileSync(new URL(KIND_SCHEMA_FILES[kind], SCHEMAS_DIR), 'utf8')) as object;
 }
 
-/**
- * The validators that only answer "valid or not" (options in schema-checks-gen.ts): most
- * documents are valid, and without error lists, data in errors, inlined references or a check
- * of the schema against the meta-schema a validator compiles about three times faster.
- * Validity does not depend on these options, so a document this validator accepts is exactly
- * one the exhaustive validator accepts. The committed kinds' are compiled ahead of time.
- */
-function createCheckingAjv(): Ajv2020 {
-  return checkingAjv();
-}
+// The validators that only answer "valid or not" (checkingAjv, options in schema-checks-gen.ts):
+// most documents are valid, and without error lists, data in errors, inlined references or a
+// check of the schema against the meta-schema a validator compiles about three times faster.
+// Validity does not depend on these options, so a document this validator accepts is exactly
+// one the exhaustive validator accepts. The committed kinds' are compiled ahead of time.
 
 // Each kind's validators are compiled on first use: a fleet without SSO providers or branches
 // never pays for theirs, and the exhaustive ones only for a kind that has an invalid document.
@@ -63,7 +52,7 @@ const given = new WeakMap<object, { checking: ValidateFunction; reporting: Valid
 
 function givenValidators(schema: object): { checking: ValidateFunction; reporting: ValidateFunction } {
   let validators = given.get(schema);
-  if (!validators) given.set(schema, (validators = { checking: createCheckingAjv().compile(schema), reporting: createAjv().compile(schema) }));
+  if (!validators) given.set(schema, (validators = { checking: checkingAjv().compile(schema), reporting: createAjv().compile(schema) }));
   return validators;
 }
 
@@ -72,7 +61,7 @@ function checkingValidator(kind: ManifestKind, schema?: object): ValidateFunctio
   if (schema) return givenValidators(schema).checking;
   let validate = checking.get(kind) ?? (PRECOMPILED as unknown as Readonly<Record<string, ValidateFunction | undefined>>)[kind];
   if (!validate) {
-    sharedCheckingAjv ??= createCheckingAjv();
+    sharedCheckingAjv ??= checkingAjv();
     validate = sharedCheckingAjv.compile(kindSchema(kind));
     checking.set(kind, validate);
   }
