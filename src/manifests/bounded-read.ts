@@ -12,6 +12,24 @@ type BoundedReadProblem = 'missing' | 'unreadable' | 'not-regular' | 'too-large'
 
 export type BoundedRead = { bytes: Buffer; size: number } | { problem: BoundedReadProblem; detail: string };
 
+/** What the opened file is: its identity (device and inode) and size, from the descriptor. */
+export interface OpenedFile {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+}
+
+export interface BoundedReadOptions<R> {
+  /** A path whose links are resolved already; a link swapped in since is refused. */
+  noFollow?: boolean;
+  /**
+   * Asked about the opened regular file before a byte is read: a refusal (its problem and
+   * detail) closes it unread. The answer is about the file actually opened, not whatever the
+   * path named a moment before.
+   */
+  refuse?: (file: OpenedFile) => R | undefined;
+}
+
 export function formatBytes(bytes: number): string {
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(bytes % (1024 * 1024) === 0 ? 0 : 1)} MiB`;
   if (bytes >= 1024) return `${(bytes / 1024).toFixed(bytes % 1024 === 0 ? 0 : 1)} KiB`;
@@ -31,7 +49,7 @@ function describeKind(info: { isDirectory(): boolean; isFIFO(): boolean; isChara
  * these files are small, and four thread-pool round trips per file cost several times the
  * read itself; a FIFO or device cannot make it wait, since neither is ever read.
  */
-export function readBoundedFile(path: string, maxBytes: number, options: { noFollow?: boolean } = {}): BoundedRead {
+export function readBoundedFile<R extends { problem: string; detail: string } = never>(path: string, maxBytes: number, options: BoundedReadOptions<R> = {}): BoundedRead | R {
   let fd: number;
   try {
     // `noFollow`: a path whose links are resolved already; a link swapped in since is refused.
@@ -43,14 +61,17 @@ export function readBoundedFile(path: string, maxBytes: number, options: { noFol
     return { problem: 'unreadable', detail: `cannot be read (${code})` };
   }
   try {
-    const info = fstatSync(fd);
+    const info = fstatSync(fd, { bigint: true });
     if (!info.isFile()) {
       const kind = describeKind(info);
       return { problem: 'not-regular', detail: `is ${kind === 'not a regular file' ? kind : `${kind}, not a regular file`}` };
     }
-    if (info.size > maxBytes) return { problem: 'too-large', detail: `is ${formatBytes(info.size)}, larger than the ${formatBytes(maxBytes)} limit` };
+    const refusal = options.refuse?.(info);
+    if (refusal) return refusal;
+    const size = Number(info.size);
+    if (size > maxBytes) return { problem: 'too-large', detail: `is ${formatBytes(size)}, larger than the ${formatBytes(maxBytes)} limit` };
     // One byte past the limit shows a file that grew after the fstat.
-    const buffer = Buffer.alloc(Math.min(info.size, maxBytes) + 1);
+    const buffer = Buffer.alloc(Math.min(size, maxBytes) + 1);
     let bytesRead = 0;
     while (bytesRead < buffer.length) {
       const n = readSync(fd, buffer, bytesRead, buffer.length - bytesRead, bytesRead);

@@ -198,16 +198,17 @@ export class CheckoutFiles {
     if (!insideOf(this.root, real) || !insideOf(this.root, absolute)) {
       return { problem: 'outside-link', detail: 'is a symbolic link that leaves the manifests directory: files are read from the checkout only' };
     }
-    let identity: string;
-    try {
-      identity = fileIdentity(statSync(real, { bigint: true }));
-    } catch (error) {
-      return { problem: 'unreadable', detail: `cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})` };
-    }
-    const secret = this.#secretRefusal(identity);
-    if (secret) return secret;
-    // The real path has no link left: one swapped in since is not followed.
-    const read = readBoundedFile(real, maxBytes, { noFollow: true });
+    // The seal is checked on the opened file, before a byte of it is read: a link renamed over
+    // the path after a check of the path would otherwise be read.
+    let identity = '';
+    const read = readBoundedFile(real, maxBytes, {
+      // The real path has no link left: one swapped in since is not followed.
+      noFollow: true,
+      refuse: (file) => {
+        identity = fileIdentity(file);
+        return this.#secretRefusal(identity);
+      },
+    });
     if (!('problem' in read)) {
       this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
       this.#readReal.set(identity, rel);
