@@ -124,10 +124,17 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     return start;
   };
   // A field of a generated document that no override sets was written in the template: the
-  // documents of every element without overrides share one locator per template part.
+  // documents of every element without overrides share one locator per template part. A field
+  // an override sets is located in its values file, and named with it (errors found after
+  // loading, such as an unresolved secret reference, otherwise name the document's file).
   const templateLocators = new Map<string, Locate>();
   const locatorOf = (element: Element, prefix: string): Locate => {
-    if (element.overrides.length > 0) return (pointer) => locateGenerated(set, element, prefix, pointer).position;
+    if (element.overrides.length > 0) {
+      return (pointer) => {
+        const at = locateGenerated(set, element, prefix, pointer);
+        return at.file === set.file ? at.position : { ...at.position, file: at.file };
+      };
+    }
     let locate = templateLocators.get(prefix);
     if (!locate) templateLocators.set(prefix, (locate = (pointer) => set.locate(`/spec/template${prefix}${pointer}`)));
     return locate;
@@ -300,8 +307,8 @@ export function valuesDirectories(spec: unknown, dir: string, root: string): str
 /**
  * A template string with the element's values substituted: `${name}`, `$${` for a literal `${`.
  * The pieces are joined once, so the result is one flat string, as a string read from a file
- * is: a string grown by `+=` is a chain of pieces that every later comparison or hash of it
- * (in the plan) first copies into one.
+ * is: a string grown by `+=` is a chain of pieces, copied into one the first time it is
+ * matched, compared or hashed (the schema check's patterns already do).
  */
 export function substitute(text: string, variables: ReadonlyMap<string, Scalar>, envName = false): { value: unknown } | { error: string; hint?: string } {
   const whole = /^\$\{([^}]*)\}$/.exec(text);
