@@ -123,6 +123,22 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     if (!start) starts.set(prefix, (start = set.locate(`/spec/template${prefix}`)));
     return start;
   };
+  // A field of a generated document that no override sets was written in the template: the
+  // documents of every element without overrides share one locator per template part. A field
+  // an override sets is located in its values file, and named with it (errors found after
+  // loading, such as an unresolved secret reference, otherwise name the document's file).
+  const templateLocators = new Map<string, Locate>();
+  const locatorOf = (element: Element, prefix: string): Locate => {
+    if (element.overrides.length > 0) {
+      return (pointer) => {
+        const at = locateGenerated(set, element, prefix, pointer);
+        return at.file === set.file ? at.position : { ...at.position, file: at.file };
+      };
+    }
+    let locate = templateLocators.get(prefix);
+    if (!locate) templateLocators.set(prefix, (locate = (pointer) => set.locate(`/spec/template${prefix}${pointer}`)));
+    return locate;
+  };
   for (const element of elements) {
     const made = instantiate(set, element, template);
     const projectName = made.project.metadata && isObject(made.project.metadata) ? made.project.metadata.name : undefined;
@@ -135,11 +151,10 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     }
     const from: GeneratedFrom = { set: set.name, key: element.key, element: element.label, ...(element.files.length > 0 ? { files: element.files } : {}) };
     for (const generated of made.documents) {
-      const where = (pointer: string) => locateGenerated(set, element, generated.prefix, pointer);
-      const source: SourceDocument = { index: 0, value: generated.value, start: startOf(generated.prefix), locate: (pointer) => where(pointer).position };
+      const source: SourceDocument = { index: 0, value: generated.value, start: startOf(generated.prefix), locate: locatorOf(element, generated.prefix) };
       const outcome = context.check(set.file, set.dir, source);
       for (const error of outcome.errors) {
-        const at = where(error.path);
+        const at = locateGenerated(set, element, generated.prefix, error.path);
         out.errors.push({ ...error, file: at.file, ...at.position, message: `${error.message} (ProjectSet \`${set.name}\`, element \`${element.key}\`: ${element.label})` });
       }
       if (outcome.entry) out.entries.push(outcome.entry);
@@ -289,25 +304,30 @@ export function valuesDirectories(spec: unknown, dir: string, root: string): str
 
 // ---- substitution
 
-/** A template string with the element's values substituted: `${name}`, `$${` for a literal `${`. */
+/**
+ * A template string with the element's values substituted: `${name}`, `$${` for a literal `${`.
+ * The pieces are joined once, so the result is one flat string, as a string read from a file
+ * is: a string grown by `+=` is a chain of pieces, copied into one the first time it is
+ * matched, compared or hashed (the schema check's patterns already do).
+ */
 export function substitute(text: string, variables: ReadonlyMap<string, Scalar>, envName = false): { value: unknown } | { error: string; hint?: string } {
   const whole = /^\$\{([^}]*)\}$/.exec(text);
-  let out = '';
+  const out: string[] = [];
   for (let i = 0; i < text.length; i++) {
     const dollar = text.indexOf('$', i);
     if (dollar < 0) {
-      out += text.slice(i);
+      out.push(text.slice(i));
       break;
     }
-    out += text.slice(i, dollar);
+    out.push(text.slice(i, dollar));
     i = dollar;
     if (text.startsWith('$${', i)) {
-      out += '${';
+      out.push('${');
       i += 2;
       continue;
     }
     if (!text.startsWith('${', i)) {
-      out += '$';
+      out.push('$');
       continue;
     }
     const end = text.indexOf('}', i + 2);
@@ -317,10 +337,10 @@ export function substitute(text: string, variables: ReadonlyMap<string, Scalar>,
     const value = variables.get(name);
     if (value === undefined) return { error: `unknown variable \`${name}\``, hint: didYouMean(name, variables.keys()) ?? `the element's variables: ${[...variables.keys()].sort().join(', ')}` };
     if (whole && !envName) return { value };
-    out += envName ? String(value).toUpperCase().replace(/[^A-Z0-9_]/g, '_') : String(value);
+    out.push(envName ? String(value).toUpperCase().replace(/[^A-Z0-9_]/g, '_') : String(value));
     i = end;
   }
-  return { value: out };
+  return { value: out.join('') };
 }
 
 interface Instantiated {
@@ -354,7 +374,7 @@ function compileTemplate(value: unknown, path: Array<string | number> = [], envN
 }
 
 function instantiate(set: ProjectSetInput, element: Element, template: TemplateNode): Instantiated {
-  const variables = new Map<string, Scalar>([...element.values, ['key', element.key], ['set', set.name]]);
+  const variables = new Map<string, Scalar>(element.values).set('key', element.key).set('set', set.name);
   const build = (node: TemplateNode): unknown => {
     switch (node.kind) {
       case 'scalar':
@@ -370,9 +390,10 @@ function instantiate(set: ProjectSetInput, element: Element, template: TemplateN
         return node.items.map(build);
       case 'mapping': {
         const copy: Record<string, unknown> = {};
-        for (const [key, item] of node.entries) {
-          const name = build(key);
-          copy[String(name)] = build(item);
+        const entries = node.entries;
+        for (let index = 0; index < entries.length; index++) {
+          const entry = entries[index]!;
+          copy[String(build(entry[0]))] = build(entry[1]);
         }
         return copy;
       }

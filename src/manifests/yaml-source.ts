@@ -15,6 +15,8 @@ const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)(
 export interface Position {
   line: number;
   column: number;
+  /** The file the field was written in, when it is not its document's (an override in a ProjectSet's values file). */
+  file?: string;
 }
 
 interface LocatedProblem extends Position {

@@ -3,7 +3,7 @@
 // the template and the element.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { checkSecretReferences, loadManifests } from '../../src/manifests/load.js';
 import { mergePatch, substitute } from '../../src/manifests/project-set.js';
 import type { ProjectDocument } from '../../src/manifests/types.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';
@@ -230,6 +230,20 @@ describe('loading a ProjectSet', () => {
     it('a generated document that fails its schema, located in the override that wrote the field', async () => {
       const errors = await errorsOf({ 'set.yaml': set('    - values: { path: t }\n'), 't/acme.yaml': 'tenant: acme\nring: r\npool: 1\noverrides:\n  spec:\n    region: mars-1\n' });
       expect(errors).toEqual([expect.objectContaining({ file: 't/acme.yaml', line: 6, path: '/spec/region', message: expect.stringContaining('(ProjectSet `tenants`, element `acme`: t/acme.yaml:1)') })]);
+    });
+
+    it('found after loading (an unresolved secret reference): the template\'s line, or the values file of the override that set the field', async () => {
+      const template = `${TEMPLATE}      db_pass: { valueFrom: { env: DB_PASS } }\n`;
+      const loaded = await loadManifests(tree({
+        'org.yaml': ORG,
+        'set.yaml': set('    - values: { path: t }\n', template),
+        't/acme.yaml': 'tenant: acme\nring: r\npool: 1\n',
+        't/globex.yaml': 'tenant: globex\nring: r\npool: 2\noverrides:\n  spec:\n    db_pass: { valueFrom: { env: GLOBEX_PASS } }\n',
+      }));
+      expect(loaded.errors).toEqual([]);
+      const errors = checkSecretReferences(loaded, { env: {} });
+      expect(errors.map((e) => `${e.file}:${e.line} ${e.path} ${e.reference}`)).toEqual(['set.yaml:17 /spec/db_pass env:DB_PASS', 't/globex.yaml:6 /spec/db_pass env:GLOBEX_PASS']);
+      expect(errors[1]!.message).toContain('(ProjectSet `tenants`, element `globex`: t/globex.yaml:1)');
     });
 
     it('a generated project that a hand-written Project also declares', async () => {

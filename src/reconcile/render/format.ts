@@ -214,45 +214,60 @@ function genericId(entry: PlanEntry): string {
  * folded into one TemplateChange (an element's own change, in one project, stays an entry).
  */
 export function foldTemplateChanges(entries: readonly PlanEntry[]): Array<PlanEntry | TemplateChange> {
-  const groups = new Map<string, PlanEntry[]>();
-  const keyOf = (entry: PlanEntry) => {
+  // Each entry's group key is made once, and a group grows in place: the fold stays linear in
+  // the set's projects.
+  const keys = entries.map((entry) => {
     const set = entry.source?.set;
     if (!set) return undefined;
     const paths = entry.changes.map((change) => change.path).sort();
     return JSON.stringify([set.name, genericId(entry), entry.action, paths, entry.observeOnly ?? false, entry.pending ?? false, entry.held?.reason ?? '']);
-  };
-  for (const entry of entries) {
-    const key = keyOf(entry);
-    if (key !== undefined) groups.set(key, [...(groups.get(key) ?? []), entry]);
-  }
+  });
+  const groups = new Map<string, PlanEntry[]>();
+  entries.forEach((entry, index) => {
+    const key = keys[index];
+    if (key === undefined) return;
+    const group = groups.get(key);
+    if (group) group.push(entry);
+    else groups.set(key, [entry]);
+  });
   const out: Array<PlanEntry | TemplateChange> = [];
   const placed = new Set<string>();
-  for (const entry of entries) {
-    const key = keyOf(entry);
+  entries.forEach((entry, index) => {
+    const key = keys[index];
     const group = key !== undefined ? groups.get(key)! : undefined;
     if (!group || group.length < 2) {
       out.push(entry);
-      continue;
+      return;
     }
-    if (placed.has(key!)) continue;
+    if (placed.has(key!)) return;
     placed.add(key!);
-    const first = group[0]!;
-    const common = first.changes.filter((change) => group.every((other) => other.changes.some((c) => changeKey(c) === changeKey(change))));
-    const commonPaths = new Set(common.map((change) => change.path));
-    const notes = new Set(group.map(entryNote));
-    out.push({
-      set: first.source!.set!.name,
-      entries: group,
-      id: genericId(first),
-      action: first.action,
-      common,
-      differing: first.changes.map((change) => change.path).filter((path) => !commonPaths.has(path)),
-      note: notes.size === 1 ? [...notes][0]! : '',
-      notesDiffer: notes.size > 1,
-      requests: isChange(first) ? (BULK_KINDS.has(first.kind) ? new Set(group.map((e) => e.project)).size : group.length) : 0,
-    });
-  }
+    out.push(templateChange(group));
+  });
   return out;
+}
+
+/** A group of two or more entries (one set, the same change to the same paths) as one TemplateChange. */
+function templateChange(group: PlanEntry[]): TemplateChange {
+  const first = group[0]!;
+  // Every entry of the group changes the same paths: a change is common when each has it.
+  const others = group.slice(1).map((other) => new Set(other.changes.map(changeKey)));
+  const common = first.changes.filter((change) => {
+    const key = changeKey(change);
+    return others.every((changes) => changes.has(key));
+  });
+  const commonPaths = new Set(common.map((change) => change.path));
+  const notes = new Set(group.map(entryNote));
+  return {
+    set: first.source!.set!.name,
+    entries: group,
+    id: genericId(first),
+    action: first.action,
+    common,
+    differing: first.changes.map((change) => change.path).filter((path) => !commonPaths.has(path)),
+    note: notes.size === 1 ? [...notes][0]! : '',
+    notesDiffer: notes.size > 1,
+    requests: isChange(first) ? (BULK_KINDS.has(first.kind) ? new Set(group.map((e) => e.project)).size : group.length) : 0,
+  };
 }
 
 export function isTemplateChange(item: PlanEntry | TemplateChange): item is TemplateChange {
