@@ -18,7 +18,7 @@ vi.mock('../../src/reconcile/registry.js', async (importOriginal) => {
 });
 
 import { projectChanges, snapshotFiles, type SourceSnapshot } from '../../src/daemon/change-set.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { buildSchemas } from '../../src/manifests/schema-source.js';
 import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
 import { CONFIG_SECTIONS, DOCUMENT_SCHEMAS, KIND_MODULES } from '../../src/reconcile/registry.js';

@@ -3,7 +3,7 @@
 // the template and the element.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { mergePatch, substitute } from '../../src/manifests/project-set.js';
 import type { ProjectDocument } from '../../src/manifests/types.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';
