@@ -1,10 +1,11 @@
 // A kind is one module: a made-up kind whose documents read files of the checkout (seed-kind.ts,
-// a file facet like Migrations'), with a metric and a status fact of its own, is added with its
-// module and one registry line, and nothing else. The registry line is the one mocked here
+// a file facet like Migrations'), with checks, a metric and a status fact of its own, is added
+// with its module and one registry line, and nothing else. The registry line is the one mocked here
 // (KIND_MODULES and SUB_RESOURCES with the kind appended); the daemon's change detection and the
 // revision of a checkout without git then map a changed file of the kind to the projects the kind
 // says, the daemon's metrics export its metric, the status record, the fleet view and `reconcile
-// status` show its fact, and the generated list of resource kinds names it, through the registry alone.
+// status` show its fact, the generated list of resource kinds names it, and loading a checkout runs
+// its checks and reads its files (after the secret files are sealed), through the registry alone.
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -127,6 +128,63 @@ describe('a kind with files, added as its module and one registry line', () => {
     expect(await revisionOfSet(await loadManifests(dir, { kinds: IN_MEMORY }))).toBe(first);
     await write({ 'data/fixtures/users.csv': 'id,name\n9,zed\n' });
     expect(await revisionOfSet(await loadManifests(dir, { kinds: IN_MEMORY }))).not.toBe(first);
+  });
+});
+
+describe('a kind\'s checks and the files it reads at load time, through the registry line alone', () => {
+  beforeEach(async () => {
+    await write({
+      'fleet.yaml': ORG,
+      'projects/shop.yaml': project('shop'),
+      'projects/blog.yaml': project('blog'),
+      'data/fixtures/users.csv': 'id,name\n1,ada\n',
+    });
+  });
+
+  const errorsOf = async () => (await loadManifests(dir, { kinds: IN_MEMORY })).errors;
+
+  it('locates a project the document names that no Project document declares', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED.replace('[shop, blog]', '[shop, blg]') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 6, column: 20, path: '/spec/projects/1', message: 'unknown project `blg`: no Project document has this name', hint: 'did you mean `blog`?' },
+    ]);
+  });
+
+  it('locates a second document that claims the same directory, naming the first', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED, 'seeds/again.yaml': SEED.replace('name: fixtures', 'name: again').replace('../data/fixtures', '../data/fixtures/') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 7, column: 14, path: '/spec/directory', message: 'the directory `../data/fixtures` is seeded twice: also by seeds/again.yaml:7:14' },
+    ]);
+  });
+
+  it('locates a directory that does not exist at the field that names it', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED.replace('../data/fixtures', '../data/missing') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 7, column: 14, path: '/spec/directory', message: 'seed directory `../data/missing` does not exist' },
+    ]);
+  });
+
+  it('names a file of the directory that is not valid, and reads the others through the checkout', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED });
+    await writeFile(join(dir, 'data/fixtures/broken.csv'), Buffer.from([0x69, 0x64, 0x0a, 0xff, 0xfe]));
+    expect(await errorsOf()).toEqual([{ file: 'data/fixtures/broken.csv', line: 1, column: 1, path: '', message: 'a seed file is UTF-8 text: this one is not' }]);
+    await rm(join(dir, 'data/fixtures/broken.csv'));
+    const set = await loadManifests(dir, { kinds: IN_MEMORY });
+    expect(set.errors).toEqual([]);
+    // Read at load time: the loader recorded the file for the revision.
+    expect([...(set.inputs?.keys() ?? [])]).toContain('data/fixtures/users.csv');
+  });
+
+  it('reads no file a secret reference names as a seed file', async () => {
+    await write({
+      'seeds/fixtures.yaml': SEED,
+      'secrets/shop.yaml': 'apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: shop-secrets\nspec:\n  project: shop\n  values:\n    TOKEN:\n      valueFrom:\n        file: ../data/fixtures/users.csv\n',
+    });
+    const errors = await errorsOf();
+    expect(errors).toEqual([
+      { file: 'data/fixtures/users.csv', line: 1, column: 1, path: '', message: 'the file is the secret file secrets/shop.yaml names (valueFrom.file): a secret is read only as a secret reference' },
+    ]);
+    expect(JSON.stringify(errors)).not.toContain('ada');
   });
 });
 
