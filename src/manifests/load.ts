@@ -24,9 +24,6 @@ import type { ParseCache } from './parse-cache.js';
 import { expandProjectSets, valuesDirectories, type ProjectSetInput } from './project-set.js';
 import type { ProjectSetSpec } from './types.js';
 
-// The reference check belongs with loading for callers: one import gives both.
-export { checkSecretReferences } from './check-refs.js';
-
 export interface LoadOptions {
   /** Largest file read, in bytes (default 1 MiB). Larger files are rejected from their size alone. */
   maxFileBytes?: number;
