@@ -35,7 +35,9 @@ export function crossCheck(entries: CheckedEntry[], root: string, facets: LoadFa
   for (const entry of entries) {
     if (entry.kind === 'Organization' || entry.kind === 'Project') continue;
     checkProjectReference(entry, check);
-    byKind.set(entry.kind, [...(byKind.get(entry.kind) ?? []), entry]);
+    const ofKind = byKind.get(entry.kind);
+    if (ofKind) ofKind.push(entry);
+    else byKind.set(entry.kind, [entry]);
   }
   for (const [kind, ofKind] of byKind) facets.get(kind)?.check?.(ofKind, check);
   return errors;
