@@ -208,6 +208,28 @@ describe('a kind with files, through the real plan and apply steps', () => {
       await h.close();
     }
   });
+
+  it('writes the files its revision read when the checkout was loaded, not a later state of them', async () => {
+    const h = await startHarness();
+    try {
+      const ref = await createProject(h, 'shop');
+      const checkout = join(h.root, 'checkout');
+      await mkdir(join(checkout, 'data'), { recursive: true });
+      await writeFile(join(checkout, 'fleet.yaml'), ORG);
+      await writeFile(join(checkout, 'shop.yaml'), project('shop'));
+      await writeFile(join(checkout, 'seed.yaml'), SEED.replace('[shop, blog]', '[shop]').replace('../data/fixtures', 'data'));
+      await writeFile(join(checkout, 'data', 'users.csv'), 'id,name\n1,ada\n');
+      const set = await loadManifests(checkout, { kinds: IN_MEMORY });
+      expect(set.errors).toEqual([]);
+      const seed = set.documents.find((d) => d.kind === ('Seed' as never))!;
+      await writeFile(join(checkout, 'data', 'users.csv'), 'id,name\n1,ada\n2,grace\n');
+      const applied = await runKinds(h, [scope(projectDoc('shop', ref, checkout), [seed])], { dryRun: false });
+      expect(applied.outcomes).toEqual([expect.objectContaining({ entryId: 'Seed/shop/fixtures/users.csv', result: 'success' })]);
+      expect((await h.api.listAllSecrets(ref)).find((s) => s.name === 'SEED_USERS_CSV')?.value).toBe(sha256Hex('id,name\n1,ada\n'));
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 /** A pass of one project made of the kinds' own plan and apply (the engine's steps). */
