@@ -4,7 +4,7 @@
 // largest observation age are read from the daemon's metrics, as a dashboard reads them.
 import { Daemon, type DaemonPassRequest } from '../daemon/controller.js';
 import { createMetrics, type DaemonMetrics } from '../daemon/metrics.js';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests } from '../reconcile/load-manifests.js';
 import { runPass, type PassOptions } from '../reconcile/engine.js';
 import { ManualClock } from '../util/clock.js';
 import { silentLogger } from '../util/logger.js';

@@ -6,7 +6,7 @@ import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
 import { DEFAULT_TIMEOUTS, undiciTransport, type Transport } from '../api/transport.js';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests } from '../reconcile/load-manifests.js';
 import { runPass } from '../reconcile/engine.js';
 import type { ManifestSet } from '../manifests/types.js';
 import type { PassResult } from '../reconcile/types.js';

@@ -12,7 +12,7 @@ import { basename, join, resolve } from 'node:path';
 import { DEFAULT_DURATIONS, startEmulator } from '../emulator/index.js';
 import { createClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests } from '../reconcile/load-manifests.js';
 import { cliSplit } from '../manifests/sql-split.js';
 import { runPass } from '../reconcile/engine.js';
 import { silentLogger } from '../util/logger.js';

@@ -2,7 +2,7 @@
 // manifests and plans a dry pass over a recording of the API's answers (no I/O).
 import { peakRssMb } from './peak-rss.js';
 import { readFile } from 'node:fs/promises';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests } from '../reconcile/load-manifests.js';
 import { runPass } from '../reconcile/engine.js';
 import { silentLogger } from '../util/logger.js';
 import { clientOver, replayCaller, type Recording } from './replay.js';

@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadManifests } from '../manifests/load.js';
+import { loadManifests } from '../reconcile/load-manifests.js';
 import { runPass } from '../reconcile/engine.js';
 import { silentLogger } from '../util/logger.js';
 import { converge, openFleetHarness } from './harness.js';

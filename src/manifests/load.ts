@@ -1,15 +1,18 @@
 // Loads a manifests directory: finds the files, parses every document, validates each against
-// its kind's schema and all of them against each other. Bad input never throws: every problem
-// becomes a located error in the set, and only valid documents are handed on.
+// its kind's schema and all of them against each other, then reads the files the documents name
+// at load time. What is particular to a document kind (its checks, the files it reads) comes in
+// as its facets (load-facets.ts): callers load through src/reconcile/load-manifests.ts, which
+// hands over the registry's. Bad input never throws: every problem becomes a located error in
+// the set, and only valid documents are handed on.
 import { realpath, stat } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { CheckoutFiles } from './checkout-files.js';
 import { findSecretReferences } from './check-refs.js';
 import { crossCheck, type CheckedEntry } from './cross-checks.js';
-import { readMigrations, registerLoadedMigrations } from './migrations.js';
+import type { LoadFacets } from './load-facets.js';
 import { discoverManifestFiles } from './discover.js';
 import { DEFAULT_MAX_FILE_BYTES } from './limits.js';
-import { registerLocator } from './locations.js';
+import { locateField, registerLocator } from './locations.js';
 import { revisionOf } from './revision.js';
 import { validateAgainstSchema } from './schema-validator.js';
 import { didYouMean, nearest } from './suggest.js';
@@ -20,9 +23,6 @@ import { parseYamlFile, type SourceDocument } from './yaml-source.js';
 import type { ParseCache } from './parse-cache.js';
 import { expandProjectSets, valuesDirectories, type ProjectSetInput } from './project-set.js';
 import type { ProjectSetSpec } from './types.js';
-
-// The reference check belongs with loading for callers: one import gives both.
-export { checkSecretReferences } from './check-refs.js';
 
 export interface LoadOptions {
   /** Largest file read, in bytes (default 1 MiB). Larger files are rejected from their size alone. */
@@ -127,7 +127,26 @@ function compareErrors(a: ManifestError, b: ManifestError): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.path.localeCompare(b.path);
 }
 
-export async function loadManifests(dir: string, options: LoadOptions = {}): Promise<ManifestSet> {
+/**
+ * Each valid document whose kind reads files at load time (its `read` facet) reads them now,
+ * through the checkout's walker: their problems are located errors.
+ */
+async function readDocumentFiles(documents: readonly AnyDocument[], facets: LoadFacets, checkout: CheckoutFiles): Promise<ManifestError[]> {
+  const errors: ManifestError[] = [];
+  for (const document of documents) {
+    const read = facets.get(document.kind)?.read;
+    if (!read) continue;
+    const at = (pointer: string) => ({ file: document.source.file, ...locateField(document, pointer), path: pointer });
+    errors.push(...(await read(document, { checkout, at })));
+  }
+  return errors;
+}
+
+/**
+ * Loads the checkout at `dir` with the checks and readers of each document kind (`facets`, the
+ * registry's: src/reconcile/load-manifests.ts gives them).
+ */
+export async function loadCheckout(dir: string, facets: LoadFacets, options: LoadOptions = {}): Promise<ManifestSet> {
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1) {
     throw new TypeError(`Expected \`maxFileBytes\` to be a positive integer, got \`${String(maxFileBytes)}\` (${typeof maxFileBytes})`);
@@ -156,7 +175,6 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
 
   const entries: CheckedEntry[] = [];
   const documents: AnyDocument[] = [];
-  const documentOf = new Map<CheckedEntry, AnyDocument>();
   // Files of mappings with neither apiVersion nor kind: a ProjectSet's values files, or errors.
   const held = new Map<string, SourceDocument[]>();
   const projectSets: ProjectSetInput[] = [];
@@ -182,7 +200,6 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
         const outcome = checkDocument(file, dirname(path), source, options.kinds);
         errors.push(...outcome.errors);
         if (outcome.entry) entries.push(outcome.entry);
-        if (outcome.entry && outcome.document) documentOf.set(outcome.entry, outcome.document);
         if (outcome.document?.kind === ('ProjectSet' as string)) {
           projectSets.push({ file, dir: dirname(path), name: outcome.document.metadata.name, spec: outcome.document.spec as unknown as ProjectSetSpec, locate: source.locate });
         } else if (outcome.document) {
@@ -208,7 +225,7 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     if (expanded.claimed.has(file) || valueDirs.some((prefix) => file.startsWith(prefix))) continue;
     for (const source of sources) errors.push(...check(file, dirname(join(root, file)), source).errors);
   }
-  errors.push(...crossCheck(entries, root));
+  errors.push(...crossCheck(entries, root, facets));
   // A secret file is read as a secret reference only, never as a migration file linked to it,
   // nor (through the documents' policy) as a function's source file.
   policy.secretFiles = [];
@@ -225,16 +242,8 @@ export async function loadManifests(dir: string, options: LoadOptions = {}): Pro
     const refusals = unsealed.map(({ file, detail }) => ({ file: printable(file), line: 1, column: 1, path: '', message: `the file ${detail}; fix this first: other errors of the checkout are shown once it is gone` }));
     return { root, ...(revision ? { revision } : {}), documents: [], errors: refusals.sort(compareErrors), files: discovered.files, inputs: checkout.inputs() };
   }
-  // Every migration file parses (Postgres's own parser), located in the SQL file.
-  for (const entry of entries) {
-    if (entry.kind !== 'Migrations' || !entry.valid || typeof entry.spec.path !== 'string') continue;
-    const where = { file: entry.file, ...entry.locate('/spec/path'), path: '/spec/path' };
-    const migrations = await readMigrations(checkout, entry.dir, entry.spec.path, where);
-    errors.push(...migrations.errors);
-    // The pass applies the files this revision read, not a later state of the directory.
-    const document = documentOf.get(entry);
-    if (document && migrations.errors.length === 0) registerLoadedMigrations(document, migrations);
-  }
+  // The files the documents read at load time (a Migrations document's SQL files), now that the secret files are sealed.
+  errors.push(...(await readDocumentFiles(documents, facets, checkout)));
   const located = errors.map((error) => ({
     ...error,
     file: printable(error.file),

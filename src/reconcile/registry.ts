@@ -1,7 +1,8 @@
 // The one table of managed kinds; `ResourceKind` is the union of the kinds declared here
 // (`npm run generate:schemas` writes them to src/reconcile/resource-kinds.ts, in this order).
-// What the layers above a pass know of a kind is the module's too (KindModule's facets: its
-// files, metrics, status facts, plan markdown): they iterate KIND_MODULES, never name a kind.
+// What the layers around a pass know of a kind is the module's too (KindModule's facets: its
+// load-time checks, files, metrics, status facts, plan markdown): they iterate KIND_MODULES,
+// never name a kind (loading a checkout: src/reconcile/load-manifests.ts).
 //   - FLEET_MODULES: Organization, then Project (src/reconcile/kinds/organization.ts and
 //     project.ts), planned from the pass's one observation of the fleet, in this order.
 //   - KIND_MODULES: the kinds within a project. The engine runs, for every existing or

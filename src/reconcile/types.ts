@@ -5,6 +5,7 @@
 // imports nothing of it but the leaf list of kinds (resource-kinds.ts).
 import type { ManagementApi } from '../api/endpoints.js';
 import type { Clock } from '../util/clock.js';
+import type { KindCheck, LoadRead } from '../manifests/load-facets.js';
 import type { DocumentSchema } from '../manifests/schema-source.js';
 import type { AnyDocument, ManifestError, ManifestKind, ProjectDocument, SecretRef } from '../manifests/types.js';
 import type { ResourceKind } from './resource-kinds.js';
@@ -253,6 +254,14 @@ export interface KindModule<K extends string = ResourceKind> {
    */
   readonly appliesAfterReadBack?: boolean;
   /**
+   * The checks of the kind's documents against each other and the rest of the fleet (a name
+   * or a claim once per project, a field another document must allow), when a checkout is
+   * loaded, after the unique names and project references every kind gets: the loader runs the
+   * registry's (src/reconcile/load-manifests.ts), each with every document of the module's
+   * `document` kind.
+   */
+  readonly checks?: KindCheck;
+  /**
    * The files of the checkout a document of this kind reads besides its own manifest file, and
    * the projects a change to the document or to those files affects: the daemon's change
    * detection and the revision ask the registry (src/reconcile/document-files.ts), never the kind
@@ -282,19 +291,31 @@ export interface KindModule<K extends string = ResourceKind> {
 }
 
 /** KindModule.files: what a kind's documents read of the checkout, and whom it concerns. */
-export interface KindFiles {
+export type KindFiles = KindFilesReadAtLoad | KindFilesReadAtPass;
+
+interface KindFilesOf {
   /**
    * Paths relative to the checkout's root (`root`, `/`-separated) a document reads; a path
    * ending in `/` stands for every file below that directory.
    */
   reads(document: AnyDocument, root: string): string[];
-  /**
-   * `load`: the loader reads and records them (ManifestSet.inputs); `pass`: only a pass reads
-   * them, so the revision hashes them through the checkout's walker when it is asked for.
-   */
-  readAt: 'load' | 'pass';
   /** The Project manifest names (among `documents`) a change to the document or its files affects. */
   affects(document: AnyDocument, documents: readonly AnyDocument[]): string[];
+}
+
+/** Files the loader reads: `read` reads them through the checkout's walker, which records them (ManifestSet.inputs). */
+export interface KindFilesReadAtLoad extends KindFilesOf {
+  readAt: 'load';
+  /**
+   * Reads a valid document's files when the checkout is loaded, after the revision's secret
+   * files are sealed, and returns their problems as located errors; what it read is the pass's.
+   */
+  read: LoadRead;
+}
+
+/** Files only a pass reads: the revision hashes them through the checkout's walker when it is asked for. */
+export interface KindFilesReadAtPass extends KindFilesOf {
+  readAt: 'pass';
 }
 
 /** One metric of a kind: its type, label names and help text (the public interface: docs/operations.md documents each). */

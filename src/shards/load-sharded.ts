@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { loadManifests, type LoadOptions } from '../manifests/load.js';
+import { loadManifests, type LoadOptions } from '../reconcile/load-manifests.js';
 import type { ManifestError, ManifestSet, ProjectDocument } from '../manifests/types.js';
 import { documentsOfShard, organizationOwners, partition } from './partition.js';
 import { credentialInsideTree } from '../util/manifests-tree.js';

@@ -1,10 +1,11 @@
 // A kind is one module: a made-up kind whose documents read files of the checkout (seed-kind.ts,
-// a file facet like Migrations'), with a metric and a status fact of its own, is added with its
-// module and one registry line, and nothing else. The registry line is the one mocked here
+// a file facet like Migrations'), with checks, a metric and a status fact of its own, is added
+// with its module and one registry line, and nothing else. The registry line is the one mocked here
 // (KIND_MODULES and SUB_RESOURCES with the kind appended); the daemon's change detection and the
 // revision of a checkout without git then map a changed file of the kind to the projects the kind
 // says, the daemon's metrics export its metric, the status record, the fleet view and `reconcile
-// status` show its fact, and the generated list of resource kinds names it, through the registry alone.
+// status` show its fact, the generated list of resource kinds names it, and loading a checkout runs
+// its checks and reads its files (after the secret files are sealed), through the registry alone.
 import { mkdtemp, rm, mkdir, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,7 +19,7 @@ vi.mock('../../src/reconcile/registry.js', async (importOriginal) => {
 });
 
 import { projectChanges, snapshotFiles, type SourceSnapshot } from '../../src/daemon/change-set.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { buildSchemas } from '../../src/manifests/schema-source.js';
 import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
 import { CONFIG_SECTIONS, DOCUMENT_SCHEMAS, KIND_MODULES } from '../../src/reconcile/registry.js';
@@ -130,6 +131,63 @@ describe('a kind with files, added as its module and one registry line', () => {
   });
 });
 
+describe('a kind\'s checks and the files it reads at load time, through the registry line alone', () => {
+  beforeEach(async () => {
+    await write({
+      'fleet.yaml': ORG,
+      'projects/shop.yaml': project('shop'),
+      'projects/blog.yaml': project('blog'),
+      'data/fixtures/users.csv': 'id,name\n1,ada\n',
+    });
+  });
+
+  const errorsOf = async () => (await loadManifests(dir, { kinds: IN_MEMORY })).errors;
+
+  it('locates a project the document names that no Project document declares', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED.replace('[shop, blog]', '[shop, blg]') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 6, column: 20, path: '/spec/projects/1', message: 'unknown project `blg`: no Project document has this name', hint: 'did you mean `blog`?' },
+    ]);
+  });
+
+  it('locates a second document that claims the same directory, naming the first', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED, 'seeds/again.yaml': SEED.replace('name: fixtures', 'name: again').replace('../data/fixtures', '../data/fixtures/') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 7, column: 14, path: '/spec/directory', message: 'the directory `../data/fixtures` is seeded twice: also by seeds/again.yaml:7:14' },
+    ]);
+  });
+
+  it('locates a directory that does not exist at the field that names it', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED.replace('../data/fixtures', '../data/missing') });
+    expect(await errorsOf()).toEqual([
+      { file: 'seeds/fixtures.yaml', line: 7, column: 14, path: '/spec/directory', message: 'seed directory `../data/missing` does not exist' },
+    ]);
+  });
+
+  it('names a file of the directory that is not valid, and reads the others through the checkout', async () => {
+    await write({ 'seeds/fixtures.yaml': SEED });
+    await writeFile(join(dir, 'data/fixtures/broken.csv'), Buffer.from([0x69, 0x64, 0x0a, 0xff, 0xfe]));
+    expect(await errorsOf()).toEqual([{ file: 'data/fixtures/broken.csv', line: 1, column: 1, path: '', message: 'a seed file is UTF-8 text: this one is not' }]);
+    await rm(join(dir, 'data/fixtures/broken.csv'));
+    const set = await loadManifests(dir, { kinds: IN_MEMORY });
+    expect(set.errors).toEqual([]);
+    // Read at load time: the loader recorded the file for the revision.
+    expect([...(set.inputs?.keys() ?? [])]).toContain('data/fixtures/users.csv');
+  });
+
+  it('reads no file a secret reference names as a seed file', async () => {
+    await write({
+      'seeds/fixtures.yaml': SEED,
+      'secrets/shop.yaml': 'apiVersion: reconciler/v1\nkind: Secrets\nmetadata:\n  name: shop-secrets\nspec:\n  project: shop\n  values:\n    TOKEN:\n      valueFrom:\n        file: ../data/fixtures/users.csv\n',
+    });
+    const errors = await errorsOf();
+    expect(errors).toEqual([
+      { file: 'data/fixtures/users.csv', line: 1, column: 1, path: '', message: 'the file is the secret file secrets/shop.yaml names (valueFrom.file): a secret is read only as a secret reference' },
+    ]);
+    expect(JSON.stringify(errors)).not.toContain('ada');
+  });
+});
+
 describe('a kind with files, through the real plan and apply steps', () => {
   it('plans one entry a file, applies them in registry order, and then has nothing to do', async () => {
     const h = await startHarness();
@@ -146,6 +204,28 @@ describe('a kind with files, through the real plan and apply steps', () => {
       expect((await h.api.listAllSecrets(ref)).find((s) => s.name === 'SEED_USERS_CSV')?.value).toBe(sha256Hex('id,name\n1,ada\n'));
       const steady = await runKinds(h, [scope(shop, [seed])], { dryRun: true });
       expect(steady.entries.map((e) => e.action)).toEqual(['noop']);
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('writes the files its revision read when the checkout was loaded, not a later state of them', async () => {
+    const h = await startHarness();
+    try {
+      const ref = await createProject(h, 'shop');
+      const checkout = join(h.root, 'checkout');
+      await mkdir(join(checkout, 'data'), { recursive: true });
+      await writeFile(join(checkout, 'fleet.yaml'), ORG);
+      await writeFile(join(checkout, 'shop.yaml'), project('shop'));
+      await writeFile(join(checkout, 'seed.yaml'), SEED.replace('[shop, blog]', '[shop]').replace('../data/fixtures', 'data'));
+      await writeFile(join(checkout, 'data', 'users.csv'), 'id,name\n1,ada\n');
+      const set = await loadManifests(checkout, { kinds: IN_MEMORY });
+      expect(set.errors).toEqual([]);
+      const seed = set.documents.find((d) => d.kind === ('Seed' as never))!;
+      await writeFile(join(checkout, 'data', 'users.csv'), 'id,name\n1,ada\n2,grace\n');
+      const applied = await runKinds(h, [scope(projectDoc('shop', ref, checkout), [seed])], { dryRun: false });
+      expect(applied.outcomes).toEqual([expect.objectContaining({ entryId: 'Seed/shop/fixtures/users.csv', result: 'success' })]);
+      expect((await h.api.listAllSecrets(ref)).find((s) => s.name === 'SEED_USERS_CSV')?.value).toBe(sha256Hex('id,name\n1,ada\n'));
     } finally {
       await h.close();
     }

@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { renderFieldReference } from '../../src/manifests/schema-docs.js';
 import { buildSchemas, POLICY, PROJECT_REFERENCE, schemaFileOf } from '../../src/manifests/schema-source.js';
 import { renderSchemaTypes } from '../../src/manifests/schema-typegen.js';

@@ -1,11 +1,16 @@
 // A made-up kind whose documents read files of the checkout, like Migrations: a `Seed` names a
 // directory and the projects it seeds; each file below the directory becomes the project secret
-// `SEED_<FILE>`. Everything about the kind is in this module: its file facet, its metric (the
-// files not written yet, by project) and its status fact (the files written of all), as
-// Migrations declares its files, its metrics and the schema version.
+// `SEED_<FILE>`. Everything about the kind is in this module: its checks (every project it names
+// exists, a directory is seeded by one document), its file facet (the files, read when the
+// checkout is loaded: each is UTF-8 text), its metric (the files not written yet, by project) and
+// its status fact (the files written of all), as Migrations declares its checks, its files, its
+// metrics and the schema version.
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, resolve, sep } from 'node:path';
-import type { AnyDocument, ManifestKind } from '../../src/manifests/types.js';
+import { TreeWalkError } from '../../src/manifests/checkout-files.js';
+import type { KindCheck, LoadRead } from '../../src/manifests/load-facets.js';
+import { didYouMean } from '../../src/manifests/suggest.js';
+import type { AnyDocument, ManifestError, ManifestKind } from '../../src/manifests/types.js';
 import { POLICY } from '../../src/manifests/schema-source.js';
 import { makeEntry } from '../../src/reconcile/diff.js';
 import { projectDependency, refAtApply, sha256Hex, sourceOf } from '../../src/reconcile/kinds/common.js';
@@ -26,8 +31,61 @@ function seedsOf(project: string, documents: readonly AnyDocument[]): SeedDocume
   return documents.filter((d) => d.kind === ('Seed' as ManifestKind)).map((d) => d as unknown as SeedDocument).filter((d) => d.spec.projects.includes(project));
 }
 
-/** The files of a seed, by name, with their content. */
+/** Each project a Seed names is a Project of the checkout; a directory is seeded by one Seed. */
+const checkSeeds: KindCheck = (entries, check) => {
+  for (const entry of entries) {
+    const projects = Array.isArray(entry.spec.projects) ? entry.spec.projects : [];
+    projects.forEach((project, index) => {
+      if (typeof project === 'string' && !check.projectNames.has(project)) {
+        check.error(entry, `/spec/projects/${index}`, `unknown project \`${project}\`: no Project document has this name`, didYouMean(project, check.projectNames));
+      }
+    });
+    const directory = typeof entry.spec.directory === 'string' ? relative(check.root, resolve(entry.dir, entry.spec.directory)) : undefined;
+    check.claim('seed-directory', directory, entry, '/spec/directory', (first) => `the directory \`${entry.spec.directory as string}\` is seeded twice: also by ${check.where(first, '/spec/directory')}`);
+  }
+};
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+/** The files each loaded Seed document read when its checkout was loaded: a pass writes those. */
+const loaded = new WeakMap<object, Map<string, string>>();
+
+function utf8(bytes: Uint8Array): string | undefined {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The files of a seed's directory, read through the checkout's walker when the checkout is loaded: each is UTF-8 text. */
+const readSeedFiles: LoadRead = async (document, { checkout, at }) => {
+  const seed = document as unknown as SeedDocument;
+  const found = checkout.directory(seed.source.dir, seed.spec.directory);
+  if ('problem' in found) return [{ ...at('/spec/directory'), message: `seed directory ${found.detail}` }];
+  let entries;
+  try {
+    entries = await checkout.entries(found.absolute);
+  } catch (error) {
+    if (!(error instanceof TreeWalkError)) throw error;
+    return [{ file: error.path, line: 1, column: 1, path: '', message: error.message }];
+  }
+  const files = new Map<string, string>();
+  const errors: ManifestError[] = [];
+  for (const entry of entries) {
+    const read = checkout.read(entry.absolute, 1024 * 1024);
+    const text = 'problem' in read ? undefined : utf8(read.bytes);
+    if ('problem' in read) errors.push({ file: entry.path, line: 1, column: 1, path: '', message: `the file ${read.detail}` });
+    else if (text === undefined) errors.push({ file: entry.path, line: 1, column: 1, path: '', message: 'a seed file is UTF-8 text: this one is not' });
+    else files.set(entry.name, text);
+  }
+  if (errors.length === 0) loaded.set(document, files);
+  return errors;
+};
+
+/** The files of a seed, by name, with their content: those read when it was loaded, else read now. */
 async function seedFiles(seed: SeedDocument): Promise<Map<string, string>> {
+  const read = loaded.get(seed);
+  if (read) return read;
   const directory = resolve(seed.source.dir, seed.spec.directory);
   const files = new Map<string, string>();
   for (const entry of await readdir(directory, { withFileTypes: true })) {
@@ -73,8 +131,10 @@ export const seedKind: KindModule = {
       },
     }),
   },
+  checks: checkSeeds,
   files: {
-    readAt: 'pass',
+    readAt: 'load',
+    read: readSeedFiles,
     reads: (document, root) => {
       const seed = document as unknown as SeedDocument;
       return [`${relative(root, resolve(root, seed.source.dir, seed.spec.directory)).split(sep).join('/')}/`];

@@ -11,7 +11,7 @@ import { createClient } from '../../src/api/client.js';
 import { Daemon } from '../../src/daemon/controller.js';
 import { createMetrics } from '../../src/daemon/metrics.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { runPass } from '../../src/reconcile/engine.js';
 import { systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';

@@ -14,7 +14,7 @@ import { createMetrics, type DaemonMetrics } from '../../src/daemon/metrics.js';
 import { parseObserveList } from '../../src/daemon/observe-list.js';
 import { createObserver, observeReadsPerProject } from '../../src/daemon/observer.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { runPass } from '../../src/reconcile/engine.js';
 import { ManualClock, systemClock } from '../../src/util/clock.js';
 import { silentLogger } from '../../src/util/logger.js';

@@ -13,7 +13,7 @@ import { startHttpServer, type RunningHttpServer } from '../../src/daemon/http-s
 import { createMetrics, type DaemonMetrics } from '../../src/daemon/metrics.js';
 import { triggerRoutes } from '../../src/daemon/trigger.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { eventsFromPass, type NotificationEvent } from '../../src/notify/events.js';
 import { runPass } from '../../src/reconcile/engine.js';
 import { scaledClock, type Clock } from '../../src/util/clock.js';

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { NODE24, REPO_ROOT, which } from './tools.js';
 
 const WORKFLOW_FILE = join(REPO_ROOT, 'examples', '.github', 'workflows', 'reconcile.yml');

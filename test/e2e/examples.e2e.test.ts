@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { staticToken } from '../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { AnyDocument, ProjectDocument } from '../../src/manifests/types.js';
 import { assertBuilt, copyFixture, expectExit, filesBelow, runCli, transcript } from './helpers/cli.js';
 

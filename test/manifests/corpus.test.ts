@@ -2,7 +2,7 @@ import { mkdirSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkSecretReferences } from '../../src/manifests/check-refs.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { ManifestError } from '../../src/manifests/types.js';
 import { CORPUS as BAD, HOSTILE } from './corpus-cases.js';
 

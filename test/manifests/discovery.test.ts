@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { TreeWalkError, walkTree } from '../../src/manifests/walk-tree.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';
 import { DIST_BUILT, IS_ROOT, runAsNobody } from './unprivileged.js';
@@ -57,7 +57,7 @@ describe('discovery: an incomplete tree is an invalid set', () => {
     const root = tree({ 'org.yaml': ORG, 'locked/project.yaml': org('locked') });
     chmodSync(join(root, 'locked'), 0o000);
     try {
-      const errors = runAsNobody<Array<{ file: string; message: string }>>(`const { loadManifests } = await import(dist + '/manifests/load.js'); return (await loadManifests(${JSON.stringify(root)})).errors;`, [root]);
+      const errors = runAsNobody<Array<{ file: string; message: string }>>(`const { loadManifests } = await import(dist + '/reconcile/load-manifests.js'); return (await loadManifests(${JSON.stringify(root)})).errors;`, [root]);
       expect(errors.map((e) => e.file)).toEqual(['locked']);
       expect(errors[0]!.message).toContain('`locked` cannot be read (EACCES)');
     } finally {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { findSecretReferences } from '../../src/manifests/check-refs.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { KIND_SCHEMA_FILES } from '../../src/manifests/schema-source.js';
 import type { FunctionDocument, ProjectDocument } from '../../src/manifests/types.js';
 import { EXAMPLES, REPO } from './helpers.js';

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { parseAllDocuments, stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkSecretReferences } from '../../src/manifests/check-refs.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { ManifestSet } from '../../src/manifests/types.js';
 import { cleanupTrees, EXAMPLES, tree } from './helpers.js';
 

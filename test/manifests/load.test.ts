@@ -3,7 +3,7 @@ import { cpSync, mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { IgnoreRules } from '../../src/manifests/ignore-rules.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { locateField } from '../../src/manifests/locations.js';
 import { revisionFromPath } from '../../src/manifests/revision.js';
 import { cleanupTrees, EXAMPLES, ORG, PROJECT, tree } from './helpers.js';

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { locateField } from '../../src/manifests/locations.js';
 import { ParseCache } from '../../src/manifests/parse-cache.js';
 import type { ProjectDocument } from '../../src/manifests/types.js';

@@ -3,7 +3,8 @@
 // the template and the element.
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkSecretReferences, loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
+import { checkSecretReferences } from '../../src/manifests/check-refs.js';
 import { mergePatch, substitute } from '../../src/manifests/project-set.js';
 import type { ProjectDocument } from '../../src/manifests/types.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';

@@ -75,7 +75,7 @@ describe('the checking validators compiled ahead of time', () => {
   it('let a checkout of valid documents load without loading ajv (the built command)', () => {
     const script = `
       import { createRequire } from 'node:module';
-      const { loadManifests } = await import(${JSON.stringify(join(REPO, 'dist/manifests/load.js'))});
+      const { loadManifests } = await import(${JSON.stringify(join(REPO, 'dist/reconcile/load-manifests.js'))});
       const loaded = await loadManifests(${JSON.stringify(join(REPO, 'examples'))});
       const cache = Object.keys(createRequire(import.meta.url).cache);
       console.log(JSON.stringify({ errors: loaded.errors.length, ajv: cache.filter((path) => /[\\/]ajv[\\/]dist[\\/](core|2020|compile)/.test(path)) }));

@@ -3,7 +3,7 @@
 import { symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { cleanupTrees, ORG, tree } from './helpers.js';
 
 afterAll(cleanupTrees);

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 
 export const IS_ROOT = process.getuid?.() === 0;
 const DIST = resolve(new URL('../../dist', import.meta.url).pathname);
-export const DIST_BUILT = existsSync(join(DIST, 'manifests', 'load.js'));
+export const DIST_BUILT = existsSync(join(DIST, 'reconcile', 'load-manifests.js'));
 const NOBODY = 65_534;
 
 /**

@@ -10,7 +10,7 @@ import { createClient, type ApiClient } from '../../src/api/client.js';
 import { Daemon } from '../../src/daemon/controller.js';
 import { createMetrics, createNotificationMetrics } from '../../src/daemon/metrics.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { eventsFromPass, type NotificationEvent } from '../../src/notify/events.js';
 import { Notifier } from '../../src/notify/notifier.js';
 import { runPass } from '../../src/reconcile/engine.js';

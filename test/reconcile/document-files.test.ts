@@ -7,7 +7,7 @@ import { mkdtemp, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { projectChanges, snapshotFiles } from '../../src/daemon/change-set.js';
 import { documentDependencies, revisionOfSet } from '../../src/reconcile/document-files.js';
 import { KIND_MODULES } from '../../src/reconcile/registry.js';

@@ -436,7 +436,7 @@ spec:
 describe('conflicting manifests', () => {
   it('blocks two documents that would create one project name twice, creating neither (also when the loader is bypassed)', async () => {
     await h.write({ 'org.yaml': ORG, 'a.yaml': project('a', '  name: same\n') });
-    const { loadManifests } = await import('../../src/manifests/load.js');
+    const { loadManifests } = await import('../../src/reconcile/load-manifests.js');
     const { runPassDriven } = await import('./helpers/fleet.js');
     const { silentLogger } = await import('../../src/util/logger.js');
     const manifests = await loadManifests(h.dir);

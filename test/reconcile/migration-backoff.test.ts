@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DEFAULT_DURATIONS, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createClient, type ApiClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { runPass } from '../../src/reconcile/engine.js';
 import { RETRY_FIRST_MS } from '../../src/reconcile/kinds/migrations.js';
 import { ManualClock } from '../../src/util/clock.js';

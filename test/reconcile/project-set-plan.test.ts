@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { buildSavedPlan, manifestRefusals, newSalt, secretDigests } from '../../src/reconcile/plan-file.js';
 import { foldTemplateChanges, isTemplateChange } from '../../src/reconcile/render/format.js';
 import { renderMarkdown } from '../../src/reconcile/render/markdown.js';

@@ -3,7 +3,7 @@
 // until a revision without it has been applied whole. And a removed project goes with the wave
 // its recorded labels fall in.
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { Inventory } from '../../src/reconcile/inventory.js';
 import { openRolloutGate } from '../../src/reconcile/rollout/gate.js';
 import type { PlanEntry, StateStore } from '../../src/reconcile/types.js';

@@ -1,7 +1,7 @@
 // The rollout's pure parts: wave membership and shares, maintenance windows on a given clock
 // time, change classes, and the loader's checks of a Rollout document.
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { changeClasses } from '../../src/reconcile/rollout/change-class.js';
 import { rolloutConfig, sharePoint, type WindowRule } from '../../src/reconcile/rollout/config.js';
 import { windowState } from '../../src/reconcile/rollout/windows.js';

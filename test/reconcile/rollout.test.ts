@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vit
 import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reconcile/rollout/records.js';
 import { openStateStore } from '../../src/reconcile/state.js';
 import { rolloutConfig } from '../../src/reconcile/rollout/config.js';
-import { loadManifests } from '../../src/manifests/load.js';
+import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { ManifestSet, ProjectDocument } from '../../src/manifests/types.js';
 import { ORG, startHarness, type Harness } from './helpers/fleet.js';
 import { createClient } from '../../src/api/client.js';

@@ -33,7 +33,7 @@ class BranchNotFoundError extends Error {
 async function manifestProjects(context: ContextOf<'branch'>): Promise<ProjectDocument[]> {
   const dir = context.settings.manifests;
   if (!dir) return [];
-  const { loadManifests } = await import('../../manifests/load.js');
+  const { loadManifests } = await import('../../reconcile/load-manifests.js');
   const set = await loadManifests(resolve(context.cwd, dir));
   return set.documents.filter((d): d is ProjectDocument => d.kind === 'Project');
 }

@@ -12,7 +12,7 @@ import { openSandboxSession } from '../sandbox-session.js';
 import { UsageError, type ContextOf } from '../context.js';
 import { commandLogger } from './reconcile.js';
 import { exportFleet, ExportSelectionError, ExportVariableCollisionError, FunctionExportError, type ExportedDocument, type ExportedFile, type FleetExport } from '../../reconcile/export.js';
-import { loadManifests } from '../../manifests/load.js';
+import { loadManifests } from '../../reconcile/load-manifests.js';
 import { TreeWalkError, walkTree } from '../../manifests/walk-tree.js';
 
 const HEADER = '# Exported from the live fleet. Secret values are references: set each variable before applying.\n';

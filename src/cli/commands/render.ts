@@ -5,7 +5,7 @@
 import { resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { UsageError, type ContextOf } from '../context.js';
-import { loadManifests } from '../../manifests/load.js';
+import { loadManifests } from '../../reconcile/load-manifests.js';
 import type { AnyDocument } from '../../manifests/types.js';
 import { referenceOptions } from '../reference-options.js';
 

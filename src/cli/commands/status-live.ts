@@ -20,7 +20,7 @@ export async function runLive(context: ContextOf<'status'>, output: 'text' | 'js
   const dir = resolve(context.cwd, context.positionals[0] ?? context.settings.manifests ?? '.');
   const log = streamLogger(context, context.stderr);
 
-  const { loadManifests } = await import('../../manifests/load.js');
+  const { loadManifests } = await import('../../reconcile/load-manifests.js');
   const manifests = await loadManifests(dir, { references: referenceOptions(context) });
   if (manifests.errors.length) {
     for (const e of manifests.errors) {

@@ -6,6 +6,7 @@ import { convertOpenApiSchema, PROJECT_REFERENCE, POLICY, REGIONS, type OpenApiD
 import type { BranchResponse, CreateBranchBody, UpdateBranchBody } from '../../api/types.js';
 import { NotFoundError } from '../../api/errors.js';
 import { API_VERSION, type BranchDocument } from '../../manifests/types.js';
+import { textOf as str, type KindCheck } from '../../manifests/load-facets.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { changedSubset, makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
@@ -74,9 +75,25 @@ function branchDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   };
 }
 
+/** A branch name once per project, and no branch in a project without branching. */
+const checkBranches: KindCheck = (entries, check) => {
+  const branchingDisabled = new Set(check.projects.filter((p) => p.spec.branching_disabled === true && p.name).map((p) => p.name!));
+  for (const entry of entries) {
+    const project = str(entry.spec.project);
+    const branchName = str(entry.spec.branch_name) ?? entry.name;
+    if (project !== undefined && branchName !== undefined && !check.duplicates.has(entry)) {
+      check.claim('branch-name', `${project}\u0000${branchName}`, entry, str(entry.spec.branch_name) ? '/spec/branch_name' : '/metadata/name', (first) => `two branches named \`${branchName}\` in project \`${project}\`: also ${check.where(first, '/metadata/name')}`);
+    }
+    if (project !== undefined && branchingDisabled.has(project)) {
+      check.error(entry, '/spec/project', `project \`${project}\` sets branching_disabled: true, so it can have no branches`);
+    }
+  }
+};
+
 export const branchesKind: KindModule<'Branch'> = {
   kind: 'Branch',
   document: { kind: 'Branch', description: 'A preview branch of a project.', defs: branchDefs },
+  checks: checkBranches,
   manages(project) {
     return activeDocuments(project, 'Branch').length > 0 || pruneEnabled(project) || branchingDisabled(project);
   },

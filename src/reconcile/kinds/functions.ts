@@ -15,6 +15,7 @@ import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetad
 import { sourcesDigest } from './function-sources.js';
 import { exportFunction, type ExportedFile } from '../export-functions.js';
 import { referencePolicyOf } from '../../manifests/reference-policy.js';
+import { checkFunctions } from './function-checks.js';
 
 /** What the state store keeps per deployed function (key: `functionStateKey`). */
 interface DeployedFunctionRecord {
@@ -251,6 +252,7 @@ function functionDefs(): Record<string, JsonSchema> {
 export const functionsKind: KindModule<'Function'> = {
   kind: 'Function',
   document: { kind: 'Function', description: 'A function of a project, deployed from sources in the checkout.', defs: functionDefs },
+  checks: checkFunctions,
   // Its source directory, read by a pass (and hashed for the revision); a change concerns its project.
   files: {
     readAt: 'pass',

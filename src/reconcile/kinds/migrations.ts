@@ -8,11 +8,13 @@
 import { relative, resolve, sep } from 'node:path';
 import { InvalidRequestError } from '../../api/errors.js';
 import { CheckoutFiles } from '../../manifests/checkout-files.js';
-import { compareVersions, loadedMigrations, migrationDigest, readMigrations, sameMigration, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
+import { compareVersions, loadedMigrations, migrationDigest, readMigrations, registerLoadedMigrations, sameMigration, type MigrationFile, type MigrationSet } from '../../manifests/migrations.js';
 import { endsInLineComment, normalizeSql } from '../../manifests/sql-lexer.js';
 import { POLICY, PROJECT_REFERENCE, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type AnyDocument, type MigrationsDocument, type ProjectDocument } from '../../manifests/types.js';
 import { makeEntry } from '../diff.js';
+import { textOf, type KindCheck, type LoadRead } from '../../manifests/load-facets.js';
+import { didYouMean } from '../../manifests/suggest.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { migrationsFor, selectorMatches } from './migrations-index.js';
 import { migrationsMetrics, migrationsRender, migrationsStatus } from './migrations-report.js';
@@ -202,6 +204,31 @@ function entryName(doc: MigrationsDocument, version: string, name: string | null
   return `${doc.metadata.name}/${version}_${name ?? ''}`;
 }
 
+/** Exactly one of a project or a selector, and a selector's organization exists. */
+const checkMigrations: KindCheck = (entries, check) => {
+  for (const entry of entries) {
+    const selector = entry.spec.selector as { organization?: unknown } | undefined;
+    if ((textOf(entry.spec.project) === undefined) === (selector === undefined)) {
+      check.error(entry, '/spec', 'give exactly one of `project` (one project) or `selector` (every project it matches)');
+    }
+    const organization = textOf(selector?.organization);
+    if (organization !== undefined && !check.organizationNames.has(organization)) {
+      check.error(entry, '/spec/selector/organization', `unknown organization \`${organization}\`: no Organization document has this name`, didYouMean(organization, check.organizationNames));
+    }
+  }
+};
+
+/**
+ * Every migration file of a document parses (Postgres's own parser), located in the SQL file;
+ * the pass applies the files this revision read, not a later state of the directory.
+ */
+const readMigrationFiles: LoadRead = async (document, { checkout, at }) => {
+  const doc = document as MigrationsDocument;
+  const migrations = await readMigrations(checkout, doc.source.dir, doc.spec.path, at('/spec/path'));
+  if (migrations.errors.length === 0) registerLoadedMigrations(doc, migrations);
+  return migrations.errors;
+};
+
 export const migrationsKind: KindModule<'Migration'> = {
   kind: 'Migration',
   document: {
@@ -209,9 +236,11 @@ export const migrationsKind: KindModule<'Migration'> = {
     description: 'Ordered SQL migrations of the database of one project or of every project a selector matches.',
     defs: migrationsDefs,
   },
+  checks: checkMigrations,
   // Its SQL files, read and recorded by the loader; a new or changed file concerns every project the document selects.
   files: {
     readAt: 'load',
+    read: readMigrationFiles,
     reads: (doc, root) => [directoryOf(doc, (doc as MigrationsDocument).spec.path, root)],
     affects: (doc, documents) => selectedProjects(doc as MigrationsDocument, documents),
   },

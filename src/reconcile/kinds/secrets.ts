@@ -5,6 +5,7 @@
 // never a value or a digest of one.
 import { PROJECT_REFERENCE, POLICY, SECRET_REF, type JsonSchema } from '../../manifests/schema-source.js';
 import { API_VERSION, type SecretRef, type SecretsDocument } from '../../manifests/types.js';
+import { textOf, type KindCheck } from '../../manifests/load-facets.js';
 import type { KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, DocumentGoneError, isObserveOnly, oncePerPass, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
@@ -34,9 +35,18 @@ function secretsDefs(): Record<string, JsonSchema> {
   };
 }
 
+/** One Secrets document per project. */
+const checkSecrets: KindCheck = (entries, check) => {
+  for (const entry of entries) {
+    const project = textOf(entry.spec.project);
+    check.claim('secrets', project, entry, '/spec/project', (first) => `a second Secrets document for project \`${project}\`: the first is at ${check.where(first, '/metadata/name')} (one document holds a project's whole set)`);
+  }
+};
+
 export const secretsKind: KindModule<'Secret'> = {
   kind: 'Secret',
   document: { kind: 'Secrets', description: "A project's set of function secrets.", defs: secretsDefs },
+  checks: checkSecrets,
   manages(project) {
     return activeDocuments(project, 'Secrets').length > 0;
   },

@@ -3,6 +3,7 @@
 import { convertOpenApiSchema, PROJECT_REFERENCE, POLICY, type OpenApiDocument, type JsonSchema } from '../../manifests/schema-source.js';
 import type { CreateProviderBody, ListProvidersResponse, UpdateProviderBody } from '../../api/types.js';
 import { API_VERSION, type SsoProviderDocument } from '../../manifests/types.js';
+import { textOf, type CheckedEntry, type KindCheck } from '../../manifests/load-facets.js';
 import type { KindModule, Logger, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sourceOf } from './common.js';
@@ -58,9 +59,38 @@ function ssoDefs(openapi: OpenApiDocument): Record<string, JsonSchema> {
   };
 }
 
+/** One metadata source, a project that allows SAML, and each domain claimed once per project. */
+const checkSsoProviders: KindCheck = (entries, check) => {
+  // SSO domains claimed so far, by project and lower-cased domain.
+  const domainOwners = new Map<string, { entry: CheckedEntry; index: number }>();
+  for (const entry of entries) {
+    const project = textOf(entry.spec.project);
+    // Not in the schema: strict ajv refuses `oneOf: [{required}]` without the properties.
+    const sources = ['metadata_url', 'metadata_xml'].filter((field) => entry.spec[field] !== undefined);
+    if (sources.length !== 1) {
+      check.error(entry, sources.length ? `/spec/${sources[1]}` : '/spec', `set exactly one of \`metadata_url\` or \`metadata_xml\`${sources.length ? ', not both' : ''}`);
+    }
+    const owner = check.projectByName.get(project);
+    const ownerAuth = owner?.spec.auth as Record<string, unknown> | undefined;
+    if (ownerAuth?.saml_enabled === false) {
+      check.error(entry, '/spec/project', `project \`${project}\` sets auth.saml_enabled: false, so it can have no SSO provider`);
+    }
+    const domains = Array.isArray(entry.spec.domains) ? entry.spec.domains : [];
+    domains.forEach((domain, index) => {
+      if (typeof domain !== 'string' || project === undefined) return;
+      const key = `${project}\u0000${domain.toLowerCase()}`;
+      const first = domainOwners.get(key);
+      if (first) {
+        check.error(entry, `/spec/domains/${index}`, `SSO domain \`${domain}\` is claimed twice in project \`${project}\`: also at ${check.where(first.entry, `/spec/domains/${first.index}`)}`);
+      } else domainOwners.set(key, { entry, index });
+    });
+  }
+};
+
 export const ssoProvidersKind: KindModule<'SsoProvider'> = {
   kind: 'SsoProvider',
   document: { kind: 'SsoProvider', description: 'A SAML SSO provider of a project.', defs: ssoDefs },
+  checks: checkSsoProviders,
   // Providers are written through the auth service.
   services: ['auth'],
   manages(project) {

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { staticToken } from '../../../src/api/auth.js';
 import { createClient, type ApiClient } from '../../../src/api/client.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../../../src/emulator/index.js';
-import { loadManifests } from '../../../src/manifests/load.js';
+import { loadManifests } from '../../../src/reconcile/load-manifests.js';
 import { runPass, type PassOptions } from '../../../src/reconcile/engine.js';
 import type { PassResult } from '../../../src/reconcile/types.js';
 import { ManualClock } from '../../../src/util/clock.js';
