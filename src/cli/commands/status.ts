@@ -6,7 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { colorWanted } from '../../util/logger.js';
+import { colorWanted } from '../../util/log-options.js';
 import { systemClock } from '../../util/clock.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
 import { UsageError, type CommandContext, type ContextOf } from '../context.js';
