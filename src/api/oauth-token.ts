@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { request } from 'undici';
 import type { Clock } from '../util/clock.js';
 import { systemClock } from '../util/clock.js';
 import { writeFileAtomic } from '../util/atomic-file.js';
@@ -49,6 +48,8 @@ function isTokenAnswer(value: unknown): value is TokenAnswer {
 function directSender(baseUrl: string): TokenEndpointSender {
   const url = `${baseUrl.replace(/\/+$/, '')}${OAUTH_TOKEN_ROUTE}`;
   return async (form, signal) => {
+    // undici's whole package, only when a token is asked for without the client (see transport.ts).
+    const { request } = await import('undici');
     const response = await request(url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },

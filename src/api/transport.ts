@@ -1,6 +1,16 @@
+import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { Pool } from 'undici';
+import type { Pool as UndiciPool } from 'undici';
+
+/**
+ * undici's pool, required alone: the package's index loads all of undici (fetch, WebSocket,
+ * caches, mocks, proxies: about 110 modules) where the pool needs about 20, a tenth of a
+ * second of every process's start before its first request. undici declares no `exports`, so
+ * the file is reachable; the version is the lockfile's, and every test that sends a request
+ * goes through it.
+ */
+const Pool = createRequire(import.meta.url)('undici/lib/dispatcher/pool.js') as typeof UndiciPool;
 
 export interface TransportRequest {
   method: string;
@@ -99,7 +109,7 @@ function joinChunks(chunks: readonly Uint8Array[], length: number): Uint8Array {
 }
 
 /** What one exchange needs of undici's pool: a dispatch with a handler (no stream per answer). */
-type DispatchPool = Pick<Pool, 'dispatch'>;
+type DispatchPool = Pick<UndiciPool, 'dispatch'>;
 
 /**
  * One exchange through the pool's dispatch: the answer's chunks are collected and joined once
@@ -175,14 +185,16 @@ export function undiciTransport(options: { origin: string; timeouts: TransportTi
     async send(request) {
       let headers = request.headers;
       let body: string | Readable | null = null;
-      if (request.body instanceof FormData) {
+      // A string or no body is told apart first: the first use of the FormData global loads
+      // Node's own fetch implementation, tens of milliseconds before a pass's first request.
+      if (typeof request.body === 'string') {
+        body = request.body;
+      } else if (request.body !== undefined) {
         // undici takes only FormData of its own package instance: serialise through the
         // platform's encoder and stream it, so large sources are not held twice in memory.
         const encoded = new Response(request.body);
         headers = { ...headers, 'content-type': encoded.headers.get('content-type')! };
         body = Readable.fromWeb(encoded.body as WebReadableStream<Uint8Array>);
-      } else if (request.body !== undefined) {
-        body = request.body;
       }
       try {
         return await dispatchOnce(pool, { method: request.method, path: request.path, headers, body, signal: request.signal });

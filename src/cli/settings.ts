@@ -8,7 +8,7 @@ import { InvalidScheduleError, validateSchedule } from '../daemon/schedule.js';
 import { parseListenAddress } from '../daemon/listen-address.js';
 import { parseObserveList } from '../daemon/observe-list.js';
 import type { ObservedResource } from '../reconcile/kinds/observed.js';
-import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/logger.js';
+import { LOG_FORMATS, LOG_LEVELS, type LogFormat } from '../util/log-options.js';
 import { parseDuration, parseRate, type RateSpec } from '../util/rate.js';
 import { UsageError } from './usage-error.js';
 import { OPTIONS, commandTakes, type CommandName, type OptionName, type OptionsOf, type ParsedLists, type ParsedValues } from './options.js';

@@ -7,8 +7,9 @@ import { createRequire } from 'node:module';
 import type { Node } from 'yaml';
 import { parseRate, type RateSpec } from '../util/rate.js';
 import type { ManifestError } from '../manifests/types.js';
+import { fastLocator, parseFastYaml } from '../manifests/yaml-fast.js';
 
-// The YAML library is loaded only when a shards file is read.
+// The YAML library is loaded only when a shards file is not one the fast manifest reader reads, or has a problem to locate.
 type YamlLibrary = typeof import('yaml');
 let yamlLibrary: YamlLibrary | undefined;
 const yaml = (): YamlLibrary => (yamlLibrary ??= createRequire(import.meta.url)('yaml') as YamlLibrary);
@@ -66,55 +67,131 @@ export class ShardMapError extends Error {
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** Parses the text of a shard map; every problem is located (file, line, field). */
+/**
+ * Parses the text of a shard map; every problem is located (file, line, field). A map the fast
+ * manifest reader takes whole, with no problem, is read without the YAML library; any other is
+ * read (again) by the full parser, which locates each problem.
+ */
 function parseShardMap(text: string, path: string, file: string): ShardMap {
+  return readPlainMap(text, path, file) ?? readMapDocument(text, path, file);
+}
+
+/** The map read by the fast reader, or undefined when it is not one it reads or has a problem. */
+function readPlainMap(text: string, path: string, file: string): ShardMap | undefined {
+  const documents = parseFastYaml(text);
+  if (documents?.length !== 1 || documents[0]!.index !== 0) return undefined;
+  const locate = fastLocator(text);
+  let clean = locate !== undefined;
+  const lineOf = (segments: ReadonlyArray<string | number>) => {
+    const position = locate?.(0, segments.map(String), false);
+    if (position === undefined) clean = false;
+    return position?.line ?? 1;
+  };
+  const checked = checkShardMap(documents[0]!.value, dirname(path), () => (clean = false), lineOf);
+  return clean && checked ? { path, file, ...checked } : undefined;
+}
+
+/** The map read by the YAML library, each problem located in its syntax tree. */
+function readMapDocument(text: string, path: string, file: string): ShardMap {
   const counter = new (yaml().LineCounter)();
   const document = yaml().parseDocument(text, { lineCounter: counter, uniqueKeys: true });
   const errors: ManifestError[] = [];
-  const at = (node: Node | null | undefined, fieldPath: string, message: string) => {
-    const position = node?.range ? counter.linePos(node.range[0]) : { line: 1, col: 1 };
-    errors.push({ file, line: position.line, column: position.col, path: fieldPath, message });
-  };
   for (const error of document.errors) {
     const position = error.linePos?.[0] ?? { line: 1, col: 1 };
     errors.push({ file, line: position.line, column: position.col, path: '', message: `not valid YAML: ${error.message.split('\n')[0]}` });
   }
   if (errors.length > 0) throw new ShardMapError(errors);
-  const root = document.contents;
-  if (!yaml().isMap(root)) {
-    at(root, '', 'a shard map is a mapping with a `shards` list');
-    throw new ShardMapError(errors);
+  const positionOf = (node: Node | null | undefined) => (node?.range ? counter.linePos(node.range[0]) : { line: 1, col: 1 });
+  const at: At = (where, fieldPath, message) => {
+    const { line, col } = positionOf(nodeAt(document.contents, where));
+    errors.push({ file, line, column: col, path: fieldPath, message });
+  };
+  const checked = checkShardMap(document.toJS() as unknown, dirname(path), at, (segments) => positionOf(nodeAt(document.contents, { segments })).line);
+  if (errors.length > 0 || !checked) throw new ShardMapError(errors);
+  return { path, file, ...checked };
+}
+
+/** The node of the syntax tree that `where` names (see Where), or null when there is none. */
+function nodeAt(root: Node | null, where: Where): Node | null {
+  let node: Node | null = root;
+  for (let i = 0; i < where.segments.length; i++) {
+    const segment = where.segments[i]!;
+    let next: Node | null | undefined;
+    let key: Node | null | undefined;
+    if (yaml().isMap(node)) {
+      const pair = node.items.find((item) => String((item.key as { value?: unknown } | null)?.value ?? item.key) === String(segment));
+      key = pair?.key as Node | null | undefined;
+      next = pair?.value as Node | null | undefined;
+    } else if (yaml().isSeq(node)) {
+      next = node.items[Number(segment)] as Node | null | undefined;
+    }
+    const last = i === where.segments.length - 1;
+    if (last && where.key && key) return key;
+    if (!next) return last && where.fallback === 'key' && key ? key : node;
+    node = next;
   }
-  for (const pair of root.items) {
-    const key = String((pair.key as { value?: unknown }).value ?? pair.key);
-    if (key !== 'shards' && key !== 'organizations') at(pair.key as Node, `/${key}`, 'unknown field: a shard map has `shards` and `organizations`');
+  return node;
+}
+
+/**
+ * Where a problem is shown: the value at `segments` in the map (the key of its last segment
+ * with `key`). When that value is missing or empty, the node `fallback` names: its parent (the
+ * nearest node that exists) or the key it was written under.
+ */
+interface Where {
+  segments: ReadonlyArray<string | number>;
+  key?: boolean;
+  fallback?: 'parent' | 'key';
+}
+
+interface Problem {
+  where: Where;
+  path: string;
+  message: string;
+}
+
+type At = (where: Where, path: string, message: string) => void;
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The checks of a map's content, on its plain value: the shards and the organizations'
+ * owners; each problem goes to `at` with where it is to be shown. `lineOf` gives the line a
+ * node of the map starts on.
+ */
+function checkShardMap(root: unknown, mapDir: string, at: At, lineOf: (segments: ReadonlyArray<string | number>) => number): Omit<ShardMap, 'path' | 'file'> | undefined {
+  if (!isRecord(root)) {
+    at({ segments: [] }, '', 'a shard map is a mapping with a `shards` list');
+    return undefined;
   }
-  const list = root.get('shards', true) as Node | undefined;
-  if (!yaml().isSeq(list) || list.items.length === 0) {
-    at(list ?? root, '/shards', 'expected a non-empty list of shards');
-    throw new ShardMapError(errors);
+  for (const key of Object.keys(root)) {
+    if (key !== 'shards' && key !== 'organizations') at({ segments: [key], key: true }, `/${key}`, 'unknown field: a shard map has `shards` and `organizations`');
+  }
+  const list = root.shards;
+  if (!Array.isArray(list) || list.length === 0) {
+    at({ segments: ['shards'] }, '/shards', 'expected a non-empty list of shards');
+    return undefined;
   }
   const shards: Shard[] = [];
   const seen = new Map<string, number>();
-  list.items.forEach((item, index) => {
+  list.forEach((plain: unknown, index) => {
     const base = `/shards/${index}`;
-    const node = item as Node;
-    if (!yaml().isMap(node)) return at(node, base, 'expected a mapping with name, selector and credentials');
-    const plain = node.toJSON() as Record<string, unknown>;
-    const field = (name: string) => node.get(name, true) as Node | undefined;
-    const line = node.range ? counter.linePos(node.range[0]).line : 1;
+    const item = ['shards', index];
+    if (!isRecord(plain)) return at({ segments: item }, base, 'expected a mapping with name, selector and credentials');
+    const field = (name: string): Where => ({ segments: [...item, name] });
     for (const key of Object.keys(plain)) {
-      if (!['name', 'selector', 'credentials', 'rateLimit'].includes(key)) at(field(key) ?? node, `${base}/${key}`, 'unknown field: expected name, selector, credentials or rateLimit');
+      if (!['name', 'selector', 'credentials', 'rateLimit'].includes(key)) at(field(key), `${base}/${key}`, 'unknown field: expected name, selector, credentials or rateLimit');
     }
     const name = plain.name;
     if (typeof name !== 'string' || !SHARD_NAME.test(name)) {
-      at(field('name') ?? node, `${base}/name`, 'expected a shard name: lower-case letters, digits and dashes, at most 63');
+      at(field('name'), `${base}/name`, 'expected a shard name: lower-case letters, digits and dashes, at most 63');
       return;
     }
+    const line = lineOf(item);
     if (seen.has(name)) at(field('name'), `${base}/name`, `shard \`${name}\` is defined twice (first at line ${seen.get(name)})`);
     seen.set(name, line);
-    const selector = parseSelector(plain.selector, field('selector') ?? node, `${base}/selector`, at);
-    const credentials = parseCredentials(plain.credentials, field('credentials') ?? node, `${base}/credentials`, at, dirname(path));
+    const selector = parseSelector(plain.selector, field('selector'), `${base}/selector`, at);
+    const credentials = parseCredentials(plain.credentials, field('credentials'), `${base}/credentials`, at, mapDir);
     let rate: RateSpec | undefined;
     if (plain.rateLimit !== undefined) {
       try {
@@ -125,51 +202,46 @@ function parseShardMap(text: string, path: string, file: string): ShardMap {
     }
     if (selector && credentials) shards.push({ name, selector, credentials, line, ...(rate ? { rate } : {}) });
   });
-  const organizations = parseOrganizationOwners(root.get('organizations', true) as Node | undefined, new Set(shards.map((s) => s.name)), at);
-  if (errors.length > 0) throw new ShardMapError(errors);
-  return { path, file, shards, organizations };
+  const organizations = parseOrganizationOwners(root.organizations, new Set(shards.map((s) => s.name)), at);
+  return { shards, organizations };
 }
 
 /** `organizations: { <Organization manifest name>: <shard name> }`: each named shard must exist. */
-function parseOrganizationOwners(node: Node | undefined, shards: ReadonlySet<string>, at: At): Record<string, string> {
+function parseOrganizationOwners(value: unknown, shards: ReadonlySet<string>, at: At): Record<string, string> {
   const owners: Record<string, string> = {};
-  if (node === undefined) return owners;
-  if (!yaml().isMap(node)) {
-    at(node, '/organizations', 'expected a mapping of Organization names to the shard that creates each');
+  if (value === undefined) return owners;
+  if (!isRecord(value)) {
+    at({ segments: ['organizations'] }, '/organizations', 'expected a mapping of Organization names to the shard that creates each');
     return owners;
   }
-  for (const pair of node.items) {
-    const name = String((pair.key as { value?: unknown }).value ?? pair.key);
-    const value = (pair.value as { value?: unknown } | null)?.value;
-    if (typeof value !== 'string' || !shards.has(value)) {
-      at((pair.value as Node | null) ?? (pair.key as Node), `/organizations/${name}`, `expected the name of a shard of this map (${[...shards].join(', ')}): the one shard that creates organization \`${name}\``);
+  for (const [name, shard] of Object.entries(value)) {
+    if (typeof shard !== 'string' || !shards.has(shard)) {
+      at({ segments: ['organizations', name], fallback: 'key' }, `/organizations/${name}`, `expected the name of a shard of this map (${[...shards].join(', ')}): the one shard that creates organization \`${name}\``);
       continue;
     }
-    owners[name] = value;
+    owners[name] = shard;
   }
   return owners;
 }
-
-type At = (node: Node | null | undefined, path: string, message: string) => void;
 
 function stringRecord(value: unknown): value is Record<string, string> {
   return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }
 
-function parseSelector(value: unknown, node: Node, path: string, at: At): ShardSelector | undefined {
+function parseSelector(value: unknown, where: Where, path: string, at: At): ShardSelector | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    at(node, path, 'expected a selector: labels (a map of label values) and/or organization');
+    at(where, path, 'expected a selector: labels (a map of label values) and/or organization');
     return undefined;
   }
   const record = value as Record<string, unknown>;
   const unknown = Object.keys(record).filter((key) => key !== 'labels' && key !== 'organization');
-  if (unknown.length > 0) at(node, `${path}/${unknown[0]}`, 'unknown field: a selector has labels and organization');
-  if (record.labels !== undefined && !stringRecord(record.labels)) at(node, `${path}/labels`, 'expected a map of label names to string values');
+  if (unknown.length > 0) at(where, `${path}/${unknown[0]}`, 'unknown field: a selector has labels and organization');
+  if (record.labels !== undefined && !stringRecord(record.labels)) at(where, `${path}/labels`, 'expected a map of label names to string values');
   if (record.organization !== undefined && (typeof record.organization !== 'string' || record.organization === '')) {
-    at(node, `${path}/organization`, 'expected the metadata.name of an Organization');
+    at(where, `${path}/organization`, 'expected the metadata.name of an Organization');
   }
   if (record.labels === undefined && record.organization === undefined) {
-    at(node, path, 'an empty selector would match every project: give labels and/or organization');
+    at(where, path, 'an empty selector would match every project: give labels and/or organization');
     return undefined;
   }
   return {
@@ -178,51 +250,51 @@ function parseSelector(value: unknown, node: Node, path: string, at: At): ShardS
   };
 }
 
-function parseCredentials(value: unknown, node: Node, path: string, at: At, mapDir: string): ShardCredentials | undefined {
+function parseCredentials(value: unknown, where: Where, path: string, at: At, mapDir: string): ShardCredentials | undefined {
   const expected = 'expected exactly one of tokenEnv (an environment variable name), tokenFile (a path), tokenFileEnv (an environment variable name) or oauth';
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    at(node, path, expected);
+    at(where, path, expected);
     return undefined;
   }
   const record = value as Record<string, unknown>;
   const given = Object.keys(record);
   if (given.length !== 1 || !['tokenEnv', 'tokenFile', 'tokenFileEnv', 'oauth'].includes(given[0]!)) {
-    at(node, path, `${expected}; got ${given.join(', ') || 'nothing'}`);
+    at(where, path, `${expected}; got ${given.join(', ') || 'nothing'}`);
     return undefined;
   }
   if (record.tokenEnv !== undefined) {
     if (typeof record.tokenEnv === 'string' && ENV_NAME.test(record.tokenEnv)) return { tokenEnv: record.tokenEnv };
-    at(node, `${path}/tokenEnv`, 'expected the name of an environment variable (the token itself never belongs in the map)');
+    at(where, `${path}/tokenEnv`, 'expected the name of an environment variable (the token itself never belongs in the map)');
     return undefined;
   }
   if (record.tokenFileEnv !== undefined) {
     if (typeof record.tokenFileEnv === 'string' && ENV_NAME.test(record.tokenFileEnv)) return { tokenFileEnv: record.tokenFileEnv };
-    at(node, `${path}/tokenFileEnv`, 'expected the name of an environment variable that holds the path of the token file');
+    at(where, `${path}/tokenFileEnv`, 'expected the name of an environment variable that holds the path of the token file');
     return undefined;
   }
   if (record.tokenFile !== undefined) {
     if (typeof record.tokenFile === 'string' && record.tokenFile !== '') return { tokenFile: resolve(mapDir, record.tokenFile) };
-    at(node, `${path}/tokenFile`, 'expected a path (relative to the shard map)');
+    at(where, `${path}/tokenFile`, 'expected a path (relative to the shard map)');
     return undefined;
   }
   const oauth = record.oauth as Record<string, unknown> | null;
   const names = ['clientIdEnv', 'clientSecretEnv', 'refreshTokenEnv', 'refreshTokenFile'];
   if (typeof oauth !== 'object' || oauth === null || Object.keys(oauth).some((k) => !names.includes(k))) {
-    at(node, `${path}/oauth`, `expected ${names.join(', ')}`);
+    at(where, `${path}/oauth`, `expected ${names.join(', ')}`);
     return undefined;
   }
   for (const key of ['clientIdEnv', 'clientSecretEnv', 'refreshTokenEnv']) {
     if (oauth[key] !== undefined && (typeof oauth[key] !== 'string' || !ENV_NAME.test(oauth[key]))) {
-      at(node, `${path}/oauth/${key}`, 'expected the name of an environment variable');
+      at(where, `${path}/oauth/${key}`, 'expected the name of an environment variable');
       return undefined;
     }
   }
   if (typeof oauth.clientIdEnv !== 'string' || typeof oauth.clientSecretEnv !== 'string') {
-    at(node, `${path}/oauth`, 'clientIdEnv and clientSecretEnv are required');
+    at(where, `${path}/oauth`, 'clientIdEnv and clientSecretEnv are required');
     return undefined;
   }
   if (oauth.refreshTokenFile !== undefined && (typeof oauth.refreshTokenFile !== 'string' || oauth.refreshTokenFile === '')) {
-    at(node, `${path}/oauth/refreshTokenFile`, 'expected a path (relative to the shard map)');
+    at(where, `${path}/oauth/refreshTokenFile`, 'expected a path (relative to the shard map)');
     return undefined;
   }
   return {

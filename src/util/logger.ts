@@ -1,4 +1,5 @@
 import { pino, type Logger as PinoLogger, type DestinationStream } from 'pino';
+import type { LogFormat } from './log-options.js';
 
 /**
  * Paths that may hold a secret in any log object. Values there are replaced, whatever the
@@ -29,8 +30,7 @@ const REDACT_PATHS = [
   '*.root_key',
 ];
 
-export type LogFormat = 'json' | 'pretty';
-export const LOG_FORMATS: readonly LogFormat[] = ['json', 'pretty'];
+export { LOG_FORMATS, LOG_LEVELS, colorWanted, type LogFormat } from './log-options.js';
 
 interface LoggerOptions {
   level?: string;
@@ -46,19 +46,6 @@ interface LoggerOptions {
 
 export type Logger = PinoLogger;
 
-/** The levels `--log-level` accepts. */
-export const LOG_LEVELS: readonly string[] = [...Object.keys(pino.levels.values), 'silent'];
-
-/**
- * Whether a stream gets colour: `FORCE_COLOR` (any value but `0` or `false`) forces it,
- * as it does for Node itself, then a non-empty `NO_COLOR` turns it off, else a terminal has it.
- */
-export function colorWanted(env: NodeJS.ProcessEnv, isTty: boolean): boolean {
-  const force = env.FORCE_COLOR;
-  if (force !== undefined) return force !== '0' && force !== 'false';
-  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
-  return isTty;
-}
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const config = {

@@ -4,8 +4,9 @@
 // reads of every live project. Drift is not an error: exit 0 unless the manifests are invalid,
 // a read failed, or there is no view to show.
 import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
-import { colorWanted } from '../../util/logger.js';
+import { colorWanted } from '../../util/log-options.js';
 import { systemClock } from '../../util/clock.js';
 import { readFreshness } from '../../daemon/freshness-file.js';
 import { UsageError, type CommandContext, type ContextOf } from '../context.js';
@@ -46,6 +47,30 @@ export async function run(context: ContextOf<'status'>): Promise<number> {
   return 0;
 }
 
+type HttpModule = typeof import('node:http');
+
+/**
+ * node:http (node:https for an https URL) through require, not `fetch` nor an import: the first
+ * `fetch` loads Node's own fetch implementation, and an import of node:http reads every export,
+ * whose WebSocket getters load it too: most of the command's start, for one GET.
+ */
+const httpFor = (url: URL): HttpModule => createRequire(import.meta.url)(url.protocol === 'https:' ? 'node:https' : 'node:http') as HttpModule;
+
+/** One GET, its answer read whole; redirects are not followed (the token goes to the daemon only). */
+function get(url: URL, headers: Record<string, string>, signal: AbortSignal): Promise<{ status: number; text: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const request = httpFor(url).get(url, { headers, signal }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolvePromise({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+  });
+}
+
+const parseJson = (text: string): unknown => JSON.parse(text) as unknown;
+
 /** `GET /status` of a running daemon, with the bearer token of --status-token-file when given. */
 export async function daemonView(context: CommandContext<Pick<Settings, 'daemonUrl' | 'statusTokenFile'>>): Promise<{ view: FleetView; from: string } | string> {
   const base = context.settings.daemonUrl;
@@ -67,24 +92,27 @@ export async function daemonView(context: CommandContext<Pick<Settings, 'daemonU
     if (token === '') return `the token file ${tokenFile} is empty`;
     headers.authorization = `Bearer ${token}`;
   }
-  let response: Response;
+  let response: { status: number; text: string };
+  const signal = AbortSignal.any([context.signal, AbortSignal.timeout(DAEMON_TIMEOUT_MS)]);
   try {
-    response = await fetch(url, { headers, signal: AbortSignal.any([context.signal, AbortSignal.timeout(DAEMON_TIMEOUT_MS)]), redirect: 'error' });
+    response = await get(url, headers, signal);
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code ?? (error as Error).name;
+    const cause = signal.aborted ? (signal.reason as Error).name : ((error as { code?: string }).code ?? (error as Error).name);
     return `no answer from the daemon at ${url.origin} (${cause})`;
   }
   if (response.status === 401) return `the daemon at ${url.origin} wants a bearer token: set --status-token-file PATH (RECONCILE_STATUS_TOKEN_FILE) to the token it was started with`;
   if (response.status === 404) return `${url.origin} has no /status endpoint (is it the daemon's --metrics-addr?)`;
-  if (!response.ok) {
-    const message = await response
-      .json()
-      .then((body) => (body as { message?: string }).message)
-      .catch(() => undefined);
+  if (response.status < 200 || response.status > 299) {
+    let message: string | undefined;
+    try {
+      message = (parseJson(response.text) as { message?: string } | null)?.message;
+    } catch {
+      message = undefined;
+    }
     return `the daemon at ${url.origin} answered ${response.status}${message ? `: ${message}` : ''}`;
   }
   try {
-    return { view: (await response.json()) as FleetView, from: `the daemon at ${url.origin}` };
+    return { view: parseJson(response.text) as FleetView, from: `the daemon at ${url.origin}` };
   } catch {
     return `the daemon at ${url.origin} answered with something that is not JSON`;
   }
