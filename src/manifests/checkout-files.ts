@@ -80,7 +80,7 @@ export class CheckoutFiles {
     if (!insideOf(this.root, absolute)) return { problem: 'outside', detail: `\`${path}\` lies outside the manifests directory: files are read from the checkout only` };
     let real: string;
     try {
-      real = realpathSync(absolute);
+      real = realpathSync.native(absolute);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { problem: 'missing', detail: `\`${path}\` does not exist` };
@@ -191,7 +191,7 @@ export class CheckoutFiles {
     const rel = this.relative(absolute);
     let real: string;
     try {
-      real = realpathSync(absolute);
+      real = realpathSync.native(absolute);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { problem: 'missing', detail: 'does not exist' };
