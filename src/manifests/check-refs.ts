@@ -27,22 +27,10 @@ function pathOf(visit: Visit): Array<string | number> {
   return path.reverse();
 }
 
-/**
- * The references found in each document, kept with the spec they were found in: loading, the
- * pass's check and its redactor each ask for those of every document (three walks of 4,001
- * specs in a pass over 1,000 projects). A document whose spec was replaced is walked again.
- */
-const foundIn = new WeakMap<AnyDocument, { spec: unknown; found: readonly FoundReference[] }>();
-
 /** Every SecretRef in the documents' specs, in document order. */
 export function findSecretReferences(documents: readonly AnyDocument[]): FoundReference[] {
   const found: FoundReference[] = [];
   for (const document of documents) {
-    const known = foundIn.get(document);
-    if (known && known.spec === document.spec) {
-      found.push(...known.found);
-      continue;
-    }
     const local: FoundReference[] = [];
     // Only objects and arrays are visited (a scalar holds no reference); a path is spelled out
     // only for a reference found, from the chain of its parents.
@@ -60,9 +48,7 @@ export function findSecretReferences(documents: readonly AnyDocument[]): FoundRe
         }
       }
     }
-    local.sort((a, b) => a.path.localeCompare(b.path));
-    foundIn.set(document, { spec: document.spec, found: local });
-    found.push(...local);
+    found.push(...local.sort((a, b) => a.path.localeCompare(b.path)));
   }
   return found;
 }
