@@ -51,9 +51,11 @@ export function createWindowStore(settings: ClientSettings, budget: ClientBudget
     clock,
     debounceMs: Math.min(1_000, rate.windowMs / 20),
     // One fsync per tenth of the budget; a restart after a crash counts at most that many
-    // sends that never happened, a twentieth of a window ahead.
+    // sends that never happened, at most a second ahead (a twentieth of a window, longer
+    // while the claims go mostly unused, never more than a window).
     claimCount: Math.max(1, Math.ceil(rate.limit / 10)),
     claimMs: Math.min(1_000, rate.windowMs / 20),
+    maxClaimMs: Math.min(1_000, rate.windowMs),
     snapshot: () => ({ version: 1, windowMs: rate.windowMs, ...budget.user.persistable(clock.now()) }),
     ...(budget.initial ? { loaded: budget.initial.sends } : {}),
     onError: (error) => log.error({ err: error }, 'could not persist the request window'),

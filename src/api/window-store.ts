@@ -146,6 +146,13 @@ interface WindowWriterOptions {
   /** Sends one write may claim ahead, and for how long the claim holds. */
   claimCount: number;
   claimMs: number;
+  /**
+   * Longest a claim may hold (default `claimMs`; at most the window, so a claim never lies
+   * further ahead than a loader of the file takes a send to be). While claims end with most of
+   * their places unused, each next one holds twice as long, up to this: a pass far below the
+   * budget writes a claim every `maxClaimMs`, not every `claimMs`.
+   */
+  maxClaimMs?: number;
   snapshot: () => Omit<PersistedWindow, 'claim'>;
   /** The sends this client started from (loadWindow's, as the budget took them): the earlier writers'. */
   loaded?: readonly number[];
@@ -167,7 +174,7 @@ export class WindowWriter {
   #cancelTimer: (() => void) | undefined;
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
-  #claim: { left: number; until: number } | undefined;
+  #claim: { left: number; until: number; ms: number } | undefined;
   #claiming: Promise<void> | undefined;
 
   /** This client's part of the file. */
@@ -229,10 +236,23 @@ export class WindowWriter {
   }
 
   async #writeClaim(): Promise<void> {
-    const claim = { left: this.#options.claimCount, until: this.#options.clock.now() + this.#options.claimMs };
+    const ms = this.#nextClaimMs();
+    const claim = { left: this.#options.claimCount, until: this.#options.clock.now() + ms, ms };
     this.#dirty = true;
     await this.#write(claim);
     this.#claim = claim;
+  }
+
+  /**
+   * How long the next claim holds: twice as long as the last one when that one ended by time
+   * with more than half its places unused (the budget is far above what this client sends),
+   * up to `maxClaimMs`; `claimMs` when it ran out of places or there was none.
+   */
+  #nextClaimMs(): number {
+    const { claimMs, claimCount } = this.#options;
+    const last = this.#claim;
+    if (!last || last.left * 2 <= claimCount) return claimMs;
+    return Math.max(claimMs, Math.min(this.#options.maxClaimMs ?? claimMs, last.ms * 2));
   }
 
   #write(nextClaim?: { left: number; until: number }): Promise<void> {

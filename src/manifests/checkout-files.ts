@@ -12,7 +12,7 @@ import { constants, openAsBlob, realpathSync, statSync } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { readBoundedFile, type BoundedRead } from './bounded-read.js';
-import { TreeWalkError, walkTree, type WalkOptions, type WalkResult } from './walk-tree.js';
+import { TreeWalkError, walkTree, type ListedFile, type WalkOptions, type WalkResult } from './walk-tree.js';
 
 export { TreeWalkError } from './walk-tree.js';
 
@@ -80,7 +80,7 @@ export class CheckoutFiles {
     if (!insideOf(this.root, absolute)) return { problem: 'outside', detail: `\`${path}\` lies outside the manifests directory: files are read from the checkout only` };
     let real: string;
     try {
-      real = realpathSync(absolute);
+      real = realpathSync.native(absolute);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { problem: 'missing', detail: `\`${path}\` does not exist` };
@@ -131,7 +131,9 @@ export class CheckoutFiles {
   }
 
   /** Every entry below `directory` (the walker of walk-tree.ts): links that leave `directory` are refused. */
-  walk(directory: string, options: WalkOptions = {}): Promise<WalkResult> {
+  walk(directory: string, options: WalkOptions & { statFiles: false }): Promise<WalkResult<ListedFile>>;
+  walk(directory: string, options?: WalkOptions): Promise<WalkResult>;
+  walk(directory: string, options: WalkOptions = {}): Promise<WalkResult<ListedFile> | WalkResult> {
     return walkTree(directory, options);
   }
 
@@ -189,7 +191,7 @@ export class CheckoutFiles {
     const rel = this.relative(absolute);
     let real: string;
     try {
-      real = realpathSync(absolute);
+      real = realpathSync.native(absolute);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ENOENT' || code === 'ENOTDIR') return { problem: 'missing', detail: 'does not exist' };

@@ -41,6 +41,8 @@ export async function discoverManifestFiles(root: string): Promise<Discovered> {
       enterDirectory: (path) => rules.enterDirectory(path),
       accept: (path) => MANIFEST_FILE.test(path),
       maxFiles: MAX_FILES,
+      // Only the paths are kept: no status of each file.
+      statFiles: false,
     });
     files = walked.files.map((file) => file.path);
     if (walked.truncated) problems.push({ file: '.', message: `more than ${MAX_FILES} manifest files: the rest are not read` });

@@ -21,11 +21,15 @@ export class TreeWalkError extends Error {
   }
 }
 
-interface WalkedFile {
+/** A file found by a walk that asked for no status of each file (`statFiles: false`). */
+export interface ListedFile {
   /** Path relative to the root, `/`-separated. */
   path: string;
   /** Absolute path (the link's target for a followed symbolic link). */
   absolute: string;
+}
+
+interface WalkedFile extends ListedFile {
   /** The file's own status (its target's, for a link): type, size and identity. */
   stats: BigIntStats;
 }
@@ -43,11 +47,17 @@ export interface WalkOptions {
   accept?: (path: string) => boolean;
   /** Stop after this many accepted files; the result then says `truncated`. */
   maxFiles?: number;
+  /**
+   * False: an entry that is not a symbolic link is taken for what its directory entry says it
+   * is, and files come without a status of their own (one system call less per file, for a
+   * caller that needs only the paths). A symbolic link is followed and checked all the same.
+   */
+  statFiles?: boolean;
 }
 
-export interface WalkResult {
+export interface WalkResult<File = WalkedFile> {
   /** Accepted entries that are not directories (regular files and others: check `stats`), sorted by path. */
-  files: WalkedFile[];
+  files: File[];
   truncated: boolean;
 }
 
@@ -68,8 +78,11 @@ function inside(root: string, target: string): boolean {
  * TreeWalkError, naming the path, for an unreadable or vanished entry, a link whose target
  * does not exist, and a link that leaves the root, unless `ignore` leaves it out first.
  */
-export async function walkTree(root: string, options: WalkOptions = {}): Promise<WalkResult> {
-  const files: WalkedFile[] = [];
+export function walkTree(root: string, options: WalkOptions & { statFiles: false }): Promise<WalkResult<ListedFile>>;
+export function walkTree(root: string, options?: WalkOptions): Promise<WalkResult>;
+export async function walkTree(root: string, options: WalkOptions = {}): Promise<WalkResult<ListedFile | WalkedFile>> {
+  const files: Array<ListedFile | WalkedFile> = [];
+  const statFiles = options.statFiles ?? true;
   const maxFiles = options.maxFiles ?? Number.POSITIVE_INFINITY;
   const ignored = options.ignore ?? (() => false);
   const accept = options.accept ?? (() => true);
@@ -90,7 +103,7 @@ export async function walkTree(root: string, options: WalkOptions = {}): Promise
       if (entry.name.startsWith('.')) continue;
       const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
       let target = join(dir, entry.name);
-      let info: BigIntStats;
+      let info: BigIntStats | undefined;
       try {
         if (entry.isSymbolicLink()) {
           let followed: BigIntStats;
@@ -113,21 +126,21 @@ export async function walkTree(root: string, options: WalkOptions = {}): Promise
           info = followed;
         } else {
           if (ignored(rel, entry.isDirectory())) continue;
-          info = await lstat(target, { bigint: true });
+          if (statFiles || entry.isDirectory()) info = await lstat(target, { bigint: true });
         }
       } catch (error) {
         if (error instanceof TreeWalkError) throw error;
         const { problem, detail } = describe(error);
         throw new TreeWalkError(rel, problem, detail);
       }
-      if (info.isDirectory()) {
+      if (info?.isDirectory()) {
         if (ancestors.has(target)) continue;
         if (!(await walk(target, rel))) return false;
         continue;
       }
       if (!accept(rel)) continue;
       if (files.length >= maxFiles) return false;
-      files.push({ path: rel, absolute: target, stats: info });
+      files.push(info && statFiles ? { path: rel, absolute: target, stats: info } : { path: rel, absolute: target });
     }
     ancestors.delete(dir);
     return true;

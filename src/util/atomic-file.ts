@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { writeStateFile, writeStateJson } from './state-fence.js';
 
 /**
@@ -10,11 +10,15 @@ export function writeFileAtomic(path: string, data: string | Uint8Array, mode = 
   return writeStateFile(path, data, mode);
 }
 
-/** Reads and parses a JSON file; undefined when it does not exist. */
+/**
+ * Reads and parses a JSON file; undefined when it does not exist. Read synchronously: records
+ * of the state directory are small, and the four thread-pool round trips of an asynchronous
+ * read cost several times the read itself (a pass reads one record per deployed function).
+ */
 export async function readJsonFile<T>(path: string): Promise<T | undefined> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;

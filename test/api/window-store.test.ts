@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { createClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
-import { WindowWriter, WINDOW_FILE, type PersistedWindow } from '../../src/api/window-store.js';
+import { loadWindow, WindowWriter, WINDOW_FILE, type PersistedWindow } from '../../src/api/window-store.js';
 import { fakeTransport, reply, track } from './helpers/fake-transport.js';
 
 const dirs: string[] = [];
@@ -129,5 +129,62 @@ describe('window store', () => {
     await dry.flush({ final: true });
     const file = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
     expect(file.sends).toEqual([claimedUntil, claimedUntil, clock.now()]);
+  });
+
+  it('claims hold longer while their places go mostly unused (up to the longest allowed), and as long as at first once one is mostly used; the file always accounts for every send', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'window-store-'));
+    dirs.push(root);
+    const stateDir = join(root, 'state');
+    const clock = new ManualClock();
+    const sends: number[] = [];
+    const errors: unknown[] = [];
+    const writer = new WindowWriter({
+      stateDir,
+      clock,
+      debounceMs: 10,
+      claimCount: 10,
+      claimMs: 50,
+      maxClaimMs: 400,
+      snapshot: () => ({ version: 1, windowMs: 1_000, sends: [...sends], blockedUntil: 0 }),
+      onError: (error) => errors.push(error),
+    });
+    const claimHolds: number[] = [];
+    // Sends `count` requests at the current time, each only once the file accounts for it.
+    const send = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        const waited = writer.beforeSend(clock.now());
+        if (waited) {
+          await waited;
+          // A claim was written: how long it holds, as the file says.
+          const file = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+          claimHolds.push(file.claim!.until - clock.now());
+        }
+        expect(writer.beforeSend(clock.now())).toBeUndefined();
+        sends.push(clock.now());
+        writer.sent();
+        // Write-ahead: a process killed now restarts counting at least every send made so far.
+        expect((await loadWindow(stateDir)).sends.length).toBeGreaterThanOrEqual(sends.length);
+      }
+    };
+    // One send per claim: each claim ends by time with 9 of its 10 places unused.
+    for (let round = 0; round < 6; round++) {
+      await send(1);
+      await clock.advance(claimHolds[claimHolds.length - 1]! + 1);
+    }
+    expect(claimHolds).toEqual([50, 100, 200, 400, 400, 400]);
+    // A claim used more than half: the next one holds as long as the first.
+    await send(1);
+    await send(5);
+    await clock.advance(401);
+    await send(1);
+    expect(claimHolds.slice(6)).toEqual([400, 50]);
+    // A claim that runs out of places is followed at once by a claim as long as the first.
+    await send(10);
+    expect(claimHolds.slice(8)).toEqual([50]);
+    await writer.flush({ final: true });
+    expect(errors).toEqual([]);
+    const saved = JSON.parse(await readFile(join(stateDir, WINDOW_FILE), 'utf8')) as PersistedWindow;
+    expect(saved.sends).toEqual(sends);
+    expect(saved.claim).toBeUndefined();
   });
 });

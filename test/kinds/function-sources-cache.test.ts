@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdir, mkdtemp, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectFunctionSources, SourceHashCache } from '../../src/reconcile/kinds/function-sources.js';
+import { collectFunctionSources, SourceHashCache, sourceDirectories } from '../../src/reconcile/kinds/function-sources.js';
 import { sha256Hex } from '../../src/reconcile/kinds/common.js';
 import { ManualClock } from '../../src/util/clock.js';
 
@@ -144,5 +144,31 @@ describe('SourceHashCache', () => {
   it('validates its options', () => {
     expect(() => new SourceHashCache({ maxEntries: 0 })).toThrow('Expected `maxEntries` to be a positive integer, got `0` (number)');
     expect(() => new SourceHashCache({ settleMs: -1 })).toThrow('Expected `settleMs` to be a non-negative integer, got `-1` (number)');
+  });
+
+  it("a plan's documents that share a source directory list it once; a call without the plan's memo (a deploy's re-read) lists it again and sees what changed", async () => {
+    const cache = settledCache();
+    const directories = sourceDirectories();
+    const planned = [];
+    for (const name of ['alpha', 'beta', 'gamma']) planned.push(await collectFunctionSources({ ...fn(name, cache), directories }));
+    expect(cache.stats.walked).toBe(1);
+    expect(new Set(planned.map((sources) => sources.digest)).size).toBe(1);
+    // Each document still gets its own checkout, which records the files it was handed.
+    expect([...planned[2]!.checkout.inputs().keys()]).toEqual(['index.ts', 'lib/x.ts']);
+    await writeFile(join(dir, 'shared', 'lib', 'y.ts'), LIB);
+    const again = await collectFunctionSources(fn('alpha', cache));
+    expect(cache.stats.walked).toBe(2);
+    expect(again.files.map((f) => f.path)).toEqual(['index.ts', 'lib/x.ts', 'lib/y.ts']);
+    expect(again.digest).not.toBe(planned[0]!.digest);
+  });
+
+  it("a source directory that cannot be used is named in each document's own error, from the plan's memo too", async () => {
+    const cache = settledCache();
+    const directories = sourceDirectories();
+    const missing = (functionName: string) => ({ ...fn(functionName, cache), source: 'gone', directories });
+    await expect(collectFunctionSources(missing('alpha'))).rejects.toThrow('Function `alpha`: source directory `gone` cannot be read (ENOENT)');
+    await expect(collectFunctionSources(missing('beta'))).rejects.toThrow('Function `beta`: source directory `gone` cannot be read (ENOENT)');
+    await writeFile(join(dir, 'plain'), 'not a directory');
+    await expect(collectFunctionSources({ ...missing('gamma'), source: 'plain' })).rejects.toThrow('Function `gamma`: source `plain` is not a directory');
   });
 });

@@ -77,6 +77,20 @@ describe('discovery: an incomplete tree is an invalid set', () => {
     expect(error).toMatchObject({ path: 'b', problem: 'vanished' });
   });
 
+  it('a walk without a status of each file (statFiles: false) finds the same files by the same paths, following links inside the tree and refusing one that leaves it', async () => {
+    const root = tree({ 'org.yaml': ORG, 'teams/a/project.yaml': org('a'), 'teams/a/notes.txt': 'notes\n', 'shared/common.yaml': org('common') });
+    symlinkSync(join(root, 'shared'), join(root, 'teams/linked'));
+    symlinkSync(join(root, 'org.yaml'), join(root, 'teams/org-link.yaml'));
+    const withStats = await walkTree(root);
+    const pathsOnly = await walkTree(root, { statFiles: false });
+    expect(pathsOnly.files).toEqual(withStats.files.map(({ path, absolute }) => ({ path, absolute })));
+    expect(pathsOnly.files.map((file) => file.path)).toEqual(['org.yaml', 'shared/common.yaml', 'teams/a/notes.txt', 'teams/a/project.yaml', 'teams/linked/common.yaml', 'teams/org-link.yaml']);
+    expect(pathsOnly.files.find((file) => file.path === 'teams/org-link.yaml')!.absolute).toBe(join(root, 'org.yaml'));
+    const outside = tree({ 'elsewhere.yaml': org('elsewhere') });
+    symlinkSync(outside, join(root, 'vendor'));
+    await expect(walkTree(root, { statFiles: false })).rejects.toMatchObject({ path: 'vendor', problem: 'outside-link' });
+  });
+
   it('names a manifest that is a FIFO, and a .reconcileignore that is a device', async () => {
     const root = tree({ 'org.yaml': ORG });
     execFileSync('mkfifo', [join(root, 'pipe.yaml')]);

@@ -47,6 +47,23 @@ interface CollectOptions {
   checkoutRoot?: string;
   /** Secret files the documents name, and the reconciler's credential files: a source file that is one of them (a link, hard or symbolic) is refused. */
   sealed?: { secretFiles?: ReadonlyArray<{ path: string; by: string }>; credentialFiles?: readonly string[] };
+  /**
+   * Source directories resolved and listed already, by path (one plan's: `sourceDirectories()`).
+   * The Function documents a plan reads that share a directory resolve and list it once; without
+   * it (a deploy's re-read) the directory is resolved and listed again.
+   */
+  directories?: SourceDirectories;
+}
+
+/** A source directory as found: its real path and listing, or why it cannot be used. */
+type SourceDirectory = { realRoot: string; listing: Listing } | { unusable: 'not-directory' } | { unusable: 'unreadable'; code: string };
+
+/** Source directories of one plan, by the path the documents name (resolved). */
+export type SourceDirectories = Map<string, Promise<SourceDirectory>>;
+
+/** An empty memo of source directories, for one plan. */
+export function sourceDirectories(): SourceDirectories {
+  return new Map();
 }
 
 /** The function's sources cannot be used: missing entrypoint, escaping path, size cap. Terminal for that function. */
@@ -236,24 +253,41 @@ async function realPathOf(path: string): Promise<string> {
   return real;
 }
 
-export async function collectFunctionSources(options: CollectOptions): Promise<FunctionSources> {
-  const name = options.functionName;
-  const limit = options.maxBytes ?? FUNCTION_SOURCE_LIMIT_BYTES;
-  const root = resolve(options.baseDir, options.source);
+/** Resolves a source directory and lists it (the walk shared with any call listing it at the same time). */
+async function findSourceDirectory(root: string, cache: SourceHashCache): Promise<SourceDirectory> {
   let realRoot: string;
   try {
     realRoot = await realpath(root);
-    if (!(await stat(realRoot)).isDirectory()) throw new FunctionSourceError(name, `source \`${options.source}\` is not a directory`);
+    if (!(await stat(realRoot)).isDirectory()) return { unusable: 'not-directory' };
   } catch (error) {
-    if (error instanceof FunctionSourceError) throw error;
-    throw new FunctionSourceError(name, `source directory \`${options.source}\` cannot be read (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    return { unusable: 'unreadable', code: (error as NodeJS.ErrnoException).code ?? 'error' };
   }
+  // The walk does not depend on the checkout's root: the directory's own checkout lists it.
+  const listing = await cache.listing(realRoot, () => listFiles(CheckoutFiles.resolved(realRoot), realRoot));
+  return { realRoot, listing };
+}
+
+function sourceDirectoryOf(root: string, cache: SourceHashCache, directories: SourceDirectories | undefined): Promise<SourceDirectory> {
+  if (!directories) return findSourceDirectory(root, cache);
+  let found = directories.get(root);
+  if (!found) directories.set(root, (found = findSourceDirectory(root, cache)));
+  return found;
+}
+
+export async function collectFunctionSources(options: CollectOptions): Promise<FunctionSources> {
+  const name = options.functionName;
+  const limit = options.maxBytes ?? FUNCTION_SOURCE_LIMIT_BYTES;
+  const cache = options.cache ?? sharedSourceCache;
+  const directory = await sourceDirectoryOf(resolve(options.baseDir, options.source), cache, options.directories);
+  if ('unusable' in directory) {
+    if (directory.unusable === 'not-directory') throw new FunctionSourceError(name, `source \`${options.source}\` is not a directory`);
+    throw new FunctionSourceError(name, `source directory \`${options.source}\` cannot be read (${directory.code})`);
+  }
+  const { realRoot, listing } = directory;
 
   const checkout = CheckoutFiles.resolved(options.checkoutRoot !== undefined ? await realPathOf(options.checkoutRoot).catch(() => realRoot) : realRoot);
   for (const { path, by } of options.sealed?.secretFiles ?? []) checkout.sealSecretFile(path, by);
   for (const path of options.sealed?.credentialFiles ?? []) checkout.sealCredentialFile(path);
-  const cache = options.cache ?? sharedSourceCache;
-  const listing = await cache.listing(realRoot, () => listFiles(checkout, realRoot));
   if ('problem' in listing) throw new FunctionSourceError(name, listing.problem.message, listing.problem.path);
   const paths = listing.files;
   // Checked on every call, a cached listing's too: the same file is sealed by one checkout and not another.

@@ -10,7 +10,7 @@ import type { FunctionDocument } from '../../manifests/types.js';
 import type { FieldChange, KindContext, KindModule, PlanEntry, ProjectScope } from '../types.js';
 import { makeEntry } from '../diff.js';
 import { activeDocuments, allDocuments, checkoutRootOf, DocumentGoneError, isObserveOnly, planPrune, projectDependency, refAtApply, sha256Hex, sourceOf } from './common.js';
-import { collectFunctionSources, FunctionSourceError, normalizeRelative, type FunctionSources } from './function-sources.js';
+import { collectFunctionSources, FunctionSourceError, normalizeRelative, sourceDirectories, type FunctionSources, type SourceDirectories } from './function-sources.js';
 import { buildDeployForm, normalizeBodyPath, parseFunctionBody, type DeployMetadata } from './function-deploy.js';
 import { sourcesDigest } from './function-sources.js';
 import { exportFunction, type ExportedFile } from '../export-functions.js';
@@ -72,7 +72,8 @@ function short(digest: string | undefined): string {
   return digest ? `sha256:${digest.slice(0, 12)}` : 'unknown';
 }
 
-async function sourcesFor(desired: DesiredFunction): Promise<FunctionSources> {
+/** The function's sources; `directories`: the plan's memo of source directories (a deploy reads its directory again). */
+async function sourcesFor(desired: DesiredFunction, directories?: SourceDirectories): Promise<FunctionSources> {
   const { doc, slug, metadata } = desired;
   return collectFunctionSources({
     functionName: slug,
@@ -83,6 +84,7 @@ async function sourcesFor(desired: DesiredFunction): Promise<FunctionSources> {
     ...(metadata.static_patterns ? { staticPatterns: metadata.static_patterns } : {}),
     checkoutRoot: checkoutRootOf(doc),
     sealed: referencePolicyOf(doc),
+    ...(directories ? { directories } : {}),
   });
 }
 
@@ -138,7 +140,8 @@ async function planOne(
   const observeOnly = isObserveOnly(doc);
   let sources: FunctionSources;
   try {
-    sources = await sourcesFor(desired);
+    // Functions of one pass that share a source directory resolve and list it once.
+    sources = await sourcesFor(desired, ctx.pass.shared('function-source-directories', sourceDirectories));
   } catch (error) {
     if (!(error instanceof FunctionSourceError)) throw error;
     return makeEntry({ ...base, changes: [], action: 'blocked', reason: error.message });
