@@ -27,6 +27,8 @@ export const NO_TRANSACTION_HEADER = /^\s*--\s*reconcile:\s*no-transaction\s*$/m
  */
 export const DISRUPTIVE_HEADER = /^\s*--\s*reconcile:\s*disruptive\s*$/m;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
 /** Largest migration file read. */
 const MAX_MIGRATION_BYTES = 4 * 1024 * 1024;
 
@@ -278,7 +280,19 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.detail}` });
       continue;
     }
-    const text = read.bytes.toString('utf8');
+    // Postgres refuses bytes that are not UTF-8, and its parser stops at a NUL byte: such a file
+    // is refused whole, never parsed (nor applied) as something other than what it holds.
+    if (read.bytes.includes(0)) {
+      errors.push({ file, line: 1, column: 1, path: '', message: 'the file is a binary file (it contains NUL bytes), not SQL' });
+      continue;
+    }
+    let text: string;
+    try {
+      text = UTF8.decode(read.bytes);
+    } catch {
+      errors.push({ file, line: 1, column: 1, path: '', message: 'the file is not valid UTF-8 text' });
+      continue;
+    }
     const noTransaction = NO_TRANSACTION_HEADER.test(text);
     const parsed = await parseMigration(text, file, { noTransaction, quote: !isLinked(join(directory, name)) });
     errors.push(...parsed.errors);
