@@ -123,6 +123,43 @@ function checkDocument(file: string, dir: string, source: SourceDocument, extraK
   return { entry, document, errors };
 }
 
+/** A document as written that was not kept (it failed its kind or its schema): the files it names as secrets are sealed all the same. */
+interface Unkept {
+  file: string;
+  dir: string;
+  value: unknown;
+}
+
+/** The paths every `valueFrom: { file }` below `value` names, however malformed the rest of the reference. */
+function secretFilePaths(value: unknown): string[] {
+  const paths: string[] = [];
+  const stack = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const from = (node as { valueFrom?: unknown }).valueFrom;
+    if (!Array.isArray(node) && typeof from === 'object' && from !== null && typeof (from as { file?: unknown }).file === 'string') paths.push((from as { file: string }).file);
+    stack.push(...Object.values(node));
+  }
+  return paths;
+}
+
+/**
+ * Seals every secret file a document names (valueFrom.file), kept or not: a file of the checkout
+ * linked to one is refused, never read and quoted in an error. The kept documents' secret files
+ * are also what their policy refuses as other files (a function's source file).
+ */
+function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof referencePolicy>, documents: readonly AnyDocument[], unkept: readonly Unkept[]): void {
+  policy.secretFiles = [];
+  for (const { document, ref } of findSecretReferences(documents)) {
+    if (!('file' in ref.valueFrom)) continue;
+    const secretFile = { path: resolve(document.source.dir, ref.valueFrom.file), by: document.source.file };
+    checkout.sealSecretFile(secretFile.path, secretFile.by);
+    policy.secretFiles.push(secretFile);
+  }
+  for (const { file, dir, value } of unkept) for (const path of secretFilePaths(value)) checkout.sealSecretFile(resolve(dir, path), file);
+}
+
 function compareErrors(a: ManifestError, b: ManifestError): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.path.localeCompare(b.path);
 }
@@ -178,6 +215,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   // Files of mappings with neither apiVersion nor kind: a ProjectSet's values files, or errors.
   const held = new Map<string, SourceDocument[]>();
   const projectSets: ProjectSetInput[] = [];
+  const unkept: Unkept[] = [];
   let turn = performance.now();
   for (const file of discovered.files) {
     // Reading and checking are synchronous: give the event loop a turn now and then, so a
@@ -199,6 +237,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
       for (const source of parsed.documents) {
         const outcome = checkDocument(file, dirname(path), source, options.kinds);
         errors.push(...outcome.errors);
+        if (!outcome.document) unkept.push({ file, dir: dirname(path), value: source.value });
         if (outcome.entry) entries.push(outcome.entry);
         if (outcome.document?.kind === ('ProjectSet' as string)) {
           projectSets.push({ file, dir: dirname(path), name: outcome.document.metadata.name, spec: outcome.document.spec as unknown as ProjectSetSpec, locate: source.locate });
@@ -227,14 +266,10 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   }
   errors.push(...crossCheck(entries, root, facets));
   // A secret file is read as a secret reference only, never as a migration file linked to it,
-  // nor (through the documents' policy) as a function's source file.
-  policy.secretFiles = [];
-  for (const { document, ref } of findSecretReferences(documents)) {
-    if (!('file' in ref.valueFrom)) continue;
-    const secretFile = { path: resolve(document.source.dir, ref.valueFrom.file), by: document.source.file };
-    checkout.sealSecretFile(secretFile.path, secretFile.by);
-    policy.secretFiles.push(secretFile);
-  }
+  // nor (through the documents' policy) as a function's source file; the secret files of the
+  // documents that were not kept are sealed too.
+  for (const entry of expanded.entries) if (!entry.valid) unkept.push({ file: entry.file, dir: entry.dir, value: entry.spec });
+  sealSecretFiles(checkout, policy, documents, unkept);
   // A manifest or values file read above that links to one of those secret files: nothing made
   // of it is kept (its documents, and every error, which could quote it), only the refusal.
   const unsealed = checkout.readBeforeSealed();

@@ -91,3 +91,19 @@ describe('what a migration file holds', () => {
     await expectRefused(dir, /migrations\/2_names\.sql:1:1.*is not valid UTF-8 text/);
   }, 120_000);
 });
+
+describe('what a migration file links to', () => {
+  it('a migration file that links to the secret file of a document failing its schema is refused, and the secret never printed', async () => {
+    // Postgres's message for this text names the dotted name unquoted: read as SQL, it would be printed.
+    const dir = await checkout('invalid-owner', `select * from a.b.c.${CANARY}\n`, '\n  unknown_field: 1');
+    await symlink(join(dir, 'secrets', 'smtp'), join(dir, 'migrations', '2_x.sql'));
+    const runs = await expectRefused(dir, /migrations\/2_x\.sql:1:1.*is the secret file fleet\.yaml names \(valueFrom\.file\)/);
+    for (const run of runs) expect(run.stdout + run.stderr).toMatch(/fleet\.yaml:\d+:\d+ \/spec\/unknown_field: unknown field/);
+  }, 120_000);
+
+  it('a manifest file that links to the secret file of a document failing its schema is refused, and the secret never printed', async () => {
+    const dir = await checkout('invalid-owner-yaml', `kind: ${CANARY}\n`, '\n  unknown_field: 1');
+    await symlink(join(dir, 'secrets', 'smtp'), join(dir, 'leak.yaml'));
+    await expectRefused(dir, /leak\.yaml:1:1.*is the secret file fleet\.yaml names \(valueFrom\.file\)/);
+  }, 120_000);
+});
