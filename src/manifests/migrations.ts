@@ -159,9 +159,10 @@ export async function parseMigration(text: string, file: string, options: { noTr
     const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } }).sqlDetails;
     // The error is located by line and column. A file reached through a link (or a second
     // hard link) may hold something else than SQL, a credential the checkout keeps beside it:
-    // the text Postgres quotes from it is left out, so such a file is never echoed.
+    // the text Postgres quotes from it is left out, so such a file is never echoed: the quoted
+    // token, and what follows a colon (a name it gives unquoted, such as a too-dotted name).
     const message = details?.message ?? (error as Error).message;
-    const said = options.quote === false ? message.replace(/ at or near "[\s\S]*"$/, '').replace(/"[\s\S]*"/g, '"…"') : message;
+    const said = options.quote === false ? message.replace(/ at or near "[\s\S]*"$/, '').replace(/"[\s\S]*"/g, '"…"').replace(/: [\s\S]*$/, '') : message;
     at(charAt(details?.cursorPosition ?? 0), `SQL syntax error: ${said}`);
     return result([], []);
   }

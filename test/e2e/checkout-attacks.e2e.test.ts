@@ -101,6 +101,13 @@ describe('what a migration file links to', () => {
     for (const run of runs) expect(run.stdout + run.stderr).toMatch(/fleet\.yaml:\d+:\d+ \/spec\/unknown_field: unknown field/);
   }, 120_000);
 
+  it('a migration file that links to another file of the checkout is reported without the names Postgres quotes unquoted', async () => {
+    const dir = await checkout('env-link', 'smtp-password\n');
+    await writeFile(join(dir, '.env'), `create type a.b.c.${CANARY} as (x int);\n`);
+    await symlink(join(dir, '.env'), join(dir, 'migrations', '2_x.sql'));
+    await expectRefused(dir, /migrations\/2_x\.sql:1:\d+.*SQL syntax error: improper qualified name \(too many dotted names\)/);
+  }, 120_000);
+
   it('a manifest file that links to the secret file of a document failing its schema is refused, and the secret never printed', async () => {
     const dir = await checkout('invalid-owner-yaml', `kind: ${CANARY}\n`, '\n  unknown_field: 1');
     await symlink(join(dir, 'secrets', 'smtp'), join(dir, 'leak.yaml'));
