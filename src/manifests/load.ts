@@ -157,7 +157,13 @@ function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof refe
     checkout.sealSecretFile(secretFile.path, secretFile.by);
     policy.secretFiles.push(secretFile);
   }
-  for (const { file, dir, value } of unkept) for (const path of secretFilePaths(value)) checkout.sealSecretFile(resolve(dir, path), file);
+  for (const { file, dir, value } of unkept) {
+    // A set that failed names no file of its own: the files its elements would have named are sealed.
+    for (const path of secretFilePaths(value)) {
+      if (path.includes('${')) checkout.sealSecretTemplate(resolve(dir, path), file);
+      else checkout.sealSecretFile(resolve(dir, path), file);
+    }
+  }
 }
 
 function compareErrors(a: ManifestError, b: ManifestError): number {
@@ -269,6 +275,9 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   // nor (through the documents' policy) as a function's source file; the secret files of the
   // documents that were not kept are sealed too.
   for (const entry of expanded.entries) if (!entry.valid) unkept.push({ file: entry.file, dir: entry.dir, value: entry.spec });
+  for (const set of projectSets) {
+    if (!expanded.sets.some((made) => made.name === set.name && made.file === set.file)) unkept.push({ file: set.file, dir: set.dir, value: set.spec.template });
+  }
   sealSecretFiles(checkout, policy, documents, unkept);
   // A manifest or values file read above that links to one of those secret files: nothing made
   // of it is kept (its documents, and every error, which could quote it), only the refusal.

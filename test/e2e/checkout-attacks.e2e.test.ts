@@ -114,3 +114,36 @@ describe('what a migration file links to', () => {
     await expectRefused(dir, /leak\.yaml:1:1.*is the secret file fleet\.yaml names \(valueFrom\.file\)/);
   }, 120_000);
 });
+
+describe('what a values file of a ProjectSet links to', () => {
+  const SET = `apiVersion: reconciler/v1
+kind: Organization
+metadata: { name: acme }
+spec: {}
+---
+apiVersion: reconciler/v1
+kind: ProjectSet
+metadata: { name: tenants }
+spec:
+  generators:
+    - values: { path: tenants }
+  template:
+    metadata: { name: "\${tenant}-prod" }
+    spec:
+      organization: acme
+      region: eu-west-1
+      db_pass: { valueFrom: { file: "secrets/\${tenant}" } }
+`;
+
+  it("a values file that links to a tenant's secret file, in a set that fails, is refused and the secret never printed", async () => {
+    const dir = join(root, `values-link-${++made}`);
+    await mkdir(join(dir, 'tenants'), { recursive: true });
+    await mkdir(join(dir, 'secrets'), { recursive: true });
+    await writeFile(join(dir, 'fleet.yaml'), SET);
+    await writeFile(join(dir, 'tenants', 'a.yaml'), 'tenant: a\n');
+    // The secret parses as a values mapping whose key is invalid: the set fails, and its error would quote the key.
+    await writeFile(join(dir, 'secrets', 'a'), `tenant: b\nkey: "not a key ${CANARY}"\n`);
+    await symlink(join(dir, 'secrets', 'a'), join(dir, 'tenants', 'b.yaml'));
+    await expectRefused(dir, /tenants\/b\.yaml:1:1.*is the secret file fleet\.yaml names \(valueFrom\.file\)/);
+  }, 120_000);
+});
