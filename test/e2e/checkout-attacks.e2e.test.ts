@@ -147,3 +147,20 @@ spec:
     await expectRefused(dir, /tenants\/b\.yaml:1:1.*is the secret file fleet\.yaml names \(valueFrom\.file\)/);
   }, 120_000);
 });
+
+describe('a document that passed its schema and breaks its check', () => {
+  it('a Rollout window whose schedule makes the cron reader throw is a located error, not a crash', async () => {
+    const dir = await checkout('rollout-schedule', 'smtp-password\n');
+    await writeFile(join(dir, 'rollout.yaml'), `apiVersion: reconciler/v1
+kind: Rollout
+metadata: { name: fleet }
+spec:
+  windows:
+    - name: nights
+      schedule: '0-99999999999 * * * *'
+      duration: 3h
+      selector: { labels: { tier: a } }
+`);
+    await expectRefused(dir, /rollout\.yaml:7:\d+ \/spec\/windows\/0\/schedule: not a cron expression/);
+  }, 120_000);
+});
