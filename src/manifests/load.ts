@@ -180,7 +180,11 @@ async function readDocumentFiles(documents: readonly AnyDocument[], facets: Load
     const read = facets.get(document.kind)?.read;
     if (!read) continue;
     const at = (pointer: string) => ({ file: document.source.file, ...locateField(document, pointer), path: pointer });
-    errors.push(...(await read(document, { checkout, at })));
+    try {
+      errors.push(...(await read(document, { checkout, at })));
+    } catch (thrown) {
+      errors.push({ ...at(''), message: `the files of ${document.kind} \`${document.metadata.name}\` could not be read: ${(thrown as Error).message}` });
+    }
   }
   return errors;
 }
