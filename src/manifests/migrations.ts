@@ -29,6 +29,10 @@ export const DISRUPTIVE_HEADER = /^\s*--\s*reconcile:\s*disruptive\s*$/m;
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** Control characters, line separators and bidirectional controls: none is shown as it is in a plan (printable.ts). */
+// eslint-disable-next-line no-control-regex
+const NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
 /** Largest migration file read. */
 const MAX_MIGRATION_BYTES = 4 * 1024 * 1024;
 
@@ -265,9 +269,10 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       continue;
     }
     const [, version, migrationName] = match as unknown as [string, string, string];
-    // The CLI takes any name; one with a control character would reach terminals through the plan.
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(migrationName)) {
-      errors.push({ file: file.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
+    // The CLI takes any name; one with a control character would reach terminals through the
+    // plan, and a bidirectional one (U+202E) would show it in another order than it is read.
+    if (NAME_CONTROL.test(migrationName)) {
+      errors.push({ file: file.replace(new RegExp(NAME_CONTROL.source, 'g'), '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
       continue;
     }
     const first = versions.get(version);

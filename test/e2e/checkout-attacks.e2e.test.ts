@@ -92,6 +92,16 @@ describe('what a migration file holds', () => {
   }, 120_000);
 });
 
+describe('what a migration file is named', () => {
+  it('a migration file whose name holds a bidirectional control is refused, never shown reordered in a plan', async () => {
+    const dir = await checkout('bidi-name', 'smtp-password\n');
+    // Shown as `2_abctxt.sql` by a terminal, the override reversing what follows it.
+    await writeFile(join(dir, 'migrations', '2_abc\u202elqs.txt.sql'), 'create table z (id int);\n');
+    const runs = await expectRefused(dir, /migrations\/2_abc\?lqs\.txt\.sql:1:1.*a migration file name holds a control character: rename it/);
+    for (const run of runs) expect(run.stdout + run.stderr).not.toContain('\u202e');
+  }, 120_000);
+});
+
 describe('what a migration file links to', () => {
   it('a migration file that links to the secret file of a document failing its schema is refused, and the secret never printed', async () => {
     // Postgres's message for this text names the dotted name unquoted: read as SQL, it would be printed.
