@@ -146,10 +146,12 @@ export class CheckoutFiles {
 
   /**
    * The same for every file a secret file path of a template may name (`secrets/${tenant}`,
-   * absolute): a segment with a variable matches every entry of its directory that fits it.
+   * absolute): a segment with a variable matches every entry of its directory that fits it,
+   * but for the paths `except` names (the checkout's manifest files: a link among them to a
+   * secret file is refused through the secret file's own path).
    */
-  sealSecretTemplate(pattern: string, by: string): void {
-    for (const path of templateMatches(pattern)) this.sealSecretFile(path, by);
+  sealSecretTemplate(pattern: string, by: string, except: ReadonlySet<string>): void {
+    for (const path of templateMatches(pattern)) if (!except.has(path)) this.sealSecretFile(path, by);
   }
 
   /** The same for one of the reconciler's own credential files (its token file, ...). */

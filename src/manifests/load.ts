@@ -149,7 +149,7 @@ function secretFilePaths(value: unknown): string[] {
  * linked to one is refused, never read and quoted in an error. The kept documents' secret files
  * are also what their policy refuses as other files (a function's source file).
  */
-function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof referencePolicy>, documents: readonly AnyDocument[], unkept: readonly Unkept[]): void {
+function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof referencePolicy>, documents: readonly AnyDocument[], unkept: readonly Unkept[], manifests: readonly string[]): void {
   policy.secretFiles = [];
   for (const { document, ref } of findSecretReferences(documents)) {
     if (!('file' in ref.valueFrom)) continue;
@@ -157,10 +157,11 @@ function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof refe
     checkout.sealSecretFile(secretFile.path, secretFile.by);
     policy.secretFiles.push(secretFile);
   }
+  const manifestPaths = new Set(manifests.map((file) => join(checkout.root, file)));
   for (const { file, dir, value } of unkept) {
     // A set that failed names no file of its own: the files its elements would have named are sealed.
     for (const path of secretFilePaths(value)) {
-      if (path.includes('${')) checkout.sealSecretTemplate(resolve(dir, path), file);
+      if (path.includes('${')) checkout.sealSecretTemplate(resolve(dir, path), file, manifestPaths);
       else checkout.sealSecretFile(resolve(dir, path), file);
     }
   }
@@ -282,7 +283,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   for (const set of projectSets) {
     if (!expanded.sets.some((made) => made.name === set.name && made.file === set.file)) unkept.push({ file: set.file, dir: set.dir, value: set.spec.template });
   }
-  sealSecretFiles(checkout, policy, documents, unkept);
+  sealSecretFiles(checkout, policy, documents, unkept, discovered.files);
   // A manifest or values file read above that links to one of those secret files: nothing made
   // of it is kept (its documents, and every error, which could quote it), only the refusal.
   const unsealed = checkout.readBeforeSealed();
