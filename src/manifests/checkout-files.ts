@@ -8,7 +8,7 @@
 // a checkout without git hashes them, src/reconcile/document-files.ts).
 // test/architecture/checkout-reads.test.ts checks that no other module of src opens such a file.
 import { createHash } from 'node:crypto';
-import { constants, openAsBlob, realpathSync, statSync } from 'node:fs';
+import { constants, openAsBlob, readdirSync, realpathSync, statSync } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { readBoundedFile, type BoundedRead } from './bounded-read.js';
@@ -146,6 +146,16 @@ export class CheckoutFiles {
     this.#seal(path, `is the secret file ${by} names (valueFrom.file): a secret is read only as a secret reference`);
   }
 
+  /**
+   * The same for every file a secret file path of a template may name (`secrets/${tenant}`,
+   * absolute): a segment with a variable matches every entry of its directory that fits it,
+   * but for the paths `except` names (the checkout's manifest files: a link among them to a
+   * secret file is refused through the secret file's own path).
+   */
+  sealSecretTemplate(pattern: string, by: string, except: ReadonlySet<string>): void {
+    for (const path of templateMatches(pattern)) if (!except.has(path)) this.sealSecretFile(path, by);
+  }
+
   /** The same for one of the reconciler's own credential files (its token file, ...). */
   sealCredentialFile(path: string): void {
     this.#seal(path, "is one of the reconciler's own credential files: never read as a checkout file");
@@ -272,6 +282,28 @@ export class CheckoutFiles {
   inputs(): Map<string, string> {
     return new Map([...this.#inputs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
+}
+
+/** The paths an absolute path with `${...}` in some of its segments may name: each variable matches any part of an entry's name. */
+function templateMatches(pattern: string): string[] {
+  const segments = pattern.split(sep);
+  let found = [segments[0] === '' ? sep : segments[0]!];
+  for (const segment of segments.slice(1)) {
+    if (!segment.includes('${')) {
+      found = found.map((base) => join(base, segment));
+      continue;
+    }
+    const literal = segment.split(/\$\{[^}]*\}/).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+    const fits = new RegExp(`^${literal.join('.*')}$`);
+    found = found.flatMap((base) => {
+      try {
+        return readdirSync(base).filter((name) => fits.test(name)).map((name) => join(base, name));
+      } catch {
+        return [];
+      }
+    });
+  }
+  return found;
 }
 
 /** What a file is, whatever its path: a symbolic or a hard link to it is the same file. */

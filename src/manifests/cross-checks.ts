@@ -39,7 +39,14 @@ export function crossCheck(entries: CheckedEntry[], root: string, facets: LoadFa
     if (ofKind) ofKind.push(entry);
     else byKind.set(entry.kind, [entry]);
   }
-  for (const [kind, ofKind] of byKind) facets.get(kind)?.check?.(ofKind, check);
+  for (const [kind, ofKind] of byKind) {
+    // A check that throws on a document its schema let through is an error of these documents, never a load that ends unlocated.
+    try {
+      facets.get(kind)?.check?.(ofKind, check);
+    } catch (thrown) {
+      error(ofKind[0]!, '', `the checks of the ${kind} documents failed: ${(thrown as Error).message}`);
+    }
+  }
   return errors;
 }
 

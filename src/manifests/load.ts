@@ -123,6 +123,50 @@ function checkDocument(file: string, dir: string, source: SourceDocument, extraK
   return { entry, document, errors };
 }
 
+/** A document as written that was not kept (it failed its kind or its schema): the files it names as secrets are sealed all the same. */
+interface Unkept {
+  file: string;
+  dir: string;
+  value: unknown;
+}
+
+/** The paths every `valueFrom: { file }` below `value` names, however malformed the rest of the reference. */
+function secretFilePaths(value: unknown): string[] {
+  const paths: string[] = [];
+  const stack = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    const from = (node as { valueFrom?: unknown }).valueFrom;
+    if (!Array.isArray(node) && typeof from === 'object' && from !== null && typeof (from as { file?: unknown }).file === 'string') paths.push((from as { file: string }).file);
+    stack.push(...Object.values(node));
+  }
+  return paths;
+}
+
+/**
+ * Seals every secret file a document names (valueFrom.file), kept or not: a file of the checkout
+ * linked to one is refused, never read and quoted in an error. The kept documents' secret files
+ * are also what their policy refuses as other files (a function's source file).
+ */
+function sealSecretFiles(checkout: CheckoutFiles, policy: ReturnType<typeof referencePolicy>, documents: readonly AnyDocument[], unkept: readonly Unkept[], manifests: readonly string[]): void {
+  policy.secretFiles = [];
+  for (const { document, ref } of findSecretReferences(documents)) {
+    if (!('file' in ref.valueFrom)) continue;
+    const secretFile = { path: resolve(document.source.dir, ref.valueFrom.file), by: document.source.file };
+    checkout.sealSecretFile(secretFile.path, secretFile.by);
+    policy.secretFiles.push(secretFile);
+  }
+  const manifestPaths = new Set(manifests.map((file) => join(checkout.root, file)));
+  for (const { file, dir, value } of unkept) {
+    // A set that failed names no file of its own: the files its elements would have named are sealed.
+    for (const path of secretFilePaths(value)) {
+      if (path.includes('${')) checkout.sealSecretTemplate(resolve(dir, path), file, manifestPaths);
+      else checkout.sealSecretFile(resolve(dir, path), file);
+    }
+  }
+}
+
 function compareErrors(a: ManifestError, b: ManifestError): number {
   return a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column || a.path.localeCompare(b.path);
 }
@@ -137,7 +181,11 @@ async function readDocumentFiles(documents: readonly AnyDocument[], facets: Load
     const read = facets.get(document.kind)?.read;
     if (!read) continue;
     const at = (pointer: string) => ({ file: document.source.file, ...locateField(document, pointer), path: pointer });
-    errors.push(...(await read(document, { checkout, at })));
+    try {
+      errors.push(...(await read(document, { checkout, at })));
+    } catch (thrown) {
+      errors.push({ ...at(''), message: `the files of ${document.kind} \`${document.metadata.name}\` could not be read: ${(thrown as Error).message}` });
+    }
   }
   return errors;
 }
@@ -178,6 +226,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   // Files of mappings with neither apiVersion nor kind: a ProjectSet's values files, or errors.
   const held = new Map<string, SourceDocument[]>();
   const projectSets: ProjectSetInput[] = [];
+  const unkept: Unkept[] = [];
   let turn = performance.now();
   for (const file of discovered.files) {
     // Reading and checking are synchronous: give the event loop a turn now and then, so a
@@ -199,6 +248,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
       for (const source of parsed.documents) {
         const outcome = checkDocument(file, dirname(path), source, options.kinds);
         errors.push(...outcome.errors);
+        if (!outcome.document) unkept.push({ file, dir: dirname(path), value: source.value });
         if (outcome.entry) entries.push(outcome.entry);
         if (outcome.document?.kind === ('ProjectSet' as string)) {
           projectSets.push({ file, dir: dirname(path), name: outcome.document.metadata.name, spec: outcome.document.spec as unknown as ProjectSetSpec, locate: source.locate });
@@ -227,14 +277,13 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
   }
   errors.push(...crossCheck(entries, root, facets));
   // A secret file is read as a secret reference only, never as a migration file linked to it,
-  // nor (through the documents' policy) as a function's source file.
-  policy.secretFiles = [];
-  for (const { document, ref } of findSecretReferences(documents)) {
-    if (!('file' in ref.valueFrom)) continue;
-    const secretFile = { path: resolve(document.source.dir, ref.valueFrom.file), by: document.source.file };
-    checkout.sealSecretFile(secretFile.path, secretFile.by);
-    policy.secretFiles.push(secretFile);
+  // nor (through the documents' policy) as a function's source file; the secret files of the
+  // documents that were not kept are sealed too.
+  for (const entry of expanded.entries) if (!entry.valid) unkept.push({ file: entry.file, dir: entry.dir, value: entry.spec });
+  for (const set of projectSets) {
+    if (!expanded.sets.some((made) => made.name === set.name && made.file === set.file)) unkept.push({ file: set.file, dir: set.dir, value: set.spec.template });
   }
+  sealSecretFiles(checkout, policy, documents, unkept, discovered.files);
   // A manifest or values file read above that links to one of those secret files: nothing made
   // of it is kept (its documents, and every error, which could quote it), only the refusal.
   const unsealed = checkout.readBeforeSealed();

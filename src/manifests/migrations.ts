@@ -27,6 +27,12 @@ export const NO_TRANSACTION_HEADER = /^\s*--\s*reconcile:\s*no-transaction\s*$/m
  */
 export const DISRUPTIVE_HEADER = /^\s*--\s*reconcile:\s*disruptive\s*$/m;
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** Control characters, line separators and bidirectional controls: none is shown as it is in a plan (printable.ts). */
+// eslint-disable-next-line no-control-regex
+const NAME_CONTROL = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/;
+
 /** Largest migration file read. */
 const MAX_MIGRATION_BYTES = 4 * 1024 * 1024;
 
@@ -157,9 +163,10 @@ export async function parseMigration(text: string, file: string, options: { noTr
     const details = (error as { sqlDetails?: { message?: string; cursorPosition?: number } }).sqlDetails;
     // The error is located by line and column. A file reached through a link (or a second
     // hard link) may hold something else than SQL, a credential the checkout keeps beside it:
-    // the text Postgres quotes from it is left out, so such a file is never echoed.
+    // the text Postgres quotes from it is left out, so such a file is never echoed: the quoted
+    // token, and what follows a colon (a name it gives unquoted, such as a too-dotted name).
     const message = details?.message ?? (error as Error).message;
-    const said = options.quote === false ? message.replace(/ at or near "[\s\S]*"$/, '').replace(/"[\s\S]*"/g, '"…"') : message;
+    const said = options.quote === false ? message.replace(/ at or near "[\s\S]*"$/, '').replace(/"[\s\S]*"/g, '"…"').replace(/: [\s\S]*$/, '') : message;
     at(charAt(details?.cursorPosition ?? 0), `SQL syntax error: ${said}`);
     return result([], []);
   }
@@ -262,9 +269,10 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       continue;
     }
     const [, version, migrationName] = match as unknown as [string, string, string];
-    // The CLI takes any name; one with a control character would reach terminals through the plan.
-    if (/[\u0000-\u001f\u007f-\u009f]/.test(migrationName)) {
-      errors.push({ file: file.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
+    // The CLI takes any name; one with a control character would reach terminals through the
+    // plan, and a bidirectional one (U+202E) would show it in another order than it is read.
+    if (NAME_CONTROL.test(migrationName)) {
+      errors.push({ file: file.replace(new RegExp(NAME_CONTROL.source, 'g'), '?'), line: 1, column: 1, path: '', message: 'a migration file name holds a control character: rename it' });
       continue;
     }
     const first = versions.get(version);
@@ -278,7 +286,19 @@ export async function readMigrations(checkout: CheckoutFiles, dir: string, path:
       errors.push({ file, line: 1, column: 1, path: '', message: `the file ${read.detail}` });
       continue;
     }
-    const text = read.bytes.toString('utf8');
+    // Postgres refuses bytes that are not UTF-8, and its parser stops at a NUL byte: such a file
+    // is refused whole, never parsed (nor applied) as something other than what it holds.
+    if (read.bytes.includes(0)) {
+      errors.push({ file, line: 1, column: 1, path: '', message: 'the file is a binary file (it contains NUL bytes), not SQL' });
+      continue;
+    }
+    let text: string;
+    try {
+      text = UTF8.decode(read.bytes);
+    } catch {
+      errors.push({ file, line: 1, column: 1, path: '', message: 'the file is not valid UTF-8 text' });
+      continue;
+    }
     const noTransaction = NO_TRANSACTION_HEADER.test(text);
     const parsed = await parseMigration(text, file, { noTransaction, quote: !isLinked(join(directory, name)) });
     errors.push(...parsed.errors);
