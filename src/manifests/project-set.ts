@@ -430,7 +430,9 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
   const result: Record<string, unknown> = isObject(target) ? { ...target } : {};
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    // A key `__proto__` is a field like any other (the schema refuses it as unknown), never the
+    // object's prototype: an assignment would drop it unseen and change what `result` inherits.
+    else Object.defineProperty(result, key, { value: mergePatch(Object.hasOwn(result, key) ? result[key] : undefined, value), enumerable: true, writable: true, configurable: true });
   }
   return result;
 }

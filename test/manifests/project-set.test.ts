@@ -101,6 +101,14 @@ describe('mergePatch (RFC 7386)', () => {
     expect(mergePatch([1, 2], { a: 'b', c: null })).toEqual({ a: 'b' });
     expect(mergePatch({}, { a: { bb: { ccc: null } } })).toEqual({ a: { bb: {} } });
   });
+
+  it('keeps a `__proto__` key as a field of its own, never as the prototype', () => {
+    const merged = mergePatch({ a: 1 }, JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(merged.polluted).toBeUndefined();
+    expect(Object.keys(merged)).toEqual(['a', '__proto__']);
+    expect(Object.getOwnPropertyDescriptor(merged, '__proto__')?.value).toEqual({ polluted: true });
+  });
 });
 
 describe('loading a ProjectSet', () => {
@@ -226,6 +234,11 @@ describe('loading a ProjectSet', () => {
     it('a value that is not a scalar, and a values file nobody reads', async () => {
       expect((await errorsOf({ 'set.yaml': set('    - values: { path: t }\n'), 't/acme.yaml': 'tenant: acme\nring: [a, b]\npool: 1\n' }))[0]).toMatchObject({ file: 't/acme.yaml', line: 2, message: expect.stringContaining('must be a string, a number or a boolean') });
       expect((await errorsOf({ 'stray.yaml': 'tenant: acme\n' }))[0]!.message).toContain('missing required field `kind`');
+    });
+
+    it('an override of an unknown field `__proto__` is refused as unknown, not dropped', async () => {
+      const errors = await errorsOf({ 'set.yaml': set('    - values: { path: t }\n'), 't/acme.yaml': 'tenant: acme\nring: r\npool: 1\noverrides:\n  spec:\n    __proto__: { region: mars-1 }\n' });
+      expect(errors).toEqual([expect.objectContaining({ file: 't/acme.yaml', path: '/spec/__proto__' })]);
     });
 
     it('a generated document that fails its schema, located in the override that wrote the field', async () => {
