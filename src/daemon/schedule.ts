@@ -19,8 +19,22 @@ export class InvalidScheduleError extends Error {
   }
 }
 
+/**
+ * A range whose bound is past 59, the largest value of any cron field: refused before node-cron
+ * reads it, since node-cron expands a range as written (`0-99999999 * * * *` keeps it busy for
+ * most of a minute before it throws).
+ */
+function rangePastEveryField(expression: string): string | undefined {
+  for (const [range, from, to] of expression.matchAll(/(\d+)-(\d+)/g)) {
+    if (Number(from) > 59 || Number(to) > 59) return `the range \`${range.length > 24 ? `${range.slice(0, 24)}...` : range}\` goes past 59, the largest value of any field`;
+  }
+  return undefined;
+}
+
 /** Throws InvalidScheduleError unless `expression` is a valid cron expression that node-cron can schedule. */
 export function validateSchedule(expression: string): void {
+  const tooLarge = rangePastEveryField(expression);
+  if (tooLarge !== undefined) throw new InvalidScheduleError(expression, tooLarge);
   const cron = cronModule();
   const detail = cron.validateDetailed(expression);
   if (!detail.valid) {
