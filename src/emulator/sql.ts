@@ -3,6 +3,7 @@
 // the emulator's Postgres) and counts as read-only only when that is evident from its parse tree;
 // anything else counts as writing.
 import type { ParseResult } from 'libpg-query';
+import { postgresParser } from '../manifests/pg-parser.js';
 
 export interface SqlClassification {
   readOnly: boolean;
@@ -16,13 +17,6 @@ export interface SqlClassification {
   syntaxError?: string;
 }
 
-type Parser = typeof import('libpg-query');
-let parserOnce: Promise<Parser> | undefined;
-/** Loaded on the first query that needs a classification. */
-function parser(): Promise<Parser> {
-  parserOnce ??= import('libpg-query');
-  return parserOnce;
-}
 
 /** Functions known to read only: a call to any other function counts as writing (nextval, set_config, ...). */
 const READ_ONLY_FUNCTIONS = new Set([
@@ -101,7 +95,7 @@ const UNTERMINATED: Record<string, string> = {
  * else counts as writing.
  */
 export async function classifySql(query: string): Promise<SqlClassification> {
-  const { parse } = await parser();
+  const { parse } = await postgresParser();
   let tree: ParseResult;
   try {
     tree = await parse(query);

@@ -11,6 +11,7 @@ import { TreeWalkError, type CheckoutFiles } from './checkout-files.js';
 import { cliSplit } from './sql-split.js';
 import { lexSql, normalizeSql, withoutSurroundingComments } from './sql-lexer.js';
 import type { ManifestError } from './types.js';
+import { postgresParser } from './pg-parser.js';
 
 /**
  * `<version>_<name>.sql`: the version is digits (a timestamp, as the platform's CLI writes them),
@@ -89,13 +90,6 @@ export function sameMigration(recorded: readonly string[], file: Pick<MigrationF
   return migrationDigest(recorded) === file.digest || legacyMigrationDigest(recorded) === file.legacyDigest;
 }
 
-type Parser = typeof import('libpg-query');
-let parserOnce: Promise<Parser> | undefined;
-/** Loaded only when a manifest set has Migrations documents. */
-function parser(): Promise<Parser> {
-  parserOnce ??= import('libpg-query');
-  return parserOnce;
-}
 
 /** Line and column (1-based) of a 0-based character offset. */
 function position(text: string, offset: number): { line: number; column: number } {
@@ -154,7 +148,7 @@ export async function parseMigration(text: string, file: string, options: { noTr
   const result = (run: string[], legacy: string[], wrapped = false): ParsedMigration => ({ statements, run, legacy, wrapped, errors });
   // Only comments and white space: a migration with no statement (the CLI records the comments).
   if (lexSql(text).every((piece) => piece.kind === 'space' || piece.kind === 'comment')) return result([], []);
-  const { parse } = await parser();
+  const { parse } = await postgresParser();
   let parsed: { stmts?: ParsedStatement[] };
   const charAt = charOffsets(text);
   try {
