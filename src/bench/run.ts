@@ -1,9 +1,11 @@
 // `npm run bench`: runs every scenario against the emulator, prints a table and writes
 // bench-results/latest.json. `--quick` runs smaller fleets (a smoke run, not for figures).
+import { execFile } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { dirname, resolve } from 'node:path';
 import { cpus, totalmem } from 'node:os';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { benchBudget } from './budget.js';
 import { benchFleetKinds } from './fleet-kinds.js';
 import { continuousFreshness, freshnessThroughWrites } from './freshness.js';
@@ -136,12 +138,22 @@ async function corpusScenario(dir: string): Promise<Awaited<ReturnType<typeof be
   row('10 corpus', `files applied / files (${c.folders.length} folders)`, `${c.applied} / ${c.files}`, '-', '', undefined);
   row('10 corpus', 'folders that converge with no change', `${c.converged} / ${c.folders.length}`, '-', '', undefined);
   row('10 corpus', 'CLI-written history rows that plan no change', `${c.adopted} / ${c.adoptable}`, '-', 'all', c.adopted === c.adoptable);
+  const loading = await loadingPeak(EXAMPLES);
+  row('10 corpus', `loading the examples (their migrations hold CHECK constraints; ${loading.documents} documents, ${loading.errors} errors): peak RSS of the loading process, MB`, loading.peakRssMb, '-', '< 512 (the chart\'s limit)', loading.peakRssMb < 512 && loading.errors === 0);
   const perMigration = c.writingQueriesPerMigration;
   row('10 corpus', 'writing requests per applied migration (folders without a failure)', perMigration ?? '-', '-', '1.00', perMigration === undefined ? undefined : perMigration <= 1);
   return c;
 }
 
 const CORPUS = new URL('../../test/fixtures/migrations-corpus', import.meta.url).pathname;
+const EXAMPLES = new URL('../../examples', import.meta.url).pathname;
+
+/** Peak memory of a process that loads `dir` (load-child.ts), background compilation included. */
+async function loadingPeak(dir: string): Promise<{ peakRssMb: number; errors: number; documents: number }> {
+  const child = fileURLToPath(new URL('./load-child.js', import.meta.url));
+  const { stdout } = await promisify(execFile)(process.execPath, [child, dir]);
+  return JSON.parse(stdout) as { peakRssMb: number; errors: number; documents: number };
+}
 
 // `--only NAME` runs one scenario alone (while working on it); `--only migrations --corpus DIR`
 // runs the corpus scenario over DIR's folders alone (a directory of real migrations, never committed).
