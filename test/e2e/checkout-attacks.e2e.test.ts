@@ -7,7 +7,7 @@ import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { assertBuilt, expectExit, runCli, type CliRun } from './helpers/cli.js';
+import { assertBuilt, expectCheckoutRefused, type CliRun } from './helpers/cli.js';
 
 const CANARY = 'canaryvalue7f3e21';
 
@@ -60,21 +60,9 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-/** validate and a pass both refuse the checkout with `expected`, never print the canary, and send no request. */
-async function expectRefused(dir: string, expected: RegExp): Promise<CliRun[]> {
-  const from = emulator.requests().length;
-  const validate = await runCli(['validate', dir], {});
-  expectExit(validate, 1);
-  const pass = await runCli([dir], env);
-  expectExit(pass, 1);
-  for (const run of [validate, pass]) {
-    const output = run.stdout + run.stderr;
-    expect(output).toMatch(expected);
-    expect(output).not.toContain(CANARY);
-    expect(output).not.toMatch(/\n\s+at .+\.js:\d+/);
-  }
-  expect(emulator.requests().slice(from)).toEqual([]);
-  return [validate, pass];
+/** validate and a pass both refuse the checkout with `expected`, never print the canary or a stack trace, and send no request. */
+function expectRefused(dir: string, expected: RegExp): Promise<CliRun[]> {
+  return expectCheckoutRefused(dir, expected, { env, requests: () => emulator.requests(), never: [CANARY, /\n\s+at .+\.js:\d+/] });
 }
 
 describe('what a migration file holds', () => {

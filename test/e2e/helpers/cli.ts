@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { cp, mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { expect } from 'vitest';
 
 export const REPO = resolve(new URL('../../..', import.meta.url).pathname);
 export const NODE = join(REPO, 'node_modules/.bin/node');
@@ -67,4 +68,30 @@ export function expectExit(run: CliRun, code: number): void {
     const tail = (text: string) => text.split('\n').slice(-40).join('\n');
     throw new Error(`expected exit ${code}, got ${run.code}\n--- stdout\n${tail(run.stdout)}\n--- stderr\n${tail(run.stderr)}`);
   }
+}
+
+/**
+ * `reconcile validate DIR` and a pass over DIR (with `env`) both exit 1 with output that matches
+ * `expected` and holds none of `never`; the emulator's request log (`requests`) gains nothing.
+ */
+export async function expectCheckoutRefused(
+  dir: string,
+  expected: RegExp,
+  options: { env: NodeJS.ProcessEnv; requests: () => readonly unknown[]; never: ReadonlyArray<string | RegExp> },
+): Promise<CliRun[]> {
+  const from = options.requests().length;
+  const validate = await runCli(['validate', dir], {});
+  expectExit(validate, 1);
+  const pass = await runCli([dir], options.env);
+  expectExit(pass, 1);
+  for (const run of [validate, pass]) {
+    const output = run.stdout + run.stderr;
+    expect(output).toMatch(expected);
+    for (const forbidden of options.never) {
+      if (typeof forbidden === 'string') expect(output).not.toContain(forbidden);
+      else expect(output).not.toMatch(forbidden);
+    }
+  }
+  expect(options.requests().slice(from)).toEqual([]);
+  return [validate, pass];
 }
