@@ -27,22 +27,10 @@ function pathOf(visit: Visit): Array<string | number> {
   return path.reverse();
 }
 
-/**
- * The references of each document, found once: a loaded document is not changed afterwards, and
- * a pass asks for them three times (sealing its secret files, checking that they resolve, and
- * learning the values to redact).
- */
-const referencesOf = new WeakMap<AnyDocument, readonly FoundReference[]>();
-
 /** Every SecretRef in the documents' specs, in document order. */
 export function findSecretReferences(documents: readonly AnyDocument[]): FoundReference[] {
   const found: FoundReference[] = [];
   for (const document of documents) {
-    const known = referencesOf.get(document);
-    if (known) {
-      for (const reference of known) found.push(reference);
-      continue;
-    }
     const local: FoundReference[] = [];
     // Only objects and arrays are visited (a scalar holds no reference); a path is spelled out
     // only for a reference found, from the chain of its parents.
@@ -60,9 +48,7 @@ export function findSecretReferences(documents: readonly AnyDocument[]): FoundRe
         }
       }
     }
-    local.sort((a, b) => a.path.localeCompare(b.path));
-    referencesOf.set(document, local);
-    for (const reference of local) found.push(reference);
+    found.push(...local.sort((a, b) => a.path.localeCompare(b.path)));
   }
   return found;
 }
