@@ -5,7 +5,7 @@
 // schema compiler, the daemon's libraries nor the emulator's Postgres. A checkout that needs them
 // loads them: an anchor takes the full YAML parser, a window takes node-cron.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -57,6 +57,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await emulator?.close();
+  if (root) await rm(root, { recursive: true, force: true });
 });
 
 /** A dry-run pass of the built command over `files`; the package paths of every module it loaded. */
