@@ -4,8 +4,12 @@ import { shardScaling } from '../../src/bench/shards.js';
 describe('bench scenario 7: shards', () => {
   it('converges the same fleet with one shard and with three, no 429 answers', async () => {
     // A budget far above what the fleet needs: this checks the scenario, not its figure.
-    const figures = await shardScaling(6, 500);
+    const figures = await shardScaling(6, 500, 1000, 2);
     expect(figures).toMatchObject({ projects: 6, shards: 3, budget: '500/1s' });
+    // Two pairs run in turn; the figure and the runs it shows are those of the median pair.
+    expect(figures.ratios).toHaveLength(2);
+    expect(figures.ratio).toBe([...figures.ratios].sort((a, b) => a - b)[1]);
+    expect(figures.ratio).toBe(Math.round((figures.sharded.seconds / (figures.single.seconds / 3)) * 100) / 100);
     expect(figures.single.perShardSeconds).toHaveLength(1);
     expect(figures.sharded.perShardSeconds).toHaveLength(3);
     expect(figures.single.rateLimited + figures.sharded.rateLimited).toBe(0);
