@@ -1,7 +1,6 @@
 // The commit a manifest tree was read from: git-sync publishes each commit as a worktree
 // directory named by its hash (behind a symlink it swaps atomically), otherwise HEAD as git
 // would answer it: read from the repository's files where they are plain, else by git itself.
-import { execFile } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, resolve, sep } from 'node:path';
 
@@ -18,8 +17,12 @@ export function revisionFromPath(resolvedPath: string): string | undefined {
   return undefined;
 }
 
-/** `git rev-parse HEAD` in the directory; undefined when it is not a checkout or git is absent. */
-function gitHead(dir: string, timeoutMs = 5000): Promise<string | undefined> {
+/**
+ * `git rev-parse HEAD` in the directory; undefined when it is not a checkout or git is absent.
+ * `node:child_process` is loaded here, when git is needed, not by every process at its start.
+ */
+async function gitHead(dir: string, timeoutMs = 5000): Promise<string | undefined> {
+  const { execFile } = await import('node:child_process');
   return new Promise((resolvePromise) => {
     execFile('git', ['rev-parse', 'HEAD'], { cwd: dir, timeout: timeoutMs, windowsHide: true }, (error, stdout) => {
       const head = String(stdout ?? '').trim();

@@ -1,7 +1,6 @@
 // `reconcile [DIR]`: one pass (plan with --dry-run, else apply), the result on stdout in the
 // chosen format, logs on stderr. `--watch` hands over to the daemon.
 import { relative, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { UsageError, type CommandContext, type ContextOf } from '../context.js';
 import type { Settings, SettingsOf } from '../settings.js';
 import { referenceOptions } from '../reference-options.js';
@@ -286,6 +285,8 @@ function wantsConfirmation(context: PassContext, sandbox: boolean, request: Pass
 /** Asks on standard error, reads one line; true for `y` or `yes` (any case) only. End of input or a signal is a no. */
 async function confirm(context: PassContext, question: string): Promise<boolean> {
   const input = context.stdin!;
+  // Loaded when a person is asked, not by every process at its start.
+  const { createInterface } = await import('node:readline');
   const lines = createInterface({ input, output: context.stderr, terminal: false });
   try {
     const answer = await new Promise<string | undefined>((resolveAnswer) => {
