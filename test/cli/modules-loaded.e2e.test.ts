@@ -2,7 +2,8 @@
 // (each shard, each CI run): the built command loads a library only for the work that needs it.
 // A plain pass over plain YAML loads undici's pool alone, and neither the YAML library (the
 // checkout's reader takes plain block YAML itself), node-cron (a Rollout window's schedule), the
-// schema compiler, the daemon's libraries nor the emulator's Postgres. A checkout that needs them
+// schema compiler, the daemon's libraries, the emulator's Postgres, nor Node's own modules for
+// starting git and for asking a person. A checkout that needs them
 // loads them: an anchor takes the full YAML parser, a window takes node-cron.
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
