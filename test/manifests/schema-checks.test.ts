@@ -2,9 +2,8 @@
 // same schemas compiled at run time do, on every document of the examples and the fixtures and
 // on variants of each made invalid in several ways.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
@@ -83,42 +82,5 @@ describe('the checking validators compiled ahead of time', () => {
     `;
     const answer = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as { errors: number; ajv: string[] };
     expect(answer).toEqual({ errors: 0, ajv: [] });
-  });
-});
-
-describe('the checking validators are compiled with their module', () => {
-  it('each is a parenthesised function expression, the exports at the end', async () => {
-    const { compiledWithModule } = await import('../../src/manifests/schema-checks-gen.js');
-    const raw =
-      'export const A = validate0;const schema0 = {"a":"{"};function validate0(data, { instancePath = "" } = {}) { if (data === "}") { return false; } return true; }validate0.evaluated = {"props":true};' +
-      'export const B = validate1;function validate1(data) { return validate0(data) && "\\"}" !== data; }';
-    const out = compiledWithModule(raw);
-    expect(out).toBe(
-      'const schema0 = {"a":"{"};const validate0 = (function validate0(data, { instancePath = "" } = {}) { if (data === "}") { return false; } return true; });validate0.evaluated = {"props":true};' +
-        'const validate1 = (function validate1(data) { return validate0(data) && "\\"}" !== data; });' +
-        '\nexport const A = validate0;\nexport const B = validate1;',
-    );
-    // A function whose end is not where its braces say fails at generation.
-    expect(() => compiledWithModule('export const A = validate0;function validate0(data) { if (data) { return 1; }')).toThrow(/no end/);
-    // The committed module: no validator is a declaration (compiled only when first called).
-    const committed = readFileSync(join(REPO, 'src/manifests/schema-checks.ts'), 'utf8');
-    expect(committed.match(/(?<!\()function validate\d+\(/g)).toBeNull();
-    expect(committed.match(/const validate\d+ = \(function validate\d+\(/g)?.length).toBeGreaterThan(MANIFEST_KINDS.length);
-  });
-
-  it('so that validating a document compiles no validator then (V8 function events of the built module)', () => {
-    const log = join(mkdtempSync(join(tmpdir(), 'reconcile-v8-log-')), 'v8.log');
-    const script = `
-      const checks = await import(${JSON.stringify(join(REPO, 'dist/manifests/schema-checks.js'))});
-      const ok = checks.Project({ apiVersion: 'reconciler/v1', kind: 'Project', metadata: { name: 'p' }, spec: { organization: 'o', region: 'eu-central-1', postgres: { statement_timeout: '30s' } } });
-      if (!ok) throw new Error('the Project validator refused a valid document');
-    `;
-    execFileSync(process.execPath, ['--log-function-events', `--logfile=${log}`, '--no-logfile-per-isolate', '--input-type=module', '-e', script], { cwd: REPO, env: { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' } });
-    const events = readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith('function,'));
-    const validators = events.filter((line) => /,validate\d+$/.test(line));
-    // Each validator is compiled once, with the module; none is parsed again when first called.
-    expect(validators.filter((line) => line.startsWith('function,interpreter,')).length).toBeGreaterThan(MANIFEST_KINDS.length);
-    expect(validators.filter((line) => line.startsWith('function,parse-function,'))).toEqual([]);
-    rmSync(dirname(log), { recursive: true, force: true });
   });
 });
