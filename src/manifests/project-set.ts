@@ -129,14 +129,9 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
   // loading, such as an unresolved secret reference, otherwise name the document's file).
   const templateLocators = new Map<string, Locate>();
   const locatorOf = (element: Element, prefix: string): Locate => {
-    if (element.overrides.length > 0) {
-      return (pointer) => {
-        const at = locateGenerated(set, element, prefix, pointer);
-        return at.file === set.file ? at.position : { ...at.position, file: at.file };
-      };
-    }
+    if (element.overrides.length > 0) return overrideLocator(set, element, prefix);
     let locate = templateLocators.get(prefix);
-    if (!locate) templateLocators.set(prefix, (locate = (pointer) => set.locate(`/spec/template${prefix}${pointer}`)));
+    if (!locate) templateLocators.set(prefix, (locate = templateLocator(set.locate, prefix)));
     return locate;
   };
   for (const element of elements) {
@@ -166,6 +161,24 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     if (typeof projectName === 'string') summary.projects.push({ name: projectName, key: element.key, element: element.label });
   }
   out.sets.push(summary);
+}
+
+// The locators below outlive the expansion (each generated document keeps its own, for the
+// messages of later checks), so they are made here, outside expandOne: a closure made inside it
+// would keep every variable its inner functions share alive with it (the whole expansion's
+// output, the values files as parsed), for as long as the documents live.
+
+/** Where a field of a generated document was written when no override of its element sets anything: the template. */
+function templateLocator(locate: Locate, prefix: string): Locate {
+  return (pointer) => locate(`/spec/template${prefix}${pointer}`);
+}
+
+/** Where a field of a generated document was written when its element has overrides: the override that sets it, else the template. */
+function overrideLocator(set: ProjectSetInput, element: Element, prefix: string): Locate {
+  return (pointer) => {
+    const at = locateGenerated(set, element, prefix, pointer);
+    return at.file === set.file ? at.position : { ...at.position, file: at.file };
+  };
 }
 
 /** A set whose generators make more projects than its limit is refused whole. */
