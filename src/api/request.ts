@@ -56,11 +56,29 @@ export interface RequestCaller {
   call<T>(request: ApiRequest): Promise<ApiResponse<T>>;
 }
 
+/** Each route template split once: its literal parts, with the parameter names between them. */
+const splitRoutes = new Map<string, { literals: string[]; names: string[] }>();
+
+function splitRoute(route: string): { literals: string[]; names: string[] } {
+  let split = splitRoutes.get(route);
+  if (!split) {
+    const parts = route.split(/\{(\w+)\}/);
+    split = { literals: parts.filter((_, index) => index % 2 === 0), names: parts.filter((_, index) => index % 2 === 1) };
+    // Routes are the endpoints' templates, a fixed set; a bound all the same.
+    if (splitRoutes.size < 1024) splitRoutes.set(route, split);
+  }
+  return split;
+}
+
 /** Fills a route template with URL-encoded parameters. */
 export function fillRoute(route: string, params: Record<string, string>): string {
-  return route.replace(/\{(\w+)\}/g, (_, name: string) => {
+  const { literals, names } = splitRoute(route);
+  let path = literals[0]!;
+  for (let index = 0; index < names.length; index++) {
+    const name = names[index]!;
     const value = params[name];
     if (value === undefined || value === '') throw new TypeError(`Missing path parameter \`${name}\` for ${route}`);
-    return encodeURIComponent(value);
-  });
+    path += encodeURIComponent(value) + literals[index + 1]!;
+  }
+  return path;
 }

@@ -7,7 +7,7 @@
 // revision of a checkout is its documents and every file they read (`inputs`; the revision of
 // a checkout without git hashes them, src/reconcile/document-files.ts).
 // test/architecture/checkout-reads.test.ts checks that no other module of src opens such a file.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { constants, openAsBlob, readdirSync, realpathSync, statSync } from 'node:fs';
 import { open, readdir, realpath } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
@@ -19,13 +19,32 @@ export { TreeWalkError } from './walk-tree.js';
 /** Why a path of the checkout is not read: it leaves the checkout, or it is not there. */
 export type CheckoutRefusal = { problem: 'outside' | 'outside-link' | 'secret-file' | 'missing' | 'unreadable' | 'not-directory'; detail: string };
 
-function insideOf(root: string, target: string): boolean {
+/** A `.` or `..` segment, or an empty one: a path with none of them is normalized. */
+const UNNORMALIZED = sep === '/' ? /\/\/|\/\.\.?(?:\/|$)/ : /[\\/][\\/]|[\\/]\.\.?(?:[\\/]|$)|\//;
+
+/**
+ * `target` relative to `root` (`sep`-separated, `''` for the root itself) when `target` is a
+ * normalized absolute path at or under `root` (a normalized absolute path itself), else
+ * `undefined`. The cheap answer for the paths the walker and `realpath` give; any other path is
+ * left to `path.relative`. Every file read asks this two or three times.
+ */
+export function below(root: string, target: string): string | undefined {
+  if (!isAbsolute(target) || !target.startsWith(root)) return undefined;
+  if (target.length === root.length) return '';
+  const rootEndsInSep = root.endsWith(sep);
+  if (!rootEndsInSep && target[root.length] !== sep) return undefined;
+  return UNNORMALIZED.test(target) || target.endsWith(sep) ? undefined : target.slice(rootEndsInSep ? root.length : root.length + 1);
+}
+
+export function insideOf(root: string, target: string): boolean {
+  if (below(root, target) !== undefined) return true;
   const rel = relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  // `..` leaves the root; a name that only starts with two dots (`...`, `..a`) is a file in it.
+  return rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 function toSlash(path: string): string {
-  return path.split(sep).join('/');
+  return sep === '/' ? path : path.split(sep).join('/');
 }
 
 /** A file of a listed directory: its path relative to the checkout and where it really is. */
@@ -51,8 +70,12 @@ export class CheckoutFiles {
   /** Identities of the files read so far, with their paths relative to the root. */
   readonly #readReal = new Map<string, string>();
 
+  /** The root, when it is itself a normalized absolute path (as `realpath` gives it): `below` may answer for it. */
+  readonly #normalizedRoot: string | undefined;
+
   private constructor(root: string) {
     this.root = root;
+    this.#normalizedRoot = isAbsolute(root) && !UNNORMALIZED.test(root) ? root : undefined;
   }
 
   /** The checkout at `path` (resolved once: a swapped link later changes nothing here). */
@@ -67,7 +90,8 @@ export class CheckoutFiles {
 
   /** A path relative to the root (`/`-separated), for messages and the record. */
   relative(absolute: string): string {
-    return toSlash(relative(this.root, absolute)) || '.';
+    const fast = this.#normalizedRoot === undefined ? undefined : below(this.#normalizedRoot, absolute);
+    return toSlash(fast ?? relative(this.root, absolute)) || '.';
   }
 
   /**
@@ -222,7 +246,7 @@ export class CheckoutFiles {
       },
     });
     if (!('problem' in read)) {
-      this.record(rel, createHash('sha256').update(read.bytes).digest('hex'));
+      this.record(rel, hash('sha256', read.bytes, 'hex'));
       this.#readReal.set(identity, rel);
     }
     return read;
@@ -247,7 +271,7 @@ export class CheckoutFiles {
       const secret = this.#secretRefusal(fileIdentity(info));
       if (secret) throw new CheckoutReadError(rel, 'unreadable', secret.detail);
       if (!info.isFile()) throw new CheckoutReadError(rel, 'not-regular', 'is not a regular file');
-      const hash = createHash('sha256');
+      const running = createHash('sha256');
       const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(expectedSize + 1, HASH_CHUNK_BYTES)));
       let total = 0;
       for (;;) {
@@ -255,9 +279,9 @@ export class CheckoutFiles {
         if (bytesRead === 0) break;
         total += bytesRead;
         if (total > maxBytes) throw new CheckoutReadError(rel, 'too-large', `is larger than the limit of ${maxBytes} bytes`);
-        hash.update(buffer.subarray(0, bytesRead));
+        running.update(buffer.subarray(0, bytesRead));
       }
-      const digest = hash.digest('hex');
+      const digest = running.digest('hex');
       this.record(rel, digest);
       return digest;
     } finally {

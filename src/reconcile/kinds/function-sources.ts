@@ -3,7 +3,7 @@
 // The service bundles the sources itself, so modules the entrypoint imports must travel
 // with it; uploading the directory whole keeps that true without parsing imports.
 import { realpath, stat } from 'node:fs/promises';
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { sha256Hex } from './common.js';
 import { CheckoutFiles, CheckoutReadError, TreeWalkError } from '../../manifests/checkout-files.js';
@@ -96,11 +96,9 @@ export function formatBytes(bytes: number): string {
 
 /** Digest of a set of files given as (relative path, content digest): the same whether read from disk or from the service. */
 export function sourcesDigest(files: ReadonlyArray<{ path: string; sha256: string }>): string {
-  const hash = createHash('sha256');
-  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    hash.update(`${file.path}\0${file.sha256}\n`);
-  }
-  return hash.digest('hex');
+  // One string, hashed in one call: the same digest as each line fed in turn.
+  const lines = [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)).map((file) => `${file.path}\0${file.sha256}\n`);
+  return hash('sha256', lines.join(''), 'hex');
 }
 
 /** A path given in a manifest, relative to the function root, must stay inside it. */
