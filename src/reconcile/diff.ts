@@ -67,15 +67,18 @@ export function diffFields(
   if (!desired) return [];
   const live = observed ?? {};
   const changes: FieldChange[] = [];
-  const ignore = new Set(options.ignore ?? []);
-  for (const field of Object.keys(desired).sort()) {
+  const fields: string[] = [];
+  const ignore = options.ignore === undefined || options.ignore.length === 0 ? undefined : new Set(options.ignore);
+  // Only the changed fields are put in order (most calls find none): the same order as every field sorted first.
+  for (const field of Object.keys(desired)) {
     const want = desired[field];
-    if (want === undefined || ignore.has(field)) continue;
+    if (want === undefined || ignore?.has(field)) continue;
     const have = live[field];
     const custom = options.equals?.(field, want, have);
     const equal = custom ?? deepEqual(want, have);
     if (equal) continue;
     const path = options.prefix ? `${options.prefix}.${field}` : field;
+    fields.push(field);
     if (options.sensitive?.(field)) {
       changes.push({ path, sensitive: true });
     } else {
@@ -84,7 +87,9 @@ export function diffFields(
       changes.push(change);
     }
   }
-  return changes;
+  if (changes.length < 2) return changes;
+  const order = changes.map((_, index) => index).sort((a, b) => (fields[a]! < fields[b]! ? -1 : fields[a]! > fields[b]! ? 1 : 0));
+  return order.map((index) => changes[index]!);
 }
 
 /** The subset of `desired` whose fields changed: what a PATCH should send. */

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { changedSubset, deepEqual, diffFields, entryId, makeEntry, sameMembers } from '../../src/reconcile/diff.js';
 
@@ -13,6 +14,19 @@ describe('diffFields', () => {
       { path: 'restapi.db_schema', before: 'api', after: 'public' },
       { path: 'restapi.max_rows', before: 1000, after: 500 },
     ]);
+  });
+
+  it('orders the changes by field whatever the order of the fields written (as if every field were sorted first)', () => {
+    const field = fc.stringMatching(/^[a-zA-Z_]{1,6}$/);
+    fc.assert(
+      fc.property(fc.dictionary(field, fc.integer({ min: 0, max: 3 })), fc.dictionary(field, fc.integer({ min: 0, max: 3 })), (desired, live) => {
+        const expected = Object.keys(desired)
+          .sort()
+          .filter((key) => desired[key] !== live[key]);
+        expect(diffFields(desired, live).map((change) => change.path)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('leaves `before` out when the live object lacks the field', () => {

@@ -28,11 +28,12 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
   manages: (scope) => sectionManaged(scope, SECTION.key),
   async plan(scope, ctx) {
     const spec = sectionSpec<AuthSpec>(scope, SECTION.key);
-    const { plain, secretRefs } = split(spec);
+    // The plain fields are compared where they are, the secret-bearing ones left out (no copy of the section: a plan reads every project's).
+    const secretRefs = secretFieldsOf(spec);
     const secrets = new Map<string, string>();
     for (const [field, ref] of secretRefs) secrets.set(field, await ctx.resolveSecret(ref, scope.document));
     const live = scope.ref === undefined ? undefined : ((await ctx.api.getAuthServiceConfig(scope.ref, readOptions(scope, ctx))) as unknown as Record<string, unknown>);
-    const changes: FieldChange[] = diffFields(plain, live ?? {}, { prefix: SECTION.key, equals: unsetEquals });
+    const changes: FieldChange[] = diffFields(spec as Record<string, unknown>, live ?? {}, { prefix: SECTION.key, equals: unsetEquals, ignore: secretRefs.map(([field]) => field) });
     for (const [field, value] of secrets) {
       if (live !== undefined && scope.ref !== undefined && matchesAuthSecretDigest(live[field], value, scope.ref)) continue;
       changes.push({ path: `${SECTION.key}.${field}`, sensitive: true });
@@ -69,6 +70,17 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
     return pruned;
   },
 };
+
+/** The section's secret-bearing fields with their references (compared by digest). */
+function secretFieldsOf(spec: AuthSpec): Array<[string, unknown]> {
+  const refs: Array<[string, unknown]> = [];
+  for (const field in spec) {
+    if (!Object.hasOwn(spec, field)) continue;
+    const value = (spec as Record<string, unknown>)[field];
+    if (value !== undefined && isSecretAuthField(field)) refs.push([field, value]);
+  }
+  return refs;
+}
 
 /** The section's plain fields (compared as they are) and its secret-bearing fields' references (compared by digest). */
 function split(spec: AuthSpec): { plain: Record<string, unknown>; secretRefs: Array<[string, unknown]> } {
