@@ -16,7 +16,7 @@ import { locateField, registerLocator } from './locations.js';
 import { revisionOf } from './revision.js';
 import { validateAgainstSchema } from './schema-validator.js';
 import { didYouMean, nearest } from './suggest.js';
-import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type ManifestError, type ManifestKind, type ManifestSet } from './types.js';
+import { API_VERSION, MANIFEST_KINDS, type AnyDocument, type GeneratedFrom, type ManifestError, type ManifestKind, type ManifestSet } from './types.js';
 import { printable } from './printable.js';
 import { referencePolicy, registerReferencePolicy, type ReferencePolicyOptions } from './reference-policy.js';
 import { parseYamlFile, type SourceDocument } from './yaml-source.js';
@@ -81,7 +81,7 @@ interface DocumentOutcome {
   errors: ManifestError[];
 }
 
-function checkDocument(file: string, dir: string, source: SourceDocument, extraKinds: Readonly<Record<string, object>> = {}): DocumentOutcome {
+function checkDocument(file: string, dir: string, source: SourceDocument, extraKinds: Readonly<Record<string, object>> = {}, from?: GeneratedFrom): DocumentOutcome {
   const errors: ManifestError[] = [];
   const fail = (path: string, message: string, hint?: string, key = false) =>
     errors.push({ file, ...source.locate(path, { key }), path, message, ...(hint ? { hint } : {}) });
@@ -117,7 +117,8 @@ function checkDocument(file: string, dir: string, source: SourceDocument, extraK
     metadata: value.metadata,
     // A kind whose spec is all optional may leave it out: the same as `spec: {}`.
     spec: value.spec ?? {},
-    source: { file, line: source.start.line, column: source.start.column, dir },
+    // A generated document's set is in its source from the start (one shape per kind of source, no property added later).
+    source: from === undefined ? { file, line: source.start.line, column: source.start.column, dir } : { file, line: source.start.line, column: source.start.column, dir, set: from },
   } as AnyDocument;
   registerLocator(document, source.locate);
   return { entry, document, errors };
@@ -261,7 +262,7 @@ export async function loadCheckout(dir: string, facets: LoadFacets, options: Loa
     parsed.release();
   }
   // ProjectSets become ordinary documents here, before anything checks documents against each other.
-  const check = (file: string, dir: string, source: SourceDocument) => checkDocument(file, dir, source, options.kinds);
+  const check = (file: string, dir: string, source: SourceDocument, from?: GeneratedFrom) => checkDocument(file, dir, source, options.kinds, from);
   const expanded = expandProjectSets(projectSets, { root, files: discovered.files, held, check });
   errors.push(...expanded.errors);
   entries.push(...expanded.entries);

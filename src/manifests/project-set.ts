@@ -43,7 +43,7 @@ interface ExpandContext<E> {
   /** Files whose documents have neither apiVersion nor kind: values files, if a set claims them. */
   held: ReadonlyMap<string, readonly SourceDocument[]>;
   /** Checks one generated document as every document is checked (schema, then the entry cross-checks see). */
-  check(file: string, dir: string, source: SourceDocument): CheckOutcome<E>;
+  check(file: string, dir: string, source: SourceDocument, from?: GeneratedFrom): CheckOutcome<E>;
 }
 
 interface Expanded<E> {
@@ -147,16 +147,13 @@ function expandOne<E>(set: ProjectSetInput, context: ExpandContext<E>, out: Expa
     const from: GeneratedFrom = { set: set.name, key: element.key, element: element.label, ...(element.files.length > 0 ? { files: element.files } : {}) };
     for (const generated of made.documents) {
       const source: SourceDocument = { index: 0, value: generated.value, start: startOf(generated.prefix), locate: locatorOf(element, generated.prefix) };
-      const outcome = context.check(set.file, set.dir, source);
+      const outcome = context.check(set.file, set.dir, source, from);
       for (const error of outcome.errors) {
         const at = locateGenerated(set, element, generated.prefix, error.path);
         out.errors.push({ ...error, file: at.file, ...at.position, message: `${error.message} (ProjectSet \`${set.name}\`, element \`${element.key}\`: ${element.label})` });
       }
       if (outcome.entry) out.entries.push(outcome.entry);
-      if (outcome.document) {
-        outcome.document.source.set = from;
-        out.documents.push(outcome.document);
-      }
+      if (outcome.document) out.documents.push(outcome.document);
     }
     if (typeof projectName === 'string') summary.projects.push({ name: projectName, key: element.key, element: element.label });
   }
