@@ -11,7 +11,6 @@
 // (state-fence.ts), and that its records carry.
 import { randomBytes } from 'node:crypto';
 import { readFileSync, unlinkSync } from 'node:fs';
-import { kill } from 'node:process';
 import { link, mkdir, open, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -80,7 +79,7 @@ export function holderIsGone(holder: LockHolder): boolean {
   if (holder.host !== hostname() || !(holder.pid > 0)) return false;
   if (holder.pid === process.pid) return holder.processStart !== undefined && holder.processStart !== processStartTime(process.pid);
   try {
-    kill(holder.pid, 0);
+    process.kill(holder.pid, 0);
   } catch (error) {
     // EPERM: a process exists (another user's); ESRCH: none.
     if ((error as NodeJS.ErrnoException).code === 'ESRCH') return true;
