@@ -45,31 +45,6 @@ capYoungGeneration();
  */
 nodeModule.enableCompileCache?.();
 
-/** The command's own modules: the directory above this file (`dist/`), as a URL. */
-const OWN_MODULES = new URL('../', import.meta.url).href;
-
-/**
- * Resolves an import between the command's own modules (`./x.js`, `../y/z.js` from one of them)
- * to its URL directly, as the ES module of the built package it is: Node's resolution would look
- * each of the 200-odd up on disk (its real path, the nearest package.json for its format), about
- * 65 ms of the 480 ms of CPU a shard process spent before its first request (docs/development.md).
- * Anything else (a package, a Node module, a file outside `dist/`) is resolved by Node as
- * before. A missing module still fails, when it is loaded.
- */
-function resolveOwnModulesDirectly(): void {
-  nodeModule.registerHooks?.({
-    resolve(specifier, context, nextResolve) {
-      const parent = context.parentURL;
-      if (parent?.startsWith(OWN_MODULES) && (specifier.startsWith('./') || specifier.startsWith('../')) && specifier.endsWith('.js') && !context.importAttributes?.type) {
-        const url = new URL(specifier, parent).href;
-        if (url.startsWith(OWN_MODULES)) return { url, format: 'module', shortCircuit: true };
-      }
-      return nextResolve(specifier, context);
-    },
-  });
-}
-resolveOwnModulesDirectly();
-
 const { main } = await import('./main.js');
 main(process.argv.slice(2), { stdin: process.stdin }).then(
   (code) => {

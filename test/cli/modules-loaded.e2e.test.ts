@@ -4,8 +4,7 @@
 // checkout's reader takes plain block YAML itself), node-cron (a Rollout window's schedule), the
 // schema compiler, the daemon's libraries, the emulator's Postgres, nor Node's own modules for
 // starting git and for asking a person. A checkout that needs them
-// loads them: an anchor takes the full YAML parser, a window takes node-cron. The command's own
-// modules are imported without Node's lookups (src/cli/bin.ts).
+// loads them: an anchor takes the full YAML parser, a window takes node-cron.
 import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,20 +14,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { assertBuilt, BIN, NODE, REPO } from '../e2e/helpers/cli.js';
 
-/**
- * Records the URL of every module loaded, and every import that Node is asked to resolve (its
- * specifier and the module that imports it), through Node's synchronous module hooks. The
- * command's own hooks are registered after these, so they run first: an import they answer
- * never reaches these.
- */
+/** Records the URL of every module loaded, through Node's synchronous module hooks. */
 const HOOK = `import { registerHooks } from 'node:module';
 import { appendFileSync } from 'node:fs';
 const log = process.env.MODULES_LOG;
-const resolved = process.env.RESOLVED_LOG;
-registerHooks({
-  resolve(specifier, context, next) { appendFileSync(resolved, specifier + ' ' + context.parentURL + '\\n'); return next(specifier, context); },
-  load(url, context, next) { appendFileSync(log, url + '\\n'); return next(url, context); },
-});
+registerHooks({ load(url, context, next) { appendFileSync(log, url + '\\n'); return next(url, context); } });
 `;
 
 const ORGANIZATION = 'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: modules-org\nspec: {}\n';
@@ -73,21 +63,14 @@ afterAll(async () => {
 
 /** A dry-run pass of the built command over `files`; the URL of every module it loaded. */
 async function loadedBy(name: string, files: Record<string, string>): Promise<string[]> {
-  return (await passOver(name, files)).loaded;
-}
-
-/** A dry-run pass of the built command over `files`: the modules it loaded, and the imports that reached Node's resolution (specifier and importer). */
-async function passOver(name: string, files: Record<string, string>): Promise<{ loaded: string[]; resolved: Array<{ specifier: string; parent: string }> }> {
   const dir = join(root, name, 'manifests');
   await mkdir(dir, { recursive: true });
   for (const [file, text] of Object.entries(files)) await writeFile(join(dir, file), text);
   const log = join(root, name, 'modules.log');
-  const resolvedLog = join(root, name, 'resolved.log');
   await writeFile(log, '');
-  await writeFile(resolvedLog, '');
   const child = spawn(NODE, ['--import', pathToFileURL(hook).href, BIN, dir, '--dry-run', '--state-dir', join(root, name, 'state')], {
     cwd: REPO,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, MODULES_LOG: log, RESOLVED_LOG: resolvedLog },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, MODULES_LOG: log },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -96,12 +79,7 @@ async function passOver(name: string, files: Record<string, string>): Promise<{ 
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   // A dry run that plans the project's creation and fails nothing.
   expect({ code, stderr: code === 0 ? '' : stderr }).toEqual({ code: 0, stderr: '' });
-  const lines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter((line) => line !== '');
-  const resolved = (await lines(resolvedLog)).map((line) => {
-    const [specifier = '', parent = ''] = line.split(' ');
-    return { specifier, parent };
-  });
-  return { loaded: await lines(log), resolved };
+  return (await readFile(log, 'utf8')).split('\n').filter((url) => url !== '');
 }
 
 /** The modules of package `name` among `loaded`, as paths from node_modules. */
@@ -119,24 +97,8 @@ describe('the libraries a pass loads', () => {
     // The schema validators are compiled ahead (schema-checks.ts): Ajv's compiler is not loaded.
     expect(fromPackage(loaded, 'ajv').filter((path) => !path.startsWith('ajv/dist/runtime/'))).toEqual([]);
     // Node's own modules for git (a HEAD its files do not answer) and for asking a person; and
-    // node:process, whose module namespace Node builds by reading every property of \`process\`.
+    // node:process, whose module namespace Node builds by reading every property of `process`.
     expect(loaded.filter((url) => url === 'node:child_process' || url === 'node:readline' || url === 'node:process')).toEqual([]);
-  });
-
-  it('the command\'s own modules are imported without Node looking each one up; packages still are', async () => {
-    const { loaded, resolved } = await passOver('resolution', { 'organization.yaml': ORGANIZATION, 'shop.yaml': project() });
-    const dist = pathToFileURL(join(REPO, 'dist')).href + '/';
-    const own = loaded.filter((url) => url.startsWith(dist));
-    // The entry and more than a hundred of its modules were loaded...
-    expect(own.length).toBeGreaterThan(100);
-    // ...and of their imports of each other Node resolved only the entry's own (made before the
-    // entry registers its hooks).
-    const fromOwn = resolved.filter(({ parent }) => parent.startsWith(dist));
-    const entry = pathToFileURL(BIN).href;
-    expect(fromOwn.filter(({ specifier, parent }) => (specifier.startsWith('./') || specifier.startsWith('../')) && parent !== entry)).toEqual([]);
-    expect(fromOwn.filter(({ parent }) => parent === entry).length).toBeGreaterThan(0);
-    // A package imported by one of them (undici) is resolved by Node, as before.
-    expect(fromOwn.some(({ specifier }) => specifier === 'undici' || specifier.startsWith('undici/'))).toBe(true);
   });
 
   it('a file that needs the full YAML parser loads the YAML library, and a Rollout window loads node-cron', async () => {
