@@ -29,7 +29,8 @@ const UNNORMALIZED = sep === '/' ? /\/\/|\/\.\.?(?:\/|$)/ : /[\\/][\\/]|[\\/]\.\
  * left to `path.relative`. Every file read asks this two or three times.
  */
 export function below(root: string, target: string): string | undefined {
-  if (!isAbsolute(target) || !target.startsWith(root)) return undefined;
+  // Only for an absolute root: an empty one is a prefix of every path.
+  if (!isAbsolute(root) || !isAbsolute(target) || !target.startsWith(root)) return undefined;
   if (target.length === root.length) return '';
   const rootEndsInSep = root.endsWith(sep);
   if (!rootEndsInSep && target[root.length] !== sep) return undefined;

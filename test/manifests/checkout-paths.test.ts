@@ -1,7 +1,7 @@
 // The cheap answer to "is this path in the checkout, and where" (`below`) agrees with
 // `path.relative` wherever it answers, and `insideOf` with the rule it stands for, over
 // arbitrary paths: `.` and `..` segments, doubled and trailing separators, roots that are
-// prefixes of a sibling's name.
+// prefixes of a sibling's name, roots that are not absolute (an empty one is a prefix of every path).
 import fc from 'fast-check';
 import { isAbsolute, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -9,7 +9,7 @@ import { below, insideOf } from '../../src/manifests/checkout-files.js';
 
 const segment = fc.constantFrom('a', 'b', 'ab', 'a.b', '.', '..', '', '...', '.a');
 const path = fc.array(segment, { minLength: 0, maxLength: 6 }).map((parts) => `/${parts.join('/')}`);
-const root = fc.constantFrom('/', '/a', '/a/b', '/ab', '/a/', '/a/./b', '/a/../b');
+const root = fc.constantFrom('/', '/a', '/a/b', '/ab', '/a/', '/a//', '/a/.', '/a/./b', '/a/../b', '', '.', 'a', './a');
 
 describe('checkout paths', () => {
   it('below answers only what path.relative answers, and always for a normalized path under a normalized root', () => {
@@ -19,7 +19,7 @@ describe('checkout paths', () => {
         const slow = relative(r, target);
         if (fast !== undefined) expect(fast).toBe(slow);
         const normalized = (p: string) => !/\/\/|\/\.\.?(?:\/|$)/.test(p) && (p === '/' || !p.endsWith('/'));
-        if (normalized(r) && normalized(target) && (target === r || target.startsWith(r.endsWith('/') ? r : `${r}/`))) expect(fast).toBe(slow);
+        if (r.startsWith('/') && normalized(r) && normalized(target) && (target === r || target.startsWith(r.endsWith('/') ? r : `${r}/`))) expect(fast).toBe(slow);
       }),
       { numRuns: 5000 },
     );
@@ -46,5 +46,8 @@ describe('checkout paths', () => {
     expect(insideOf('/repo', '/repo/...')).toBe(true);
     expect(insideOf('/repo', '/repo/..a/b')).toBe(true);
     expect(insideOf('/repo/a', '/repo/..')).toBe(false);
+    // A root that is not absolute is never answered by its prefix: an empty one is a prefix of every path.
+    expect(below('', '/etc/passwd')).toBeUndefined();
+    expect(insideOf('', '/etc/passwd')).toBe(false);
   });
 });
