@@ -71,12 +71,8 @@ export class CheckoutFiles {
   /** Identities of the files read so far, with their paths relative to the root. */
   readonly #readReal = new Map<string, string>();
 
-  /** The root, when it is itself a normalized absolute path (as `realpath` gives it): `below` may answer for it. */
-  readonly #normalizedRoot: string | undefined;
-
   private constructor(root: string) {
     this.root = root;
-    this.#normalizedRoot = isAbsolute(root) && !UNNORMALIZED.test(root) ? root : undefined;
   }
 
   /** The checkout at `path` (resolved once: a swapped link later changes nothing here). */
@@ -91,8 +87,7 @@ export class CheckoutFiles {
 
   /** A path relative to the root (`/`-separated), for messages and the record. */
   relative(absolute: string): string {
-    const fast = this.#normalizedRoot === undefined ? undefined : below(this.#normalizedRoot, absolute);
-    return toSlash(fast ?? relative(this.root, absolute)) || '.';
+    return toSlash(below(this.root, absolute) ?? relative(this.root, absolute)) || '.';
   }
 
   /**

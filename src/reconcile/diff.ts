@@ -67,7 +67,6 @@ export function diffFields(
   if (!desired) return [];
   const live = observed ?? {};
   const changes: FieldChange[] = [];
-  const fields: string[] = [];
   const ignore = options.ignore === undefined || options.ignore.length === 0 ? undefined : new Set(options.ignore);
   // Only the changed fields are put in order (most calls find none): the same order as every field sorted first.
   for (const field of Object.keys(desired)) {
@@ -78,7 +77,6 @@ export function diffFields(
     const equal = custom ?? deepEqual(want, have);
     if (equal) continue;
     const path = options.prefix ? `${options.prefix}.${field}` : field;
-    fields.push(field);
     if (options.sensitive?.(field)) {
       changes.push({ path, sensitive: true });
     } else {
@@ -87,9 +85,8 @@ export function diffFields(
       changes.push(change);
     }
   }
-  if (changes.length < 2) return changes;
-  const order = changes.map((_, index) => index).sort((a, b) => (fields[a]! < fields[b]! ? -1 : fields[a]! > fields[b]! ? 1 : 0));
-  return order.map((index) => changes[index]!);
+  // Every path is the field behind one prefix: ordered by path is ordered by field.
+  return changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The subset of `desired` whose fields changed: what a PATCH should send. */

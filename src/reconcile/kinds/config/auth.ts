@@ -46,10 +46,10 @@ export const authConfig: ConfigSection<'ProjectAuth'> = {
   // Only the changed fields are sent; a changed secret's value is resolved again here.
   async apply(entry, scope, ctx) {
     const spec = sectionSpec<AuthSpec>(scope, SECTION.key);
-    const { plain, secretRefs } = split(spec);
-    const body: Record<string, unknown> = changedSubset(plain, entry.changes, SECTION.key);
+    // The plain changes carry their values; a secret-bearing field's change is marked sensitive.
+    const body: Record<string, unknown> = changedSubset(spec as Record<string, unknown>, entry.changes.filter((c) => !c.sensitive), SECTION.key);
     const changed = new Set(entry.changes.map((c) => c.path.slice(SECTION.key.length + 1)));
-    for (const [field, ref] of secretRefs) {
+    for (const [field, ref] of secretFieldsOf(spec)) {
       if (changed.has(field)) body[field] = await ctx.resolveSecret(ref, scope.document);
     }
     await ctx.api.updateAuthServiceConfig(refAtApply(scope, ctx), body, writeOptions(scope, ctx));
@@ -80,18 +80,6 @@ function secretFieldsOf(spec: AuthSpec): Array<[string, unknown]> {
     if (value !== undefined && isSecretAuthField(field)) refs.push([field, value]);
   }
   return refs;
-}
-
-/** The section's plain fields (compared as they are) and its secret-bearing fields' references (compared by digest). */
-function split(spec: AuthSpec): { plain: Record<string, unknown>; secretRefs: Array<[string, unknown]> } {
-  const plain: Record<string, unknown> = {};
-  const secretRefs: Array<[string, unknown]> = [];
-  for (const [field, value] of Object.entries(spec)) {
-    if (value === undefined) continue;
-    if (isSecretAuthField(field)) secretRefs.push([field, value]);
-    else plain[field] = value;
-  }
-  return { plain, secretRefs };
 }
 
 // ---- the schema: the API's auth config fields, described by group
