@@ -33,7 +33,7 @@ export interface ClientOptions {
   log?: Logger;
   timeouts?: { connectMs?: number; headersMs?: number; bodyMs?: number };
   retry?: { maxAttempts?: number; baseDelayMs?: number; maxDelayMs?: number; maxRateLimitRetries?: number };
-  /** Replaces the undici transport (tests drive the client on a fake clock with it). */
+  /** Replaces the HTTP transport (tests drive the client on a fake clock with it). */
   transport?: Transport;
   /** Random source for jitter (default Math.random). */
   random?: () => number;

@@ -14,7 +14,7 @@ import { ManagementApi } from './endpoints.js';
 import { OAUTH_TOKEN_ROUTE, type OAuthTokenSource } from './oauth-token.js';
 import { rateKey, USER_KEY } from './rate-model.js';
 import type { ApiRequest, ApiResponse, Priority, RequestCaller } from './request.js';
-import { undiciTransport, type Transport } from './transport.js';
+import { httpTransport, type Transport } from './transport.js';
 import type { WindowWriter } from './window-store.js';
 
 export { ClientClosedError } from './client-closed-error.js';
@@ -34,7 +34,7 @@ export async function createClient(options: ClientOptions): Promise<ApiClient> {
   const settings = clientSettings(options);
   const budget = await createBudget(settings);
   const windowStore = createWindowStore(settings, budget);
-  const transport = settings.transport ?? undiciTransport({ origin: settings.origin, timeouts: settings.timeouts, connections: settings.concurrency + 1 });
+  const transport = settings.transport ?? httpTransport({ origin: settings.origin, timeouts: settings.timeouts, connections: settings.concurrency + 1 });
   const client = new Client(settings, { budget, windowStore, transport });
   budget.report();
   return {

@@ -8,7 +8,7 @@ import type { TokenSource } from './token-source.js';
 import { AuthConfigError } from './auth-errors.js';
 import { errorForResponse } from './error-mapping.js';
 import { TransientError, UnauthorizedError } from './errors.js';
-import type { TransportResponse } from './transport.js';
+import { DEFAULT_TIMEOUTS, httpTransport, TransportFailure, type TransportResponse } from './transport.js';
 
 export const OAUTH_TOKEN_ROUTE = '/v1/oauth/token';
 
@@ -46,19 +46,27 @@ function isTokenAnswer(value: unknown): value is TokenAnswer {
 }
 
 function directSender(baseUrl: string): TokenEndpointSender {
-  const url = `${baseUrl.replace(/\/+$/, '')}${OAUTH_TOKEN_ROUTE}`;
+  const url = new URL(baseUrl);
+  const path = `${url.pathname.replace(/\/+$/, '')}${OAUTH_TOKEN_ROUTE}`;
   return async (form, signal) => {
-    // undici's whole package, only when a token is asked for without the client (see transport.ts).
-    const { request } = await import('undici');
-    const response = await request(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-      body: form,
-      signal: signal ?? null,
-    });
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-    return { status: response.statusCode, headers, bytes: new Uint8Array(await response.body.arrayBuffer()) };
+    // A connection of its own, only when a token is asked for without the client.
+    const transport = httpTransport({ origin: url.origin, timeouts: DEFAULT_TIMEOUTS, connections: 1 });
+    try {
+      return await transport.send({
+        method: 'POST',
+        path,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: form,
+        signal,
+      });
+    } catch (error) {
+      if (error instanceof TransportFailure) {
+        throw new TransientError({ method: 'POST', route: OAUTH_TOKEN_ROUTE }, error.message, error.mayHaveApplied, { cause: error });
+      }
+      throw error;
+    } finally {
+      await transport.close();
+    }
   };
 }
 

@@ -4,7 +4,7 @@
 import { startEmulator } from '../emulator/index.js';
 import { createClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
-import { undiciTransport, DEFAULT_TIMEOUTS, type Transport } from '../api/transport.js';
+import { httpTransport, DEFAULT_TIMEOUTS, type Transport } from '../api/transport.js';
 import type { Priority } from '../api/request.js';
 import { maxInAnyWindow } from './window.js';
 
@@ -38,7 +38,7 @@ export async function benchBudget(options: BenchBudgetOptions = {}): Promise<Rec
   const budget = { limit: 50, windowMs };
   const emulator = await startEmulator({ port: 0, rateLimit: { limit: 60, windowMs } });
   const sendTimes: number[] = [];
-  const inner = undiciTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: 8 });
+  const inner = httpTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: 8 });
   const transport: Transport = {
     send(request) {
       sendTimes.push(Date.now());

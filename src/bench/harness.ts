@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
 import { createClient, type ApiClient } from '../api/client.js';
 import { staticToken } from '../api/auth.js';
-import { DEFAULT_TIMEOUTS, undiciTransport, type Transport } from '../api/transport.js';
+import { DEFAULT_TIMEOUTS, httpTransport, type Transport } from '../api/transport.js';
 import { loadManifests } from '../reconcile/load-manifests.js';
 import { runPass } from '../reconcile/engine.js';
 import type { ManifestSet } from '../manifests/types.js';
@@ -55,7 +55,7 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
   const sendTimes: number[] = [];
   const sendMethods: string[] = [];
   const concurrency = options.concurrency ?? 4;
-  const inner = undiciTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: concurrency + 1 });
+  const inner = httpTransport({ origin: new URL(emulator.url).origin, timeouts: DEFAULT_TIMEOUTS, connections: concurrency + 1 });
   const transport: Transport = {
     send(request) {
       sendTimes.push(Date.now());

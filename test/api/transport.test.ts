@@ -143,7 +143,7 @@ describe('client transport', () => {
     const error = await client.api.createAProject({ name: 'x', organization_id: 'o', db_pass: 'hunter2', region: 'eu-west-1' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect((error as TransientError).mayHaveApplied).toBe(true);
-    expect((error as TransientError).message).toMatch(/^POST \/v1\/projects: connection to 127\.0\.0\.1:\d+ reset \((ECONNRESET|UND_ERR_SOCKET)\)$/);
+    expect((error as TransientError).message).toMatch(/^POST \/v1\/projects: connection to 127\.0\.0\.1:\d+ reset \((ECONNRESET|SOCKET_CLOSED)\)$/);
     expectNoSecret(error);
   });
 
@@ -186,7 +186,7 @@ describe('client transport', () => {
     const error = await client.api.listAllProjects().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     const port = new URL(server.url).port;
-    expect((error as TransientError).message).toBe(`GET /v1/projects: timed out waiting for 127.0.0.1:${port} (UND_ERR_BODY_TIMEOUT)`);
+    expect((error as TransientError).message).toBe(`GET /v1/projects: timed out waiting for 127.0.0.1:${port} (BODY_TIMEOUT)`);
   });
 
   it('aborts a call in flight with the signal', async () => {
