@@ -131,7 +131,7 @@ class Connection {
     socket.on('close', () => this.fail(new WireError('SOCKET_CLOSED', 'the connection closed before the answer was whole', this.exchange?.sent ?? false)));
   }
 
-  /** Starts the connect timeout; `onConnect` runs when the socket (and TLS) is ready. */
+  /** Starts the connect timeout; once the socket (and TLS) is ready, the waiting request is written. */
   awaitConnect(event: 'connect' | 'secureConnect', timeoutMs: number): void {
     this.timer = setTimeout(() => this.fail(new WireError('CONNECT_TIMEOUT', 'the connection was not made in time', false)), timeoutMs);
     this.timer.unref();
