@@ -184,15 +184,16 @@ describe('HTTP/1.1 pool', () => {
       s.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
       let i = 0;
       const tick = setInterval(() => {
-        if (i++ < 6) s.write('1\r\na\r\n');
+        if (i++ < 10) s.write('1\r\na\r\n');
         else {
           clearInterval(tick);
           s.write('0\r\n\r\n');
         }
       }, 40);
     });
-    const answer = await pool(server.origin, 1, { ...TIMEOUTS, bodyMs: 150 }).request(get());
-    expect(Buffer.from(answer.bytes).toString()).toBe('aaaaaa');
+    // Ten pieces 40 ms apart: the body takes longer than its timeout, no pause as long.
+    const answer = await pool(server.origin, 1, { ...TIMEOUTS, bodyMs: 300 }).request(get());
+    expect(Buffer.from(answer.bytes).toString()).toBe('a'.repeat(10));
   });
 
   it('times out a connection that is never made, as not sent', async () => {
