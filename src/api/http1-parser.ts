@@ -7,7 +7,7 @@
  * guess: a connection that spoke wrongly once is closed.
  */
 
-/** The largest status line and header block accepted (undici and Node allow about as much). */
+/** The largest status line and header block accepted: four times the 16 KiB that Node and undici allow by default, as room for proxies that add headers. */
 export const MAX_HEAD_BYTES = 64 * 1024;
 /** The largest body accepted: far above any answer of the API (a function's bundle is at most tens of MB). */
 export const MAX_BODY_BYTES = 256 * 1024 * 1024;
