@@ -133,11 +133,6 @@ export class ResponseParser {
     this.framing = 0;
   }
 
-  /** True while an answer has begun and has not ended. */
-  get busy(): boolean {
-    return this.state !== State.Done;
-  }
-
   /** True while the status line and headers are still awaited (the headers timeout applies). */
   get inHead(): boolean {
     return this.state === State.Head;

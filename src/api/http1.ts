@@ -42,7 +42,7 @@ const METHOD = /^[A-Z]+$/;
 
 export class WireError extends Error {
   readonly code: string;
-  sent: boolean;
+  readonly sent: boolean;
   constructor(code: string, message: string, sent: boolean, options?: ErrorOptions) {
     super(message, options);
     this.name = 'WireError';
@@ -52,9 +52,7 @@ export class WireError extends Error {
 }
 
 /** A request that could never be sent as written (a bad header or path): a programming error. */
-export class InvalidRequestLine extends TypeError {
-  readonly code = 'INVALID_ARG';
-}
+export class InvalidRequestLine extends TypeError {}
 
 function wireError(error: unknown, sent: boolean): WireError {
   if (error instanceof WireError) return error;
@@ -319,6 +317,13 @@ export class Http1Pool {
     const bytes = serializeRequest(this.hostHeader, request);
     return new Promise<ParsedResponse>((resolve, reject) => {
       const signal = request.signal;
+      /** Marks the exchange ended, once; false when it already was. */
+      const end = (): boolean => {
+        if (exchange.settled) return false;
+        exchange.settled = true;
+        if (exchange.onAbort) signal!.removeEventListener('abort', exchange.onAbort);
+        return true;
+      };
       const exchange: Exchange = {
         request,
         bytes,
@@ -327,15 +332,12 @@ export class Http1Pool {
         connection: undefined,
         onAbort: undefined,
         resolve: (response) => {
-          exchange.settled = true;
-          if (exchange.onAbort) signal!.removeEventListener('abort', exchange.onAbort);
+          if (!end()) return;
           resolve(response);
           this.settled();
         },
         reject: (error) => {
-          if (exchange.settled) return;
-          exchange.settled = true;
-          if (exchange.onAbort) signal!.removeEventListener('abort', exchange.onAbort);
+          if (!end()) return;
           reject(error);
           this.settled();
         },
