@@ -15,11 +15,8 @@ export class AbortWatch<T> {
     this.#aborted = aborted;
   }
 
-  /**
-   * Watches `signal` for `item`; returns what stops watching it. When the last item of a
-   * signal stops, its listener is removed (the signal may outlive the watch).
-   */
-  watch(signal: AbortSignal, item: T): () => void {
+  /** Watches `signal` for `item` until `unwatch`. */
+  watch(signal: AbortSignal, item: T): void {
     let items = this.#watchers.get(signal);
     if (!items) {
       const own = new Set<T>();
@@ -32,13 +29,20 @@ export class AbortWatch<T> {
       this.#watchers.set(signal, own);
       items = own;
     }
-    const set = items;
-    set.add(item);
-    return () => {
-      if (!set.delete(item) || set.size > 0) return;
-      if (this.#watchers.get(signal) === set) this.#watchers.delete(signal);
-      signal.removeEventListener('abort', this.#listeners.get(set)!);
-    };
+    items.add(item);
+  }
+
+  /**
+   * Stops watching `signal` for `item`. When the last item of a signal stops, its listener is
+   * removed (the signal may outlive the watch). No closure is made per call to undo a watch:
+   * in the transport, a closure per request kept on the request made every request's answer
+   * outlive the young generation (docs/development.md, "2026-11-29, the promotions").
+   */
+  unwatch(signal: AbortSignal, item: T): void {
+    const items = this.#watchers.get(signal);
+    if (!items || !items.delete(item) || items.size > 0) return;
+    this.#watchers.delete(signal);
+    signal.removeEventListener('abort', this.#listeners.get(items)!);
   }
 }
 

@@ -22,8 +22,6 @@ export interface Call {
   transientRetries: number;
   rateLimitRetries: number;
   reauthenticated: boolean;
-  /** Removes the abort listener (a daemon passes one long-lived signal to every call). */
-  detach: () => void;
 }
 
 /** What one attempt came to. */

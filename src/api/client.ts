@@ -134,10 +134,9 @@ class Client implements RequestCaller {
         transientRetries: 0,
         rateLimitRetries: 0,
         reauthenticated: false,
-        detach: () => undefined,
       };
       this.#unsettled += 1;
-      if (request.signal) call.detach = this.#watch.watch(request.signal, call);
+      if (request.signal) this.#watch.watch(request.signal, call);
       this.#dispatcher.push(call);
     });
   }
@@ -201,7 +200,7 @@ class Client implements RequestCaller {
   }
 
   #settle(call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }): void {
-    call.detach();
+    if (call.request.signal) this.#watch.unwatch(call.request.signal, call);
     if ('response' in outcome) call.resolve(outcome.response);
     else call.reject(outcome.error);
     this.#unsettled -= 1;

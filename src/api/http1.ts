@@ -105,7 +105,12 @@ interface Exchange {
   /** Resolved or rejected: a connection made for it afterwards is not used for it. */
   settled: boolean;
   connection: Connection | undefined;
-  onAbort: (() => void) | undefined;
+}
+
+/** The pool's one listener on a signal, and how many of its unsettled requests carry it. */
+interface Watched {
+  count: number;
+  listener: () => void;
 }
 
 class Connection {
@@ -289,6 +294,14 @@ export class Http1Pool {
   private readonly idle: Connection[] = [];
   private readonly all = new Set<Connection>();
   private readonly waiting: Exchange[] = [];
+  /** Requests whose connection is being made (a TLS connection loads `node:tls` first). */
+  private readonly connecting = new Set<Exchange>();
+  /**
+   * The signals of unsettled requests, one listener each: a pass gives all its requests one
+   * signal. A listener per request (a closure kept on each request) made every request's
+   * answer outlive V8's young generation (docs/development.md, "2026-11-29, the promotions").
+   */
+  private readonly signals = new Map<AbortSignal, Watched>();
   private closed = false;
   private closing: Promise<void> | undefined;
   /** Connections being made (counted against the limit before they exist). */
@@ -314,14 +327,15 @@ export class Http1Pool {
   /** Sends one request and reads its whole answer. */
   request(request: WireRequest): Promise<ParsedResponse> {
     if (this.closed) return Promise.reject(new WireError('TRANSPORT_CLOSED', 'the transport is closed', false));
+    const signal = request.signal;
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const bytes = serializeRequest(this.hostHeader, request);
     return new Promise<ParsedResponse>((resolve, reject) => {
-      const signal = request.signal;
       /** Marks the exchange ended, once; false when it already was. */
       const end = (): boolean => {
         if (exchange.settled) return false;
         exchange.settled = true;
-        if (exchange.onAbort) signal!.removeEventListener('abort', exchange.onAbort);
+        if (signal) this.unwatch(signal);
         return true;
       };
       const exchange: Exchange = {
@@ -330,7 +344,6 @@ export class Http1Pool {
         sent: false,
         settled: false,
         connection: undefined,
-        onAbort: undefined,
         resolve: (response) => {
           if (!end()) return;
           resolve(response);
@@ -342,31 +355,48 @@ export class Http1Pool {
           this.settled();
         },
       };
-      if (signal) {
-        if (signal.aborted) {
-          reject(signal.reason);
-          return;
-        }
-        exchange.onAbort = () => {
-          const waitingAt = this.waiting.indexOf(exchange);
-          if (waitingAt >= 0) {
-            // Aborted while it waited for a connection: it is not sent.
-            this.waiting.splice(waitingAt, 1);
-            exchange.reject(signal.reason);
-            return;
-          }
-          const connection = exchange.connection;
-          if (connection) {
-            connection.exchange = undefined;
-            exchange.connection = undefined;
-            connection.close();
-          }
-          exchange.reject(signal.reason);
-        };
-        signal.addEventListener('abort', exchange.onAbort, { once: true });
-      }
+      if (signal) this.watch(signal);
       this.dispatch(exchange);
     });
+  }
+
+  private watch(signal: AbortSignal): void {
+    const watched = this.signals.get(signal);
+    if (watched) {
+      watched.count += 1;
+      return;
+    }
+    const listener = () => this.aborted(signal);
+    this.signals.set(signal, { count: 1, listener });
+    signal.addEventListener('abort', listener, { once: true });
+  }
+
+  /** One request with `signal` settled: the last one's end removes the listener (the signal may live on). */
+  private unwatch(signal: AbortSignal): void {
+    const watched = this.signals.get(signal);
+    if (!watched || --watched.count > 0) return;
+    this.signals.delete(signal);
+    signal.removeEventListener('abort', watched.listener);
+  }
+
+  /** `signal` aborted: each unsettled request that carries it fails with its reason; one in flight closes its connection. */
+  private aborted(signal: AbortSignal): void {
+    this.signals.delete(signal);
+    const carries = (exchange: Exchange | undefined): exchange is Exchange => exchange !== undefined && exchange.request.signal === signal;
+    // Waiting for a connection, or for one being made: not sent.
+    for (const exchange of this.waiting.filter(carries)) {
+      this.waiting.splice(this.waiting.indexOf(exchange), 1);
+      exchange.reject(signal.reason);
+    }
+    for (const exchange of [...this.connecting].filter(carries)) exchange.reject(signal.reason);
+    for (const connection of [...this.all]) {
+      const exchange = connection.exchange;
+      if (!carries(exchange)) continue;
+      connection.exchange = undefined;
+      exchange.connection = undefined;
+      connection.close();
+      exchange.reject(signal.reason);
+    }
   }
 
   private dispatch(exchange: Exchange): void {
@@ -398,7 +428,8 @@ export class Http1Pool {
       let event: 'connect' | 'secureConnect';
       if (this.secure) {
         tlsModule ??= import('node:tls');
-        const tls = await tlsModule;
+        this.connecting.add(exchange);
+        const tls = await tlsModule.finally(() => this.connecting.delete(exchange));
         if (exchange.settled) return;
         const options: ConnectionOptions = { host: this.host, port: this.port, ALPNProtocols: ['http/1.1'] };
         if (isIP(this.host) === 0) options.servername = this.host;

@@ -2,6 +2,7 @@
 // reuse and its limits, the connection count, timeouts, aborts, closing, TLS, and what a
 // failure says about whether the request was sent.
 import { execFile } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
@@ -78,6 +79,15 @@ function pool(origin: string, connections = 2, timeouts = TIMEOUTS): Http1Pool {
 }
 
 const get = (path = '/v1/projects') => ({ method: 'GET', path, headers: { authorization: 'Bearer tok-secret-1' }, body: undefined });
+
+/** Polls `done` on each turn of the event loop (no timer), failing after many turns. */
+async function waitFor(done: () => boolean): Promise<void> {
+  for (let turn = 0; turn < 100_000; turn++) {
+    if (done()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error('the condition did not come true');
+}
 
 async function failure(promise: Promise<unknown>): Promise<WireError> {
   const error = await promise.then(
@@ -224,6 +234,44 @@ describe('HTTP/1.1 pool', () => {
     expect(server.heads.some((h) => h.startsWith('GET /waiting'))).toBe(false);
     await p.request(get('/after'));
     expect(server.heads.at(-1)).toMatch(/^GET \/after /);
+  });
+
+  it('puts one listener on a signal however many requests carry it, and aborting it fails those requests alone', async () => {
+    const held: Array<() => void> = [];
+    const server = await rawServer((_h, s) => held.push(() => s.write(ok())));
+    const p = pool(server.origin, 2);
+    const shared = new AbortController();
+    const other = new AbortController();
+    const carried = Array.from({ length: 5 }, (_, i) => p.request({ ...get(`/shared/${i}`), signal: shared.signal }));
+    const outcomes = carried.map((request) => request.then(() => 'answered', (error: Error) => error.message));
+    // Two in flight, three waiting for a connection: still one listener on the shared signal.
+    await waitFor(() => held.length === 2);
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(1);
+    shared.abort(new Error('pass stopped'));
+    expect(await Promise.all(outcomes)).toEqual(Array(5).fill('pass stopped'));
+    expect(getEventListeners(shared.signal, 'abort')).toHaveLength(0);
+    // The waiting ones were never sent; a request with another signal goes out and is answered.
+    const next = p.request({ ...get('/other'), signal: other.signal });
+    await waitFor(() => held.length === 3);
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(1);
+    held[2]!();
+    await expect(next).resolves.toMatchObject({ status: 200 });
+    // Settled: the listener is gone, and the signal may live on without the pool.
+    expect(getEventListeners(other.signal, 'abort')).toHaveLength(0);
+    expect(server.heads.map((h) => h.split(' ')[1])).toEqual(['/shared/0', '/shared/1', '/other']);
+  });
+
+  it('does not make a connection for a request aborted while its TLS module loads', async () => {
+    const server = await rawServer(() => undefined);
+    const p = new Http1Pool(`https://127.0.0.1:${server.port}`, TIMEOUTS, 1);
+    const controller = new AbortController();
+    const request = p.request({ ...get(), signal: controller.signal });
+    controller.abort(new Error('stopped before connecting'));
+    await expect(request).rejects.toThrow('stopped before connecting');
+    await p.close();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(server.connections).toBe(0);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('lets requests in flight finish when closed, then refuses new ones as not sent', async () => {
