@@ -2,47 +2,43 @@
 
 /**
  * One abort listener per signal, however many calls share it: a pass (or a daemon) gives every
- * call one long-lived signal, and adding a listener per call would scan that signal's listener
- * list on every add, a cost that grows with the square of the calls queued.
+ * call one long-lived signal. Adding a listener per call would scan that signal's listener list
+ * on every add, a cost that grows with the square of the calls queued; and what the watch keeps
+ * per signal is a count, not the calls: a collection of the calls (a closure per call to undo its
+ * watch, or a set of them) kept each call's whole answer alive past V8's young generation
+ * (docs/development.md, "2026-11-29, the promotions"). Whoever is told of an abort finds its own
+ * calls that carry the signal.
  */
-export class AbortWatch<T> {
-  readonly #watchers = new Map<AbortSignal, Set<T>>();
-  readonly #listeners = new WeakMap<Set<T>, () => void>();
-  readonly #aborted: (item: T, reason: unknown) => void;
+export class AbortWatch {
+  readonly #watched = new Map<AbortSignal, { count: number; listener: () => void }>();
+  readonly #aborted: (signal: AbortSignal) => void;
 
-  /** `aborted` is told of each item still watched when its signal aborts. */
-  constructor(aborted: (item: T, reason: unknown) => void) {
+  /** `aborted` is told once when a watched signal aborts. */
+  constructor(aborted: (signal: AbortSignal) => void) {
     this.#aborted = aborted;
   }
 
-  /** Watches `signal` for `item` until `unwatch`. */
-  watch(signal: AbortSignal, item: T): void {
-    let items = this.#watchers.get(signal);
-    if (!items) {
-      const own = new Set<T>();
-      const onAbort = () => {
-        this.#watchers.delete(signal);
-        for (const waiting of [...own]) this.#aborted(waiting, signal.reason);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-      this.#listeners.set(own, onAbort);
-      this.#watchers.set(signal, own);
-      items = own;
+  /** One more call carries `signal`. */
+  watch(signal: AbortSignal): void {
+    const watched = this.#watched.get(signal);
+    if (watched) {
+      watched.count += 1;
+      return;
     }
-    items.add(item);
+    const listener = () => {
+      this.#watched.delete(signal);
+      this.#aborted(signal);
+    };
+    this.#watched.set(signal, { count: 1, listener });
+    signal.addEventListener('abort', listener, { once: true });
   }
 
-  /**
-   * Stops watching `signal` for `item`. When the last item of a signal stops, its listener is
-   * removed (the signal may outlive the watch). No closure is made per call to undo a watch:
-   * in the transport, a closure per request kept on the request made every request's answer
-   * outlive the young generation (docs/development.md, "2026-11-29, the promotions").
-   */
-  unwatch(signal: AbortSignal, item: T): void {
-    const items = this.#watchers.get(signal);
-    if (!items || !items.delete(item) || items.size > 0) return;
-    this.#watchers.delete(signal);
-    signal.removeEventListener('abort', this.#listeners.get(items)!);
+  /** A call that carried `signal` is done: the last one's end removes the listener (the signal may outlive the watch). */
+  unwatch(signal: AbortSignal): void {
+    const watched = this.#watched.get(signal);
+    if (!watched || --watched.count > 0) return;
+    this.#watched.delete(signal);
+    signal.removeEventListener('abort', watched.listener);
   }
 }
 

@@ -91,8 +91,9 @@ class Client implements RequestCaller {
   readonly #exchanges: Exchanges;
   readonly #waitProgress: WaitProgress;
   readonly #dispatcher: Dispatcher<Call>;
-  readonly #watch = new AbortWatch<Call>((call, reason) => {
-    if (this.#dispatcher.remove(call)) this.#settle(call, { error: reason });
+  // A call still queued fails with its signal's reason; one in flight fails in the transport.
+  readonly #watch = new AbortWatch((signal) => {
+    for (const call of this.#dispatcher.removeWhere((call) => call.request.signal === signal)) this.#settle(call, { error: signal.reason });
   });
   #closed = false;
   #unsettled = 0;
@@ -136,7 +137,7 @@ class Client implements RequestCaller {
         reauthenticated: false,
       };
       this.#unsettled += 1;
-      if (request.signal) this.#watch.watch(request.signal, call);
+      if (request.signal) this.#watch.watch(request.signal);
       this.#dispatcher.push(call);
     });
   }
@@ -200,7 +201,7 @@ class Client implements RequestCaller {
   }
 
   #settle(call: Call, outcome: { response: ApiResponse<unknown> } | { error: unknown }): void {
-    if (call.request.signal) this.#watch.unwatch(call.request.signal, call);
+    if (call.request.signal) this.#watch.unwatch(call.request.signal);
     if ('response' in outcome) call.resolve(outcome.response);
     else call.reject(outcome.error);
     this.#unsettled -= 1;

@@ -76,10 +76,11 @@ export class Dispatcher<T extends DispatchItem> {
     this.pump();
   }
 
-  remove(item: T): boolean {
-    const removed = this.#queue.remove(item, item.priority, item.project);
-    if (removed) this.#options.onDepth(item.priority, this.#queue.depth(item.priority));
-    return removed;
+  /** Takes out every waiting item `matches` accepts. */
+  removeWhere(matches: (item: T) => boolean): T[] {
+    const removed = this.#queue.removeWhere(matches);
+    for (const priority of new Set(removed.map((entry) => entry.priority))) this.#options.onDepth(priority, this.#queue.depth(priority));
+    return removed.map((entry) => entry.item);
   }
 
   /** Takes every waiting item out (on close). */

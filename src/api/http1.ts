@@ -1,5 +1,6 @@
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import type { ConnectionOptions } from 'node:tls';
+import { AbortWatch } from './abort-watch.js';
 import { ResponseParser, type ParsedResponse } from './http1-parser.js';
 
 /**
@@ -107,11 +108,6 @@ interface Exchange {
   connection: Connection | undefined;
 }
 
-/** The pool's one listener on a signal, and how many of its unsettled requests carry it. */
-interface Watched {
-  count: number;
-  listener: () => void;
-}
 
 class Connection {
   readonly socket: Socket;
@@ -296,12 +292,8 @@ export class Http1Pool {
   private readonly waiting: Exchange[] = [];
   /** Requests whose connection is being made (a TLS connection loads `node:tls` first). */
   private readonly connecting = new Set<Exchange>();
-  /**
-   * The signals of unsettled requests, one listener each: a pass gives all its requests one
-   * signal. A listener per request (a closure kept on each request) made every request's
-   * answer outlive V8's young generation (docs/development.md, "2026-11-29, the promotions").
-   */
-  private readonly signals = new Map<AbortSignal, Watched>();
+  /** The signals of unsettled requests, one listener each (a pass gives all its requests one signal). */
+  private readonly signals = new AbortWatch((signal) => this.aborted(signal));
   private closed = false;
   private closing: Promise<void> | undefined;
   /** Connections being made (counted against the limit before they exist). */
@@ -335,7 +327,7 @@ export class Http1Pool {
       const end = (): boolean => {
         if (exchange.settled) return false;
         exchange.settled = true;
-        if (signal) this.unwatch(signal);
+        if (signal) this.signals.unwatch(signal);
         return true;
       };
       const exchange: Exchange = {
@@ -355,33 +347,13 @@ export class Http1Pool {
           this.settled();
         },
       };
-      if (signal) this.watch(signal);
+      if (signal) this.signals.watch(signal);
       this.dispatch(exchange);
     });
   }
 
-  private watch(signal: AbortSignal): void {
-    const watched = this.signals.get(signal);
-    if (watched) {
-      watched.count += 1;
-      return;
-    }
-    const listener = () => this.aborted(signal);
-    this.signals.set(signal, { count: 1, listener });
-    signal.addEventListener('abort', listener, { once: true });
-  }
-
-  /** One request with `signal` settled: the last one's end removes the listener (the signal may live on). */
-  private unwatch(signal: AbortSignal): void {
-    const watched = this.signals.get(signal);
-    if (!watched || --watched.count > 0) return;
-    this.signals.delete(signal);
-    signal.removeEventListener('abort', watched.listener);
-  }
-
   /** `signal` aborted: each unsettled request that carries it fails with its reason; one in flight closes its connection. */
   private aborted(signal: AbortSignal): void {
-    this.signals.delete(signal);
     const carries = (exchange: Exchange | undefined): exchange is Exchange => exchange !== undefined && exchange.request.signal === signal;
     // Waiting for a connection, or for one being made: not sent.
     for (const exchange of this.waiting.filter(carries)) {

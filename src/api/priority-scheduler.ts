@@ -67,19 +67,25 @@ export class PriorityScheduler<T> {
     return undefined;
   }
 
-  /** Removes an item (an aborted call); true when it was waiting. */
-  remove(item: T, priority: Priority, project: string): boolean {
-    const lane = this.#lane(priority);
-    const items = lane.byProject.get(project);
-    const index = items?.indexOf(item) ?? -1;
-    if (!items || index < 0) return false;
-    items.splice(index, 1);
-    lane.size -= 1;
-    if (items.length === 0) {
-      lane.byProject.delete(project);
-      lane.order.splice(lane.order.indexOf(project), 1);
+  /** Takes out every waiting item `matches` accepts (the calls of an aborted signal), in no particular order. */
+  removeWhere(matches: (item: T) => boolean): Array<{ item: T; priority: Priority }> {
+    const removed: Array<{ item: T; priority: Priority }> = [];
+    for (const priority of PRIORITIES) {
+      const lane = this.#lane(priority);
+      for (const [project, items] of [...lane.byProject]) {
+        const kept = items.filter((item) => !matches(item));
+        if (kept.length === items.length) continue;
+        for (const item of items) if (!kept.includes(item)) removed.push({ item, priority });
+        lane.size -= items.length - kept.length;
+        if (kept.length > 0) {
+          items.splice(0, items.length, ...kept);
+        } else {
+          lane.byProject.delete(project);
+          lane.order.splice(lane.order.indexOf(project), 1);
+        }
+      }
     }
-    return true;
+    return removed;
   }
 
   #lane(priority: Priority): Lane<T> {

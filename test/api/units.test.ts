@@ -37,14 +37,18 @@ describe('SlidingWindow', () => {
 });
 
 describe('PriorityScheduler', () => {
-  it('removes a waiting item and keeps the turn order of the others', () => {
+  it('takes out the waiting items a test accepts (an aborted signal\'s calls) and keeps the turn order of the others', () => {
     const queue = new PriorityScheduler<string>();
     queue.push('a1', 'drift', 'a');
     queue.push('b1', 'drift', 'b');
     queue.push('a2', 'drift', 'a');
     queue.push('c1', 'drift', 'c');
-    expect(queue.remove('b1', 'drift', 'b')).toBe(true);
-    expect(queue.remove('b1', 'drift', 'b')).toBe(false);
+    queue.push('b2', 'write', 'b');
+    queue.push('c2', 'drift', 'c');
+    const removed = queue.removeWhere((item) => item.startsWith('b') || item === 'c2');
+    expect(removed.map((entry) => `${entry.item}:${entry.priority}`).sort()).toEqual(['b1:drift', 'b2:write', 'c2:drift']);
+    expect(queue.removeWhere((item) => item.startsWith('b'))).toEqual([]);
+    expect([queue.depth('write'), queue.depth('drift')]).toEqual([0, 3]);
     expect([queue.shift()?.item, queue.shift()?.item, queue.shift()?.item, queue.shift()]).toEqual(['a1', 'c1', 'a2', undefined]);
   });
 
