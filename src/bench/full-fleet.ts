@@ -226,9 +226,10 @@ interface CommandOptions {
 
 /** Runs the built command once and returns its own resource usage. */
 export async function runMeasured(options: CommandOptions): Promise<ProcessUsage & { code: number | null; stderr: string }> {
-  const usageFile = join(await mkdtemp(join(tmpdir(), 'reconcile-usage-')), 'usage.json');
+  const usageDir = await mkdtemp(join(tmpdir(), 'reconcile-usage-'));
+  const usageFile = join(usageDir, 'usage.json');
   const args = [...(options.nodeFlags ?? []), '--import', HOOK, BIN, options.dir, '--state-dir', options.stateDir, '--rate-limit', '1000000/1s', '--output', 'json', ...(options.dryRun ? ['--dry-run', '--detailed-exitcode'] : [])];
-  return new Promise((resolve, reject) => {
+  const measured = new Promise<ProcessUsage & { code: number | null; stderr: string }>((resolve, reject) => {
     const child = spawn(process.execPath, args, {
       cwd: options.cwd ?? options.dir,
       env: { PATH: process.env.PATH, HOME: process.env.HOME, MANAGEMENT_API_URL: options.emulator.url, MANAGEMENT_API_TOKEN: options.emulator.token, BENCH_USAGE_FILE: usageFile, ...ENV },
@@ -246,6 +247,12 @@ export async function runMeasured(options: CommandOptions): Promise<ProcessUsage
       }
     });
   });
+  try {
+    return await measured;
+  } finally {
+    // The command has exited (or never started): nothing writes the usage file any more.
+    await rm(usageDir, { recursive: true, force: true });
+  }
 }
 
 export const FULL_FLEET_GOALS = { noChangeCpuSeconds: 5, noChangePeakRssMb: 200, applyPeakRssMb: 400 };

@@ -1,5 +1,5 @@
 // A fleet on the emulator, reconciled through the real engine and client over loopback HTTP.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmulator, type RunningEmulator } from '../emulator/index.js';
@@ -42,8 +42,18 @@ interface HarnessOptions {
   rateModel?: RateModel;
 }
 
+/** Opens the harness in a temporary directory of its own, which `close()` removes. */
 export async function openFleetHarness(options: HarnessOptions): Promise<FleetHarness> {
   const root = await mkdtemp(join(tmpdir(), 'reconcile-bench-'));
+  try {
+    return await openIn(root, options);
+  } catch (error) {
+    await rm(root, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+async function openIn(root: string, options: HarnessOptions): Promise<FleetHarness> {
   const fleet = await generateFleet(join(root, 'manifests'), options.shape);
   const manifests = await loadManifests(fleet.dir);
   if (manifests.errors.length) {
@@ -101,6 +111,7 @@ export async function openFleetHarness(options: HarnessOptions): Promise<FleetHa
     async close() {
       await client.close();
       await emulator.close();
+      await rm(root, { recursive: true, force: true });
     },
   };
 }

@@ -4,7 +4,7 @@
 // planner loads and plans each tree over one recording of the API's answers, in a process of
 // its own (plan-child.ts), three times each: load and plan time, peak memory.
 import { spawn } from 'node:child_process';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -110,9 +110,11 @@ async function measureTrees(dirs: [string, string], recordingFile: string, state
 
 export async function benchProjectSet(projects = 200): Promise<ProjectSetFigures> {
   const harness = await openFleetHarness({ shape: { projects, secrets: 2, functions: 0, sections: ['auth', 'postgres', 'restapi'] }, emulatorRate: FAST, clientRate: FAST, concurrency: 8 });
+  let setRoot: string | undefined;
   try {
     await converge(harness);
-    const setDir = join(await mkdtemp(join(tmpdir(), 'reconcile-bench-set-')), 'manifests');
+    setRoot = await mkdtemp(join(tmpdir(), 'reconcile-bench-set-'));
+    const setDir = join(setRoot, 'manifests');
     await writeSet(setDir, projects, harness.fleet.shape.organization);
     const set = await loadManifests(setDir);
     if (set.errors.length > 0) throw new Error(`the set does not load: ${set.errors.slice(0, 3).map((e) => `${e.file}:${e.line} ${e.message}`).join('; ')}`);
@@ -131,5 +133,6 @@ export async function benchProjectSet(projects = 200): Promise<ProjectSetFigures
     return { projects, requests, lowerBound: harness.fleet.lowerBound, ratio: round(requests / harness.fleet.lowerBound), set: setFigures, handWritten };
   } finally {
     await harness.close();
+    if (setRoot) await rm(setRoot, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 // The benchmark scenarios. Rate windows are scaled (one second stands for the service's
 // minute): every figure is a ratio or a count, so it does not depend on the scale.
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,8 +78,8 @@ async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>
   const recording: Recording = {};
   const recorded = await harness.pass({ dryRun: true, client: clientOver(recordingCaller(harness.emulator.url, harness.emulator.token, recording)) });
   if (recorded.result !== 'success' || recorded.plan.hasChanges) throw new Error(`the recording pass did not see a converged fleet (${recorded.result})`);
-  const file = join(await mkdtemp(join(tmpdir(), 'reconcile-plan-')), 'recording.json');
-  await writeFile(file, JSON.stringify(recording));
+  const work = await mkdtemp(join(tmpdir(), 'reconcile-plan-'));
+  const file = join(work, 'recording.json');
   const child = fileURLToPath(new URL('./plan-child.js', import.meta.url));
   const once = () =>
     new Promise<PlanFigures>((resolve, reject) => {
@@ -96,7 +96,12 @@ async function measurePlan(harness: Awaited<ReturnType<typeof openFleetHarness>>
   // has peaked anywhere from about 190 to 310 MB): three runs, the median time and the
   // smallest and largest peak.
   const runs: PlanFigures[] = [];
-  for (let i = 0; i < PLAN_RUNS; i++) runs.push(await once());
+  try {
+    await writeFile(file, JSON.stringify(recording));
+    for (let i = 0; i < PLAN_RUNS; i++) runs.push(await once());
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const peaks = runs.map((run) => run.peakRssMb);
   return {

@@ -3,7 +3,7 @@
 // same time, each as its own process would run it: its own user and token, its own client
 // and budget (the shard map's rateLimit), its own state directory. Each run has an emulator
 // of its own that counts every user separately, as the service does.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -87,6 +87,8 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
       organizations: [{ name: fleet.shape.organization, slug: ORGANIZATION_SLUG, members: TEAMS.map((t) => ({ user: `${t}@bench.test`, role: 'Owner' as const })) }],
     },
   });
+  // The shard processes started: each has exited before the emulator closes and the root is removed.
+  const children: Array<Promise<unknown>> = [];
   try {
     const env: Record<string, string> = { ...fleet.env, MANAGEMENT_API_URL: emulator.url };
     for (const t of TEAMS) env[`TOKEN_${t.toUpperCase()}`] = tokenOf(t);
@@ -101,6 +103,7 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
     await new Promise((resolve) => setTimeout(resolve, windowMs + 100));
     const before = emulator.requests().length;
     const runs = shards.map((spec) => ({ spec, ...runShard(args(spec, false), env, root) }));
+    children.push(...runs.map((run) => run.done));
     const started = Math.min(...runs.map((r) => r.started));
     const ended = await Promise.all(
       runs.map(async (run) => {
@@ -130,6 +133,7 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
       firstRequest,
     };
   } finally {
+    await Promise.allSettled(children);
     await emulator.close();
   }
 }
@@ -146,32 +150,36 @@ async function convergeSharded(fleet: GeneratedFleet, root: string, label: strin
  */
 export async function shardScaling(projects = 45, budgetPerWindow = 20, windowMs = 1000, pairs = 1): Promise<ShardScalingFigures> {
   const root = await mkdtemp(join(tmpdir(), 'reconcile-bench-shards-'));
-  const fleet = await generateFleet(join(root, 'manifests'), {
-    projects,
-    secrets: 1,
-    functions: 0,
-    sections: ['postgres'],
-    organization: 'bench-shards-org',
-    organizationSlug: ORGANIZATION_SLUG,
-    prefix: 'shard',
-    labels: (i) => ({ team: TEAMS[i % TEAMS.length]! }),
-  });
-  const budget = `${budgetPerWindow}/${windowMs / 1000}s`;
-  const emulatorLimit = Math.round(budgetPerWindow * 1.2);
-  const runs: Array<{ single: ShardRunFigures; sharded: ShardRunFigures; ratio: number }> = [];
-  for (let pair = 0; pair < Math.max(1, pairs); pair++) {
-    const single = await convergeSharded(fleet, root, `single-${pair}`, [{ name: 'everything', team: 'a', selector: `{ organization: ${fleet.shape.organization} }` }], budget, emulatorLimit, windowMs);
-    const sharded = await convergeSharded(
-      fleet,
-      root,
-      `three-${pair}`,
-      TEAMS.map((t) => ({ name: `team-${t}`, team: t, selector: `{ labels: { team: ${t} } }` })),
-      budget,
-      emulatorLimit,
-      windowMs,
-    );
-    runs.push({ single, sharded, ratio: round(sharded.seconds / (single.seconds / TEAMS.length)) });
+  try {
+    const fleet = await generateFleet(join(root, 'manifests'), {
+      projects,
+      secrets: 1,
+      functions: 0,
+      sections: ['postgres'],
+      organization: 'bench-shards-org',
+      organizationSlug: ORGANIZATION_SLUG,
+      prefix: 'shard',
+      labels: (i) => ({ team: TEAMS[i % TEAMS.length]! }),
+    });
+    const budget = `${budgetPerWindow}/${windowMs / 1000}s`;
+    const emulatorLimit = Math.round(budgetPerWindow * 1.2);
+    const runs: Array<{ single: ShardRunFigures; sharded: ShardRunFigures; ratio: number }> = [];
+    for (let pair = 0; pair < Math.max(1, pairs); pair++) {
+      const single = await convergeSharded(fleet, root, `single-${pair}`, [{ name: 'everything', team: 'a', selector: `{ organization: ${fleet.shape.organization} }` }], budget, emulatorLimit, windowMs);
+      const sharded = await convergeSharded(
+        fleet,
+        root,
+        `three-${pair}`,
+        TEAMS.map((t) => ({ name: `team-${t}`, team: t, selector: `{ labels: { team: ${t} } }` })),
+        budget,
+        emulatorLimit,
+        windowMs,
+      );
+      runs.push({ single, sharded, ratio: round(sharded.seconds / (single.seconds / TEAMS.length)) });
+    }
+    const median = [...runs].sort((a, b) => a.ratio - b.ratio)[Math.floor(runs.length / 2)]!;
+    return { projects, shards: TEAMS.length, budget, single: median.single, sharded: median.sharded, ratio: median.ratio, ratios: runs.map((run) => run.ratio) };
+  } finally {
+    await rm(root, { recursive: true, force: true });
   }
-  const median = [...runs].sort((a, b) => a.ratio - b.ratio)[Math.floor(runs.length / 2)]!;
-  return { projects, shards: TEAMS.length, budget, single: median.single, sharded: median.sharded, ratio: median.ratio, ratios: runs.map((run) => run.ratio) };
 }

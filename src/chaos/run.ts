@@ -2,10 +2,11 @@
 // a surprise 429 block and slow lifecycles while the reconciler (the built command, as a user
 // runs it) is killed with SIGKILL at random moments and restarted. Afterwards the invariants
 // in ./invariants.ts must hold. One cycle stops a run (SIGSTOP) past the lock timeout instead,
-// lets a second run take the lock over, and resumes the first. Exit 0 when they all hold, 1 otherwise.
+// lets a second run take the lock over, and resumes the first. Exit 0 when they all hold (the
+// run's temporary directory is removed), 1 otherwise (it is kept, and its path printed).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -463,4 +464,6 @@ const results = checkInvariants(facts, expectations);
 for (const r of results) say(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}: ${r.detail}`);
 const failed = results.filter((r) => !r.ok).length;
 process.stdout.write(`${results.length - failed} passed, ${failed} failed\n`);
+if (failed) say(`kept the manifests and state directories in ${root}`);
+else await rm(root, { recursive: true, force: true });
 process.exitCode = failed ? 1 : 0;

@@ -12,15 +12,16 @@ import { bindsRunPass, passPathViolations } from './import-graph.js';
 
 const SRC = new URL('../../src', import.meta.url).pathname;
 
-let scratch: string | undefined;
+/** The trees a test made (one test may make several). */
+const scratches: string[] = [];
 afterEach(() => {
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
-  scratch = undefined;
+  for (const scratch of scratches.splice(0)) rmSync(scratch, { recursive: true, force: true });
 });
 
 /** A source tree of its own, file by file. */
 function tree(files: Record<string, string>): string {
-  scratch = mkdtempSync(join(tmpdir(), 'pass-path-'));
+  const scratch = mkdtempSync(join(tmpdir(), 'pass-path-'));
+  scratches.push(scratch);
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(scratch, path)), { recursive: true });
     writeFileSync(join(scratch, path), text);

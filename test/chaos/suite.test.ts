@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
@@ -28,7 +30,11 @@ describe('chaos suite', () => {
       encoding: 'utf8',
       timeout: 240_000,
     });
+    // A failed run keeps its files for a person to inspect: this one failed on purpose.
+    const kept = /^chaos: kept the manifests and state directories in (.+)$/m.exec(run.stdout)?.[1];
+    if (kept?.startsWith(join(tmpdir(), 'reconcile-chaos-'))) rmSync(kept, { recursive: true, force: true });
     expect(run.status).toBe(1);
+    expect(kept).toMatch(/reconcile-chaos-/);
     expect(run.stdout).toMatch(/FAIL no project was created twice: duplicated: chaos-0000 x2/);
     expect(run.stdout).toMatch(/FAIL no secret was lost: missing or wrong: chaos-0000\/SECRET_0/);
     expect(run.stdout).toMatch(/FAIL nothing was deleted that the manifests did not ask to delete: .*bystanders gone: bystander/);

@@ -1,11 +1,11 @@
 // `reconcile emulator` as a user runs it: the built command (npm test builds dist/ first).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 
 const root = new URL('../..', import.meta.url).pathname;
 const bin = join(root, 'dist/cli/bin.js');
@@ -49,6 +49,7 @@ describe('reconcile emulator (built command)', () => {
 
   it('uses the service limit (60) by default and loads a seed file', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'emulator-cli-'));
+    onTestFinished(() => rm(dir, { recursive: true, force: true }));
     const seed = join(dir, 'seed.json');
     await writeFile(seed, JSON.stringify({ users: [{ name: 'Seeded', tokens: ['pat_seeded_user_token'] }], projects: [{ ref: 'clicliclicliclicliab', name: 'p', organization: 'Default Organization' }] }));
     const run = startCommand(['--port', '0', '--seed', seed]);

@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,8 +7,10 @@ import { ManualClock } from '../../src/util/clock.js';
 import { call } from './helpers.js';
 
 const running: RunningEmulator[] = [];
+const dirs: string[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((e) => e.close()));
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
 });
 
 const YAML_SEED = `
@@ -42,6 +44,7 @@ projects:
 describe('emulator seeds and admin API', () => {
   it('loads a YAML seed file: users, tokens, organizations, projects with configuration, secrets and functions', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'emulator-seed-'));
+    dirs.push(dir);
     const file = join(dir, 'seed.yaml');
     await writeFile(file, YAML_SEED);
     const emulator = await startEmulator({ port: 0, seed: file });

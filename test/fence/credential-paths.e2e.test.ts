@@ -2,7 +2,7 @@
 // function's files), and the rotated refresh token is written to its file. A refresh token
 // path there (directly or through a symbolic link) is refused before anything is read from the
 // API, written or deployed, and the error names the shard map and the field.
-import { mkdtemp, mkdir, readdir, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,14 +11,17 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { assertBuilt, expectExit, runCli } from '../e2e/helpers/cli.js';
 
 let emulator: RunningEmulator | undefined;
+const roots: string[] = [];
 beforeAll(() => assertBuilt());
 afterEach(async () => {
   await emulator?.close();
   emulator = undefined;
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
 });
 
 async function checkout(): Promise<{ root: string; dir: string }> {
   const root = await mkdtemp(join(tmpdir(), 'cred-paths-'));
+  roots.push(root);
   const dir = join(root, 'manifests');
   await mkdir(join(dir, 'functions', 'hello'), { recursive: true });
   await writeFile(join(dir, 'functions', 'hello', 'index.ts'), 'Deno.serve(() => new Response("hi"));\n');

@@ -1,7 +1,7 @@
 // `reconcile export --all` names each project's secret variables uniquely: projects whose names
 // differ only in punctuation (`shop-eu`, `shop_eu`) must not share a variable, or no setting of
 // the variables could plan "no change" and an apply would write one project's secrets into the other.
-import { mkdtemp, readFile, readdir } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -35,6 +35,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emulator?.close();
+  if (root) await rm(root, { recursive: true, force: true });
 });
 
 /** Every `valueFrom.env` of the exported Secrets documents: variable -> [project, secret]. */

@@ -3,7 +3,7 @@
 // in the state directory; the successor's records stand.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,16 +12,20 @@ import { BIN, NODE, REPO, assertBuilt, expectExit, runCli, type CliRun } from '.
 import { DaemonProcess } from '../daemon/daemon-process.js';
 
 let emulator: RunningEmulator | undefined;
-const children: Array<{ kill(signal: NodeJS.Signals): void }> = [];
+let root: string | undefined;
+const children: Array<{ kill(signal: NodeJS.Signals): void; done: Promise<unknown> }> = [];
 
 beforeAll(() => assertBuilt());
 afterEach(async () => {
   for (const child of children.splice(0)) {
     child.kill('SIGCONT');
     child.kill('SIGKILL');
+    await child.done;
   }
   await emulator?.close();
   emulator = undefined;
+  if (root) await rm(root, { recursive: true, force: true });
+  root = undefined;
 });
 
 const LOCK_TIMEOUT_MS = 1_500;
@@ -70,7 +74,7 @@ describe('a paused holder that lost its lock', () => {
   it('writes nothing to the state directory or the API after the takeover, and the successor\'s inventory survives', async () => {
     // A creation takes 120 s / 40 = 3 s: the first process is still waiting for its project when it is stopped.
     emulator = await startEmulator({ port: 0, speed: 40, rateLimit: { limit: 100_000, windowMs: 60_000 } });
-    const root = await mkdtemp(join(tmpdir(), 'fence-e2e-'));
+    root = await mkdtemp(join(tmpdir(), 'fence-e2e-'));
     const dir = join(root, 'manifests');
     const stateDir = join(root, 'state');
     await mkdir(dir, { recursive: true });
@@ -124,7 +128,7 @@ describe('a paused holder that lost its lock', () => {
 
   it('a daemon stopped past the lock timeout and taken over exits 1 when it resumes, having written nothing (its watcher saw the new revision)', async () => {
     emulator = await startEmulator({ port: 0, speed: 600, rateLimit: { limit: 100_000, windowMs: 60_000 } });
-    const root = await mkdtemp(join(tmpdir(), 'fence-daemon-e2e-'));
+    root = await mkdtemp(join(tmpdir(), 'fence-daemon-e2e-'));
     const dir = join(root, 'manifests');
     const stateDir = join(root, 'state');
     await mkdir(dir, { recursive: true });
@@ -137,7 +141,7 @@ describe('a paused holder that lost its lock', () => {
       RECONCILE_LOCK_TIMEOUT: `${LOCK_TIMEOUT_MS}ms`,
     };
     const daemon = new DaemonProcess([dir, '--watch', '--metrics-addr', '127.0.0.1:0', '--observe', 'none'], env);
-    children.push({ kill: (signal) => daemon.signal(signal) });
+    children.push({ kill: (signal) => daemon.signal(signal), done: daemon.exited });
     await daemon.waitFor((l) => l.msg === 'pass finished');
     daemon.signal('SIGSTOP');
     await until(async () => {

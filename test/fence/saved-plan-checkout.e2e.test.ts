@@ -36,6 +36,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emulator?.close();
+  if (root) await rm(root, { recursive: true, force: true });
 });
 
 describe('apply plan.json', () => {

@@ -4,7 +4,7 @@
 // whose process is gone, without waiting for the lock timeout.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -12,13 +12,16 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { BIN, NODE, REPO, assertBuilt, expectExit, runCli } from '../e2e/helpers/cli.js';
 
 let emulator: RunningEmulator | undefined;
-const parents: Array<() => void> = [];
+let root: string | undefined;
+const parents: Array<() => void | Promise<void>> = [];
 
 beforeAll(() => assertBuilt());
 afterEach(async () => {
-  for (const kill of parents.splice(0)) kill();
+  for (const kill of parents.splice(0)) await kill();
   await emulator?.close();
   emulator = undefined;
+  if (root) await rm(root, { recursive: true, force: true });
+  root = undefined;
 });
 
 /** Polls on I/O turns, never on a timer. */
@@ -38,7 +41,7 @@ function processState(pid: number): string | undefined {
 describe('a holder killed and never reaped', () => {
   it.skipIf(process.platform !== 'linux')('is taken over at once by the next apply, well before the lock timeout', async () => {
     emulator = await startEmulator({ port: 0, speed: 40, rateLimit: { limit: 100_000, windowMs: 60_000 } });
-    const root = await mkdtemp(join(tmpdir(), 'fence-zombie-e2e-'));
+    root = await mkdtemp(join(tmpdir(), 'fence-zombie-e2e-'));
     const dir = join(root, 'manifests');
     const stateDir = join(root, 'state');
     await mkdir(dir, { recursive: true });
@@ -47,17 +50,23 @@ describe('a holder killed and never reaped', () => {
     const env = { MANAGEMENT_API_URL: emulator.url, MANAGEMENT_API_TOKEN: emulator.token, RECONCILE_STATE_DIR: stateDir, RECONCILE_RATE_LIMIT: '1000/1s', RECONCILE_LOCK_TIMEOUT: '1h' };
     // The apply runs under a shell that then becomes `sleep`, which never reaps it.
     const parent = spawn('sh', ['-c', `"${NODE}" "${BIN}" "${dir}" >/dev/null 2>&1 & echo $!; exec sleep 600`], { cwd: REPO, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
-    parents.push(() => parent.kill('SIGKILL'));
+    const parentClosed = new Promise((resolve) => parent.once('close', resolve));
+    parents.push(async () => {
+      parent.kill('SIGKILL');
+      await parentClosed;
+    });
     let out = '';
     parent.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     await until(() => out.includes('\n'));
     const pid = Number(out.trim());
-    parents.push(() => {
+    parents.push(async () => {
       try {
         process.kill(pid, 'SIGKILL');
       } catch {
         // Gone already.
       }
+      // A zombie writes nothing: the state directory can go.
+      await until(() => processState(pid) === undefined || processState(pid) === 'Z');
     });
     // Killed mid-pass, while it holds the lock.
     await until(() => emulator!.requests().some((r) => r.method === 'POST' && r.route === '/v1/projects'));

@@ -1,6 +1,6 @@
 // The rollout's pure parts: wave membership and shares, maintenance windows on a given clock
 // time, change classes, and the loader's checks of a Rollout document.
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
 import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import { changeClasses } from '../../src/reconcile/rollout/change-class.js';
 import { rolloutConfig, sharePoint, type WindowRule } from '../../src/reconcile/rollout/config.js';
@@ -169,7 +169,7 @@ spec:
 
 describe('the rollout records in a fenced state directory', () => {
   it('carry the generation of the lock they were written under, keep it apart from project names, and are refused once another process holds the lock', async () => {
-    const { mkdtemp, readFile, writeFile } = await import('node:fs/promises');
+    const { mkdtemp, readFile, rm, writeFile } = await import('node:fs/promises');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
     const { ManualClock } = await import('../../src/util/clock.js');
@@ -177,7 +177,9 @@ describe('the rollout records in a fenced state directory', () => {
     const { StateLockLostError } = await import('../../src/util/state-fence.js');
     const { openStateStore } = await import('../../src/reconcile/state.js');
     const { addApproval, readProjectRevisions, resumeRollout, writeProjectRevisions, writeRollout } = await import('../../src/reconcile/rollout/records.js');
-    const dir = join(await mkdtemp(join(tmpdir(), 'rollout-fence-')), 'state');
+    const root = await mkdtemp(join(tmpdir(), 'rollout-fence-'));
+    onTestFinished(() => rm(root, { recursive: true, force: true }));
+    const dir = join(root, 'state');
     const acquired = await StateLock.acquire({ dir, clock: new ManualClock(), timeoutMs: 8_000, command: 'test' });
     if (!acquired.acquired) throw new Error('expected the lock');
     const lock = acquired.lock;

@@ -1,13 +1,13 @@
 // The rollout gate in passes against the emulator (one ManualClock for the emulator's
 // lifecycles and the gate's soaks and windows): waves in order, a halt, windows, approvals.
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { addApproval, readProjectRevisions, resumeRollout } from '../../src/reconcile/rollout/records.js';
 import { openStateStore } from '../../src/reconcile/state.js';
 import { rolloutConfig } from '../../src/reconcile/rollout/config.js';
 import { loadManifests } from '../../src/reconcile/load-manifests.js';
 import type { ManifestSet, ProjectDocument } from '../../src/manifests/types.js';
 import { ORG, startHarness, type Harness } from './helpers/fleet.js';
-import { createClient } from '../../src/api/client.js';
+import { createClient, type ApiClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
 
 const MINUTE = 60_000;
@@ -38,10 +38,13 @@ spec:
 ${extra}`;
 
 let h: Harness;
+/** Clients a test opens on the harness's state directory: closed before the harness removes it. */
+const clients: ApiClient[] = [];
 beforeEach(async () => {
   h = await startHarness({ DB_PASS: 'rollout-db-pass-1f0e' });
 });
 afterEach(async () => {
+  for (const client of clients.splice(0)) await client.close();
   await h.close();
 });
 
@@ -128,7 +131,7 @@ spec:
       baseUrl: h.emulator.url, auth: staticToken(h.emulator.token), rate: { limit: 100_000, windowMs: 60_000 }, stateDir: h.stateDir,
       retry: { maxAttempts: 4, baseDelayMs: 1, maxDelayMs: 5 }, timeouts: { headersMs: 180_000, bodyMs: 180_000 },
     });
-    onTestFinished(() => patient.close());
+    clients.push(patient);
     const pass = () => h.pass({ client: patient });
     const converge = async () => {
       let result = await pass();

@@ -1,10 +1,10 @@
 // The conductor's parts on their own: the status record's one writer, the state lock for a
 // one-shot run (tried once) and for the daemon (waited for), and the session opened under it
 // (nothing left open or held when it is refused or fails).
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import type { Logger } from '../../src/util/logger.js';
 import { protectManifestsTree } from '../../src/util/manifests-tree.js';
@@ -32,8 +32,15 @@ function linesLogger(): Logger & { lines: Line[] } {
   return log as unknown as Logger & { lines: Line[] };
 }
 
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+});
+
 async function tempDir(prefix: string): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
+  const root = await mkdtemp(join(tmpdir(), prefix));
+  roots.push(root);
+  return root;
 }
 
 /** Waits (on I/O turns, not time) until `check` holds. */

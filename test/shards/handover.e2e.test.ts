@@ -3,7 +3,7 @@
 // from one shard to another by its labels is handed over and adopted, never deleted, in either
 // order of the one-shot runs and with both shard daemons running; a missing organization is
 // created by one shard only.
-import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -18,6 +18,7 @@ const tokenOf = (team: string) => `token-of-${team}-0123456789`;
 let emulator: RunningEmulator | undefined;
 const daemons: DaemonProcess[] = [];
 const repos: GitSyncRepo[] = [];
+const roots: string[] = [];
 
 beforeAll(() => assertBuilt());
 afterEach(async () => {
@@ -25,6 +26,7 @@ afterEach(async () => {
   for (const repo of repos.splice(0)) await repo.close();
   await emulator?.close();
   emulator = undefined;
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
 });
 
 /** Three users; `Acme` (slug acmeslug) has users a and b as members. */
@@ -66,7 +68,6 @@ function checkout(moverTeam: string | undefined, keepATeam = 'a'): Record<string
 }
 
 async function writeCheckout(dir: string, files: Record<string, string | null>): Promise<void> {
-  const { rm } = await import('node:fs/promises');
   for (const [name, text] of Object.entries(files)) {
     if (text === null) await rm(join(dir, name), { force: true });
     else await writeFile(join(dir, name), text);
@@ -75,6 +76,7 @@ async function writeCheckout(dir: string, files: Record<string, string | null>):
 
 async function tempCheckout(): Promise<{ dir: string; stateDir: string }> {
   const root = await mkdtemp(join(tmpdir(), 'handover-e2e-'));
+  roots.push(root);
   const dir = join(root, 'manifests');
   await mkdir(dir, { recursive: true });
   return { dir, stateDir: join(root, 'state') };

@@ -1,7 +1,7 @@
 // Two processes on one state directory, as users start them: overlapping one-shot applies,
 // and a second daemon beside a first that is then killed with SIGKILL.
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
@@ -12,6 +12,9 @@ import { DaemonProcess } from '../daemon/daemon-process.js';
 
 let emulator: RunningEmulator | undefined;
 const daemons: DaemonProcess[] = [];
+/** Runs started in the background: each has exited before its directory is removed. */
+const running: Array<Promise<unknown>> = [];
+const roots: string[] = [];
 
 beforeAll(() => assertBuilt());
 afterEach(async () => {
@@ -19,12 +22,16 @@ afterEach(async () => {
     d.signal('SIGKILL');
     await d.exited;
   }
+  await Promise.all(running.splice(0));
   await emulator?.close();
   emulator = undefined;
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
 });
 
 async function fleet(projects: string[]): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'lock-e2e-')), 'manifests');
+  const root = await mkdtemp(join(tmpdir(), 'lock-e2e-'));
+  roots.push(root);
+  const dir = join(root, 'manifests');
   await mkdir(dir, { recursive: true });
   const docs = [
     'apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: acme\nspec: {}\n',
@@ -110,5 +117,7 @@ function runCliWithPid(args: string[], env: NodeJS.ProcessEnv): { pid: number; d
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  return { pid: child.pid!, done: new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }))) };
+  const done = new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })));
+  running.push(done);
+  return { pid: child.pid!, done };
 }

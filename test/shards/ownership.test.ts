@@ -1,10 +1,10 @@
 // Who owns what in a sharded checkout: the one shard that creates each organization (the
 // map's `organizations:`, else the first shard in map order with a project in it), and what
 // each shard's process knows of the rest of the checkout.
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { loadShardedManifests } from '../../src/shards/load-sharded.js';
 
 const shard = (name: string, team: string) => `  - name: ${name}\n    selector: { labels: { team: ${team} } }\n    credentials: { tokenEnv: TOKEN }\n`;
@@ -12,8 +12,15 @@ const project = (name: string, team: string, organization: string) =>
   `apiVersion: reconciler/v1\nkind: Project\nmetadata:\n  name: ${name}\n  labels: { team: ${team} }\nspec:\n  organization: ${organization}\n  region: eu-west-1\n`;
 const organization = (name: string) => `apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: ${name}\nspec: {}\n`;
 
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+});
+
 async function checkout(map: string, documents: string[]): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'ownership-')), 'manifests');
+  const root = await mkdtemp(join(tmpdir(), 'ownership-'));
+  roots.push(root);
+  const dir = join(root, 'manifests');
   await mkdir(dir, { recursive: true });
   await writeFile(join(dir, 'shards.yaml'), map);
   await writeFile(join(dir, 'fleet.yaml'), documents.join('---\n'));

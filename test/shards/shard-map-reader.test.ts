@@ -4,7 +4,7 @@
 // parser, which locates each problem. Either way the shards, their lines and the problems are
 // the same.
 import { createRequire } from 'node:module';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -12,9 +12,13 @@ import { ShardMapError, readShardMap, type ShardMap } from '../../src/shards/sha
 
 async function map(text: string): Promise<ShardMap> {
   const dir = await mkdtemp(join(tmpdir(), 'shard-map-'));
-  const path = join(dir, 'shards.yaml');
-  await writeFile(path, text);
-  return readShardMap(path, 'shards.yaml');
+  try {
+    const path = join(dir, 'shards.yaml');
+    await writeFile(path, text);
+    return await readShardMap(path, 'shards.yaml');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 async function problems(text: string): Promise<ShardMapError['errors']> {

@@ -1,6 +1,6 @@
 // Shards by identity, as users run them: the built command, one process per shard, each with
 // its own user's token, against one emulator.
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ const WINDOW_MS = 1000;
 const BUDGET = 20;
 
 let emulator: RunningEmulator;
+const roots: string[] = [];
 
 beforeAll(async () => {
   assertBuilt();
@@ -29,6 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await emulator?.close();
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
 });
 
 const SHARD_MAP = `shards:
@@ -36,7 +38,9 @@ ${TEAMS.map((t) => `  - name: team-${t}\n    selector:\n      labels: { team: ${
 `;
 
 async function fleet(shardMap: string, teams: (i: number) => string): Promise<string> {
-  const dir = join(await mkdtemp(join(tmpdir(), 'shards-e2e-')), 'manifests');
+  const root = await mkdtemp(join(tmpdir(), 'shards-e2e-'));
+  roots.push(root);
+  const dir = join(root, 'manifests');
   await mkdir(dir, { recursive: true });
   const docs = ['apiVersion: reconciler/v1\nkind: Organization\nmetadata:\n  name: acme\nspec:\n  slug: acmeslug\n'];
   for (let i = 0; i < TEAMS.length * PER_TEAM; i++) {

@@ -1,8 +1,8 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { LOCK_FILE, StateLock, StateLockHeldError, processStartTime, type LockHolder } from '../../src/util/state-lock.js';
 
@@ -16,8 +16,15 @@ async function heartbeatWritten(dir: string, at: number): Promise<void> {
   throw new Error(`no heartbeat at ${at}`);
 }
 
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+});
+
 async function tempDir(): Promise<string> {
-  return join(await mkdtemp(join(tmpdir(), 'state-lock-')), 'state');
+  const root = await mkdtemp(join(tmpdir(), 'state-lock-'));
+  roots.push(root);
+  return join(root, 'state');
 }
 
 describe('StateLock', () => {

@@ -1,7 +1,7 @@
 // A shard's token file named by an environment variable (`credentials.tokenFileEnv`): the way
 // each pod of the Helm chart reads its own mounted token. The shard reads the file whose path
 // the variable holds, nothing process-wide; an unset variable or a bad name is a located error.
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -10,9 +10,13 @@ import { ShardMapError, readShardMap } from '../../src/shards/shard-map.js';
 
 async function map(text: string) {
   const dir = await mkdtemp(join(tmpdir(), 'shard-map-'));
-  const path = join(dir, 'shards.yaml');
-  await writeFile(path, text);
-  return readShardMap(path, 'shards.yaml');
+  try {
+    const path = join(dir, 'shards.yaml');
+    await writeFile(path, text);
+    return await readShardMap(path, 'shards.yaml');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 describe('credentials.tokenFileEnv', () => {

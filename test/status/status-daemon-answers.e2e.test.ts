@@ -2,7 +2,7 @@
 // can, and as something else at that address can: the view, each refusal said plainly, the
 // bearer token sent to the daemon alone and never after a redirect.
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,14 +32,17 @@ async function serve(answer: (respond: (status: number, body: string, headers?: 
 }
 
 const servers: Server[] = [];
+let work: string | undefined;
 let tokenFile: string;
 beforeAll(async () => {
   assertBuilt();
-  tokenFile = join(await mkdtemp(join(tmpdir(), 'status-daemon-')), 'token');
+  work = await mkdtemp(join(tmpdir(), 'status-daemon-'));
+  tokenFile = join(work, 'token');
   await writeFile(tokenFile, `${TOKEN}\n`);
 });
 afterAll(async () => {
   await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  if (work) await rm(work, { recursive: true, force: true });
 });
 
 async function daemon(answer: Parameters<typeof serve>[0]) {

@@ -2,10 +2,10 @@
 // earlier one, and once another holder has the lock, this process writes nothing there and
 // sends no API write.
 import { readdirSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/util/clock.js';
 import { GENERATION_FILE, LOCK_FILE, StateLock, type LockHolder } from '../../src/util/state-lock.js';
 import { StateLockLostError, checkFence, removeStateFile, writeStateFile, writeStateJson } from '../../src/util/state-fence.js';
@@ -15,8 +15,15 @@ import { createClient } from '../../src/api/client.js';
 import { staticToken } from '../../src/api/auth.js';
 import { reply } from '../api/helpers/fake-transport.js';
 
+const roots: string[] = [];
+afterEach(async () => {
+  for (const root of roots.splice(0)) await rm(root, { recursive: true, force: true });
+});
+
 async function tempDir(): Promise<string> {
-  return join(await mkdtemp(join(tmpdir(), 'state-fence-')), 'state');
+  const root = await mkdtemp(join(tmpdir(), 'state-fence-'));
+  roots.push(root);
+  return join(root, 'state');
 }
 
 async function hold(dir: string, clock: ManualClock, lost: Array<LockHolder | undefined> = []): Promise<StateLock> {
@@ -145,6 +152,7 @@ describe('fenced writes', () => {
 describe('the manifests tree', () => {
   it('once protected, nothing is written or removed inside it (a symbolic link into it included), except below a dot-directory and a file the user named as output', async () => {
     const root = await mkdtemp(join(tmpdir(), 'manifests-tree-'));
+    roots.push(root);
     const tree = join(root, 'manifests');
     await mkdir(join(tree, 'functions', 'hello'), { recursive: true });
     await symlink(join(tree, 'functions'), join(root, 'link'));
