@@ -138,7 +138,12 @@ class Client implements RequestCaller {
       };
       this.#unsettled += 1;
       if (request.signal) this.#watch.watch(request.signal);
-      this.#dispatcher.push(call);
+      try {
+        this.#dispatcher.push(call);
+      } catch (error) {
+        // Not queued (a priority the scheduler does not know): the call ends here, with nothing left watched or counted.
+        this.#settle(call, { error });
+      }
     });
   }
 
@@ -188,14 +193,19 @@ class Client implements RequestCaller {
   /** Puts a call back at the front of its line, after its backoff (without holding a slot). */
   async #again(call: Call, afterMs: number): Promise<void> {
     const closing = this.#closing.signal;
+    const signal = call.request.signal;
     try {
       if (afterMs > 0) {
-        const signals = [closing, call.request.signal].filter((s): s is AbortSignal => s !== undefined);
+        const signals = [closing, signal].filter((s): s is AbortSignal => s !== undefined);
         await this.#settings.clock.sleep(afterMs, AbortSignal.any(signals));
       }
     } catch (error) {
+      if (signal?.aborted) return this.#settle(call, { error: signal.reason });
       return this.#settle(call, { error: closing.aborted ? new ClientClosedError(call.request.method, call.request.route) : error });
     }
+    // Aborted while it was out of the queue (its attempt, a fresh token, its backoff): an abort
+    // takes only queued calls out, so this one ends here rather than waiting for its turn again.
+    if (signal?.aborted) return this.#settle(call, { error: signal.reason });
     if (this.#closed) return this.#settle(call, { error: new ClientClosedError(call.request.method, call.request.route) });
     this.#dispatcher.push(call, true);
   }

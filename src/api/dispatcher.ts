@@ -79,7 +79,12 @@ export class Dispatcher<T extends DispatchItem> {
   /** Takes out every waiting item `matches` accepts. */
   removeWhere(matches: (item: T) => boolean): T[] {
     const removed = this.#queue.removeWhere(matches);
+    if (removed.length === 0) return [];
     for (const priority of new Set(removed.map((entry) => entry.priority))) this.#options.onDepth(priority, this.#queue.depth(priority));
+    // The head may have been one of them, waiting for its key's budget: the next may go now.
+    this.#timer?.cancel();
+    this.#timer = undefined;
+    this.pump();
     return removed.map((entry) => entry.item);
   }
 

@@ -356,10 +356,14 @@ export class Http1Pool {
   private aborted(signal: AbortSignal): void {
     const carries = (exchange: Exchange | undefined): exchange is Exchange => exchange !== undefined && exchange.request.signal === signal;
     // Waiting for a connection, or for one being made: not sent.
-    for (const exchange of this.waiting.filter(carries)) {
-      this.waiting.splice(this.waiting.indexOf(exchange), 1);
-      exchange.reject(signal.reason);
+    const failed: Exchange[] = [];
+    const kept: Exchange[] = [];
+    for (const exchange of this.waiting) (carries(exchange) ? failed : kept).push(exchange);
+    if (failed.length > 0) {
+      this.waiting.length = 0;
+      for (const exchange of kept) this.waiting.push(exchange);
     }
+    for (const exchange of failed) exchange.reject(signal.reason);
     for (const exchange of [...this.connecting].filter(carries)) exchange.reject(signal.reason);
     for (const connection of [...this.all]) {
       const exchange = connection.exchange;
@@ -401,7 +405,13 @@ export class Http1Pool {
       if (this.secure) {
         tlsModule ??= import('node:tls');
         this.connecting.add(exchange);
-        const tls = await tlsModule.finally(() => this.connecting.delete(exchange));
+        let tls: typeof import('node:tls');
+        try {
+          tls = await tlsModule;
+        } finally {
+          // Left in the same step as the check below: an abort in between would find it nowhere.
+          this.connecting.delete(exchange);
+        }
         if (exchange.settled) return;
         const options: ConnectionOptions = { host: this.host, port: this.port, ALPNProtocols: ['http/1.1'] };
         if (isIP(this.host) === 0) options.servername = this.host;

@@ -73,12 +73,16 @@ export class PriorityScheduler<T> {
     for (const priority of PRIORITIES) {
       const lane = this.#lane(priority);
       for (const [project, items] of [...lane.byProject]) {
-        const kept = items.filter((item) => !matches(item));
+        const kept: T[] = [];
+        for (const item of items) {
+          if (matches(item)) removed.push({ item, priority });
+          else kept.push(item);
+        }
         if (kept.length === items.length) continue;
-        for (const item of items) if (!kept.includes(item)) removed.push({ item, priority });
         lane.size -= items.length - kept.length;
         if (kept.length > 0) {
-          items.splice(0, items.length, ...kept);
+          items.length = 0;
+          for (const item of kept) items.push(item);
         } else {
           lane.byProject.delete(project);
           lane.order.splice(lane.order.indexOf(project), 1);

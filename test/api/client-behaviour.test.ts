@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -331,6 +332,72 @@ describe('robustness', () => {
     const call = track(client.api.getProject(''));
     await runUntil(clock, () => call.settled);
     expect((call.error as Error).message).toBe('Missing path parameter `ref` for /v1/projects/{ref}');
+    await client.close();
+  });
+
+  it('fails a call whose signal aborts while it is out of the queue (getting a fresh token after a 401) without queueing it again', async () => {
+    const { clock, fake, options } = setup({ rate: { limit: 2, windowMs: 60_000 } });
+    fake.script('GET', '/v1/projects/r1', reply(401, { message: 'Unauthorized' }));
+    let n = 0;
+    // Re-reading a token file takes a while: the abort comes while the call is out of the queue.
+    const auth: TokenSource = { token: async () => `t${++n}`, invalidate: () => clock.sleep(200) };
+    const client = await createClient({ ...options, auth });
+    const controller = new AbortController();
+    const call = track(client.api.getProject('r1', { signal: controller.signal }));
+    const other = track(client.api.getProject('other'));
+    await clock.advance(100);
+    controller.abort(new Error('pass stopped'));
+    await clock.advance(1_000);
+    // Not a whole window later, behind the budget: at once.
+    expect(call.settled).toBe(true);
+    expect((call.error as Error).message).toBe('pass stopped');
+    await runUntil(clock, () => other.settled);
+    expect(fake.sent.map((s) => s.path)).toEqual(['/v1/projects/r1', '/v1/projects/other']);
+    await client.close();
+  });
+
+  it('fails a call backing off with its signal\'s reason when the signal aborts and the client closes in the same turn', async () => {
+    const { clock, fake, options } = setup();
+    fake.script('GET', '/v1/projects/b', reply(503, {}), reply(200, {}));
+    const client = await createClient(options);
+    const controller = new AbortController();
+    const backingOff = track(client.api.getProject('b', { signal: controller.signal }));
+    await clock.advance(15);
+    controller.abort(new Error('pass stopped'));
+    const closing = client.close();
+    await clock.advance(0);
+    await closing;
+    expect((backingOff.error as Error).message).toBe('pass stopped');
+  });
+
+  it('sends the call behind an aborted head of the queue at once, when the head waited for its own budget (scoped rate model)', async () => {
+    const { clock, fake, options } = setup({ rateModel: 'scoped', rate: { limit: 60, windowMs: 60_000 } });
+    const client = await createClient(options);
+    // A fresh scoped key allows 10 a window: spend project aaa's.
+    const warm = Array.from({ length: 10 }, () => track(client.api.getProject('aaa')));
+    await runUntil(clock, () => warm.every((w) => w.settled));
+    const controller = new AbortController();
+    const head = track(client.api.getProject('aaa', { priority: 'write', signal: controller.signal }));
+    const behind = track(client.api.getProject('bbb', { priority: 'verify' }));
+    await clock.advance(100);
+    expect(behind.settled).toBe(false);
+    controller.abort(new Error('stopped'));
+    await clock.advance(1_000);
+    expect((head.error as Error).message).toBe('stopped');
+    expect(behind.settled).toBe(true);
+    expect(behind.error).toBeUndefined();
+    await client.close();
+  });
+
+  it('ends a call that cannot be queued (a priority the scheduler does not know) with nothing left watched or counted', async () => {
+    const { clock, options } = setup();
+    const client = await createClient(options);
+    const controller = new AbortController();
+    const call = track(client.api.getProject('r', { signal: controller.signal, priority: 'urgent' as never }));
+    await clock.advance(0);
+    expect(call.error).toBeInstanceOf(TypeError);
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    await client.onIdle();
     await client.close();
   });
 

@@ -261,6 +261,23 @@ describe('HTTP/1.1 pool', () => {
     expect(server.heads.map((h) => h.split(' ')[1])).toEqual(['/shared/0', '/shared/1', '/other']);
   });
 
+  it('fails a request aborted at any point while its TLS connection is being made, without sending it', async () => {
+    const server = await rawServer(() => undefined);
+    // The abort comes 0 to 20 microtasks after the request: each step of loading the TLS module
+    // and making the connection (a handshake the raw server never answers).
+    for (let hops = 0; hops <= 20; hops++) {
+      const p = new Http1Pool(`https://127.0.0.1:${server.port}`, TIMEOUTS, 1);
+      const controller = new AbortController();
+      const request = p.request({ ...get(), signal: controller.signal });
+      for (let i = 0; i < hops; i++) await Promise.resolve();
+      controller.abort(new Error(`stopped after ${hops}`));
+      await expect(request).rejects.toThrow(`stopped after ${hops}`);
+      await p.close();
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    }
+    expect(server.heads).toEqual([]);
+  });
+
   it('does not make a connection for a request aborted while its TLS module loads', async () => {
     const server = await rawServer(() => undefined);
     const p = new Http1Pool(`https://127.0.0.1:${server.port}`, TIMEOUTS, 1);
