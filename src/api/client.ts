@@ -91,7 +91,8 @@ class Client implements RequestCaller {
   readonly #exchanges: Exchanges;
   readonly #waitProgress: WaitProgress;
   readonly #dispatcher: Dispatcher<Call>;
-  // A call still queued fails with its signal's reason; one in flight fails in the transport.
+  // A call still queued fails here with its signal's reason; one in flight fails in the
+  // transport, and one out of the queue (a fresh token, a backoff) when it would go back in.
   readonly #watch = new AbortWatch((signal) => {
     for (const call of this.#dispatcher.removeWhere((call) => call.request.signal === signal)) this.#settle(call, { error: signal.reason });
   });

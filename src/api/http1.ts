@@ -108,7 +108,6 @@ interface Exchange {
   connection: Connection | undefined;
 }
 
-
 class Connection {
   readonly socket: Socket;
   readonly parser = new ResponseParser();

@@ -85,8 +85,13 @@ export class PriorityScheduler<T> {
           for (const item of kept) items.push(item);
         } else {
           lane.byProject.delete(project);
-          lane.order.splice(lane.order.indexOf(project), 1);
         }
+      }
+      // Projects left with nothing leave the turn order, the others keep their places (one pass).
+      if (lane.order.length !== lane.byProject.size) {
+        const order = lane.order.filter((project) => lane.byProject.has(project));
+        lane.order.length = 0;
+        for (const project of order) lane.order.push(project);
       }
     }
     return removed;
