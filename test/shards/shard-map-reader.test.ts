@@ -4,22 +4,11 @@
 // parser, which locates each problem. Either way the shards, their lines and the problems are
 // the same.
 import { createRequire } from 'node:module';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ShardMapError, readShardMap, type ShardMap } from '../../src/shards/shard-map.js';
+import { ShardMapError } from '../../src/shards/shard-map.js';
+import { readShardMapText } from './helpers/shard-map-file.js';
 
-async function map(text: string): Promise<ShardMap> {
-  const dir = await mkdtemp(join(tmpdir(), 'shard-map-'));
-  try {
-    const path = join(dir, 'shards.yaml');
-    await writeFile(path, text);
-    return await readShardMap(path, 'shards.yaml');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const map = readShardMapText;
 
 async function problems(text: string): Promise<ShardMapError['errors']> {
   const error = await map(text).then(

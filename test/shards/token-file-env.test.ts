@@ -1,23 +1,12 @@
 // A shard's token file named by an environment variable (`credentials.tokenFileEnv`): the way
 // each pod of the Helm chart reads its own mounted token. The shard reads the file whose path
 // the variable holds, nothing process-wide; an unset variable or a bad name is a located error.
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { shardAuthInputs } from '../../src/shards/credentials.js';
-import { ShardMapError, readShardMap } from '../../src/shards/shard-map.js';
+import { ShardMapError } from '../../src/shards/shard-map.js';
+import { readShardMapText } from './helpers/shard-map-file.js';
 
-async function map(text: string) {
-  const dir = await mkdtemp(join(tmpdir(), 'shard-map-'));
-  try {
-    const path = join(dir, 'shards.yaml');
-    await writeFile(path, text);
-    return await readShardMap(path, 'shards.yaml');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const map = readShardMapText;
 
 describe('credentials.tokenFileEnv', () => {
   it('gives the shard the token file whose path the variable holds, and no process-wide credential', async () => {
